@@ -1,0 +1,130 @@
+// The Platform: everything the runtime-agnostic core needs from Bun or Deno, and nothing more.
+// Only src/platform/ and the CLI entry touch Bun.*, Deno.* or node:* I/O; every other module
+// receives a Platform object.
+//
+// Invariants:
+// - File operations are synchronous. The broker is one event loop and each partition's state has
+//   one owner, so an append must finish before the next event runs ("no await between a check and
+//   the mutation it guards"). Writes go to the page cache and take microseconds; fsync is the only
+//   slow call and runs from the flush scheduler, not per request.
+// - Paths are plain strings joined with "/".
+// - A Connection applies backpressure both ways: a producer that is not read from stops being
+//   read (the runtime pauses the socket), and write() resolves only once the bytes are queued
+//   below the socket's high-water mark.
+
+export interface FileStat {
+  size: number;
+  isFile: boolean;
+  isDirectory: boolean;
+  mtimeMs: number;
+}
+
+export interface FileHandle {
+  readonly path: string;
+  /** Reads into buf (up to buf.length bytes) from position; returns the count read, 0 at EOF. */
+  readAt(buf: Uint8Array, position: number): number;
+  /** Writes all of data at the end of the file. */
+  append(data: Uint8Array): void;
+  /** Writes all of data at position (the file grows if needed). */
+  writeAt(data: Uint8Array, position: number): void;
+  size(): number;
+  truncate(size: number): void;
+  /** fsync: returns once data and metadata are on stable storage. */
+  sync(): void;
+  close(): void;
+}
+
+export type OpenMode =
+  | "read" // must exist
+  | "readwrite" // created if missing
+  | "create-new"; // must not exist
+
+export interface FileSystem {
+  open(path: string, mode: OpenMode): FileHandle;
+  /** Whole file, or null when it does not exist. */
+  readFile(path: string): Uint8Array | null;
+  /** Writes a temp file beside path, fsyncs it, renames it over path, fsyncs the directory. */
+  writeFileAtomic(path: string, data: Uint8Array): void;
+  rename(from: string, to: string): void;
+  /** Removes a file or a directory tree; no error when it does not exist. */
+  remove(path: string): void;
+  /** Creates the directory and its parents; no error when it exists. */
+  mkdirp(path: string): void;
+  /** Entry names (not paths), or [] when the directory does not exist. */
+  readdir(path: string): string[];
+  /** Null when nothing is at path. */
+  stat(path: string): FileStat | null;
+  /** fsync of a directory, so renames and creations in it are durable. */
+  syncDir(path: string): void;
+}
+
+export interface Connection {
+  readonly remoteAddress: string;
+  readonly remotePort: number;
+  readonly localPort: number;
+  /**
+   * The next chunk received, or null once the peer has closed or the connection failed. While
+   * nobody reads, the runtime stops reading the socket (at most a few chunks are buffered).
+   */
+  read(): Promise<Uint8Array | null>;
+  /**
+   * Sends all of data. Resolves when the runtime has accepted it below its high-water mark;
+   * rejects when the connection is closed. Callers await it before writing more.
+   */
+  write(data: Uint8Array): Promise<void>;
+  /** Closes both directions; pending reads return null, pending writes reject. Idempotent. */
+  close(): void;
+}
+
+export interface Listener {
+  readonly host: string;
+  /** The bound port (the real one when 0 was asked for). */
+  readonly port: number;
+  /** Stops accepting; open connections are left to their owners. */
+  close(): Promise<void>;
+}
+
+export interface ListenOptions {
+  host: string;
+  port: number;
+}
+
+export interface Network {
+  listen(opts: ListenOptions, onConnection: (conn: Connection) => void): Promise<Listener>;
+  connect(opts: { host: string; port: number; timeoutMs?: number }): Promise<Connection>;
+}
+
+export interface Timer {
+  cancel(): void;
+}
+
+export interface Clock {
+  /** Milliseconds since the Unix epoch (wall clock; may jump). */
+  nowMs(): number;
+  /** Milliseconds from an arbitrary origin; never goes backwards. For timeouts and rates. */
+  monotonicMs(): number;
+  setTimeout(fn: () => void, ms: number): Timer;
+  setInterval(fn: () => void, ms: number): Timer;
+}
+
+export interface ProcessInfo {
+  readonly pid: number;
+  hostname(): string;
+  env(name: string): string | undefined;
+  /** Registers a handler for SIGTERM/SIGINT/SIGHUP. */
+  onSignal(signal: "SIGTERM" | "SIGINT" | "SIGHUP", fn: () => void): void;
+  exit(code: number): never;
+  /** Resident set size in bytes. */
+  memoryRssBytes(): number;
+}
+
+export interface Platform {
+  readonly name: "bun" | "deno";
+  readonly version: string;
+  readonly fs: FileSystem;
+  readonly net: Network;
+  readonly clock: Clock;
+  readonly process: ProcessInfo;
+  /** Fills out with cryptographically random bytes. */
+  randomBytes(out: Uint8Array): void;
+}
