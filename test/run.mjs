@@ -27,7 +27,8 @@ const filters = args.filter((a) => a !== "bun" && a !== "deno");
 const files = findTests(join(root, "test")).filter((f) => filters.length === 0 || filters.some((x) => f.includes(x)));
 
 const totals = { passed: 0, failed: 0, skipped: 0 };
-const env = { ...process.env, NO_COLOR: "1", FORCE_COLOR: "0" };
+const env = { ...process.env, NO_COLOR: "1" };
+delete env.FORCE_COLOR;
 
 function run(runtime) {
   const cmd = runtime === "bun"

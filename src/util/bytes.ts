@@ -156,31 +156,38 @@ export class Writer {
   }
 
   int8(v: number): this {
-    this.view.setInt8(this.ensure(1), v);
+    const p = this.ensure(1);
+    this.view.setInt8(p, v);
     return this;
   }
   int16(v: number): this {
-    this.view.setInt16(this.ensure(2), v);
+    const p = this.ensure(2);
+    this.view.setInt16(p, v);
     return this;
   }
   uint16(v: number): this {
-    this.view.setUint16(this.ensure(2), v);
+    const p = this.ensure(2);
+    this.view.setUint16(p, v);
     return this;
   }
   int32(v: number): this {
-    this.view.setInt32(this.ensure(4), v);
+    const p = this.ensure(4);
+    this.view.setInt32(p, v);
     return this;
   }
   uint32(v: number): this {
-    this.view.setUint32(this.ensure(4), v);
+    const p = this.ensure(4);
+    this.view.setUint32(p, v);
     return this;
   }
   int64(v: bigint): this {
-    this.view.setBigInt64(this.ensure(8), BigInt.asIntN(64, v));
+    const p = this.ensure(8);
+    this.view.setBigInt64(p, BigInt.asIntN(64, v));
     return this;
   }
   float64(v: number): this {
-    this.view.setFloat64(this.ensure(8), v);
+    const p = this.ensure(8);
+    this.view.setFloat64(p, v);
     return this;
   }
   bool(v: boolean): this {
@@ -189,10 +196,12 @@ export class Writer {
   uvarint(v: number): this {
     assert(Number.isInteger(v) && v >= 0 && v <= 0xffffffff, "uvarint in 0..2^32-1");
     while (v >= 0x80) {
-      this.buf[this.ensure(1)] = (v & 0x7f) | 0x80;
+      const p = this.ensure(1);
+      this.buf[p] = (v & 0x7f) | 0x80;
       v = Math.floor(v / 128);
     }
-    this.buf[this.ensure(1)] = v;
+    const p = this.ensure(1);
+    this.buf[p] = v;
     return this;
   }
   varint(v: number): this {
@@ -202,14 +211,17 @@ export class Writer {
   varlong(v: bigint): this {
     let u = BigInt.asUintN(64, (v << 1n) ^ (v >> 63n));
     while (u >= 0x80n) {
-      this.buf[this.ensure(1)] = Number(u & 0x7fn) | 0x80;
+      const p = this.ensure(1);
+      this.buf[p] = Number(u & 0x7fn) | 0x80;
       u >>= 7n;
     }
-    this.buf[this.ensure(1)] = Number(u);
+    const p = this.ensure(1);
+    this.buf[p] = Number(u);
     return this;
   }
   bytes(b: Uint8Array): this {
-    this.buf.set(b, this.ensure(b.length));
+    const p = this.ensure(b.length);
+    this.buf.set(b, p);
     return this;
   }
   /** Reserves n bytes to patch later (a length or CRC); returns their position. */

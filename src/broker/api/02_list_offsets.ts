@@ -1,0 +1,46 @@
+// ListOffsets (2), v1-7: -1 latest (the high watermark; the same for read_committed while there
+// are no transactions), -2 earliest (log start offset), -3 the record with the largest timestamp
+// (v7, KIP-734), or a timestamp: the first offset whose batch timestamp is at or after it.
+import { ListOffsetsApi } from "../../protocol/api/02_list_offsets.ts";
+import { ErrorCode } from "../../util/errors.ts";
+import type { ApiHandler } from "../dispatch.ts";
+import type { BrokerServices } from "../services.ts";
+
+const LATEST = -1;
+const EARLIEST = -2;
+const MAX_TIMESTAMP = -3;
+
+interface ListPartition {
+  partitionIndex: number;
+  currentLeaderEpoch: number;
+  timestamp: bigint;
+}
+
+function lookup(s: BrokerServices, topic: string, p: ListPartition) {
+  const out = { partitionIndex: p.partitionIndex, errorCode: ErrorCode.NONE, timestamp: -1n, offset: -1n, leaderEpoch: -1 };
+  const part = s.replicaManager.getPartition(topic, p.partitionIndex);
+  if (part === undefined) return { ...out, errorCode: ErrorCode.UNKNOWN_TOPIC_OR_PARTITION };
+  if (!part.isLeader) return { ...out, errorCode: ErrorCode.NOT_LEADER_OR_FOLLOWER };
+  if (p.currentLeaderEpoch >= 0 && p.currentLeaderEpoch !== part.state.leaderEpoch) {
+    const code = p.currentLeaderEpoch < part.state.leaderEpoch ? ErrorCode.FENCED_LEADER_EPOCH : ErrorCode.UNKNOWN_LEADER_EPOCH;
+    return { ...out, errorCode: code };
+  }
+  const ts = Number(p.timestamp);
+  out.leaderEpoch = part.state.leaderEpoch;
+  if (ts === LATEST) return { ...out, offset: BigInt(part.highWatermark) };
+  if (ts === EARLIEST) return { ...out, offset: BigInt(part.log.logStartOffset) };
+  const found = ts === MAX_TIMESTAMP ? part.log.maxTimestampOffset() : part.log.offsetForTimestamp(ts);
+  if (found === null || found.offset >= part.highWatermark) return { ...out, leaderEpoch: -1 };
+  return { ...out, offset: BigInt(found.offset), timestamp: BigInt(found.timestamp) };
+}
+
+export const listOffsetsHandler: ApiHandler<BrokerServices> = {
+  api: ListOffsetsApi,
+  handle(s, _ctx, req) {
+    const topics = req.topics as { name: string; partitions: ListPartition[] }[];
+    return {
+      throttleTimeMs: 0,
+      topics: topics.map((t) => ({ name: t.name, partitions: t.partitions.map((p) => lookup(s, t.name, p)) })),
+    };
+  },
+};

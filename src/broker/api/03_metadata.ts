@@ -1,0 +1,103 @@
+// Metadata (3), v0-12. Topics requested by name (or, v10+, by id; strand answers by name and
+// reports an id it does not know as UNKNOWN_TOPIC_ID). A null list (v1+) or an empty one (v0)
+// means every topic. An unknown topic is created when allow_auto_topic_creation (v4+, always in
+// earlier versions) and auto.create.topics.enable both say so, with num.partitions and
+// default.replication.factor; the answer waits briefly for it, else says LEADER_NOT_AVAILABLE
+// so the client retries, as Kafka does.
+import { MetadataApi } from "../../protocol/api/03_metadata.ts";
+import type { Struct } from "../../protocol/codec.ts";
+import { internalTopics, topicNameError } from "../../controller/topic_names.ts";
+import { ErrorCode } from "../../util/errors.ts";
+import { bytesEqual, zeroUuid } from "../../util/bytes.ts";
+import type { ApiHandler } from "../dispatch.ts";
+import type { BrokerServices } from "../services.ts";
+
+const AUTO_CREATE_WAIT_MS = 3000;
+const AUTHORIZED_OPERATIONS_UNKNOWN = -2147483648;
+
+function topicEntry(s: BrokerServices, name: string, errorCode = ErrorCode.NONE): Struct {
+  const t = s.metadata.getTopic(name);
+  const base = {
+    errorCode,
+    name,
+    topicId: t?.topicId ?? zeroUuid,
+    isInternal: internalTopics.has(name),
+    partitions: [] as Struct[],
+    topicAuthorizedOperations: AUTHORIZED_OPERATIONS_UNKNOWN,
+  };
+  if (t === undefined || errorCode !== ErrorCode.NONE) return base;
+  base.partitions = t.partitions.map((p) => {
+    const live = (id: number) => s.metadata.getBroker(id) !== undefined;
+    return {
+      errorCode: live(p.leader) ? ErrorCode.NONE : ErrorCode.LEADER_NOT_AVAILABLE,
+      partitionIndex: p.partition,
+      leaderId: live(p.leader) ? p.leader : -1,
+      leaderEpoch: p.leaderEpoch,
+      replicaNodes: p.replicas,
+      isrNodes: p.isr,
+      offlineReplicas: p.replicas.filter((r) => !live(r)),
+    };
+  });
+  return base;
+}
+
+async function autoCreate(s: BrokerServices, name: string): Promise<number> {
+  const nameError = topicNameError(name);
+  if (nameError !== null) return ErrorCode.INVALID_TOPIC_EXCEPTION;
+  const outcome = await s.topicAdmin.createTopic(
+    {
+      name,
+      numPartitions: s.config.numPartitions,
+      replicationFactor: s.config.defaultReplicationFactor,
+      assignment: null,
+      configs: {},
+    },
+    false,
+    AUTO_CREATE_WAIT_MS,
+  );
+  if (outcome.errorCode === ErrorCode.NONE || outcome.errorCode === ErrorCode.TOPIC_ALREADY_EXISTS) {
+    return s.metadata.getTopic(name) === undefined ? ErrorCode.LEADER_NOT_AVAILABLE : ErrorCode.NONE;
+  }
+  s.logger.warn({ topic: name, errorCode: outcome.errorCode, reason: outcome.errorMessage }, "auto-create failed");
+  return outcome.errorCode === ErrorCode.INVALID_REPLICATION_FACTOR ? ErrorCode.LEADER_NOT_AVAILABLE : outcome.errorCode;
+}
+
+export const metadataHandler: ApiHandler<BrokerServices> = {
+  api: MetadataApi,
+  async handle(s, ctx, req) {
+    const requested = req.topics as { topicId: Uint8Array; name: string | null }[] | null;
+    const allTopics = requested === null || (ctx.version === 0 && requested.length === 0);
+    const allowAuto = (ctx.version < 4 || (req.allowAutoTopicCreation as boolean)) && s.config.autoCreateTopicsEnable;
+    const topics: Struct[] = [];
+    if (allTopics) {
+      for (const name of s.metadata.topicNames()) topics.push(topicEntry(s, name));
+    } else {
+      for (const t of requested) {
+        if (t.name === null) {
+          const byId = bytesEqual(t.topicId, zeroUuid) ? undefined : s.metadata.getTopicById(t.topicId);
+          if (byId === undefined) topics.push({ ...topicEntry(s, "", ErrorCode.UNKNOWN_TOPIC_ID), name: null, topicId: t.topicId });
+          else topics.push(topicEntry(s, byId.name));
+          continue;
+        }
+        if (s.metadata.getTopic(t.name) !== undefined) {
+          topics.push(topicEntry(s, t.name));
+          continue;
+        }
+        const code = topicNameError(t.name) !== null
+          ? ErrorCode.INVALID_TOPIC_EXCEPTION
+          : allowAuto
+          ? await autoCreate(s, t.name)
+          : ErrorCode.UNKNOWN_TOPIC_OR_PARTITION;
+        topics.push(topicEntry(s, t.name, code));
+      }
+    }
+    return {
+      throttleTimeMs: 0,
+      brokers: s.metadata.aliveBrokers().map((b) => ({ nodeId: b.id, host: b.host, port: b.port, rack: b.rack })),
+      clusterId: s.metadata.clusterId,
+      controllerId: s.metadata.controllerId,
+      topics,
+      clusterAuthorizedOperations: AUTHORIZED_OPERATIONS_UNKNOWN,
+    };
+  },
+};

@@ -1,0 +1,71 @@
+// CreateTopics (19), v2-7. Each topic is validated (name, partitions, replication factor,
+// assignment, configs) and written to the registry; the answer waits (up to timeout_ms) until the
+// controller has made the partitions known to this broker. validate_only checks without writing.
+import { CreateTopicsApi } from "../../protocol/api/19_create_topics.ts";
+import type { Struct } from "../../protocol/codec.ts";
+import { ErrorCode } from "../../util/errors.ts";
+import type { ApiHandler } from "../dispatch.ts";
+import type { BrokerServices, CreateTopicSpec } from "../services.ts";
+
+interface CreatableTopic {
+  name: string;
+  numPartitions: number;
+  replicationFactor: number;
+  assignments: { partitionIndex: number; brokerIds: number[] }[];
+  configs: { name: string; value: string | null }[];
+}
+
+function toSpec(s: BrokerServices, t: CreatableTopic): CreateTopicSpec | string {
+  const configs: Record<string, string> = {};
+  for (const c of t.configs) {
+    if (c.value === null) return `config ${c.name} has no value`;
+    configs[c.name] = c.value;
+  }
+  let assignment: Map<number, number[]> | null = null;
+  if (t.assignments.length > 0) {
+    if (t.numPartitions !== -1 || t.replicationFactor !== -1) {
+      return "Both numPartitions or replicationFactor and replicasAssignments were set. Both cannot be used at the same time.";
+    }
+    assignment = new Map(t.assignments.map((a) => [a.partitionIndex, a.brokerIds]));
+  }
+  return {
+    name: t.name,
+    numPartitions: assignment ? assignment.size : t.numPartitions === -1 ? s.config.numPartitions : t.numPartitions,
+    replicationFactor: assignment
+      ? (t.assignments[0]?.brokerIds.length ?? 0)
+      : t.replicationFactor === -1
+      ? s.config.defaultReplicationFactor
+      : t.replicationFactor,
+    assignment,
+    configs,
+  };
+}
+
+export const createTopicsHandler: ApiHandler<BrokerServices> = {
+  api: CreateTopicsApi,
+  async handle(s, _ctx, req) {
+    const topics = req.topics as CreatableTopic[];
+    const seen = new Map<string, number>();
+    for (const t of topics) seen.set(t.name, (seen.get(t.name) ?? 0) + 1);
+    const timeoutMs = Math.max(0, req.timeoutMs as number);
+    const results = await Promise.all(topics.map(async (t): Promise<Struct> => {
+      const out = { name: t.name, topicId: new Uint8Array(16), errorCode: ErrorCode.NONE, errorMessage: null as string | null, numPartitions: -1, replicationFactor: -1, configs: null };
+      if ((seen.get(t.name) ?? 0) > 1) {
+        return { ...out, errorCode: ErrorCode.INVALID_REQUEST, errorMessage: `Create topics request from client contains a duplicate topic ${t.name}` };
+      }
+      const spec = toSpec(s, t);
+      if (typeof spec === "string") return { ...out, errorCode: ErrorCode.INVALID_REQUEST, errorMessage: spec };
+      const r = await s.topicAdmin.createTopic(spec, req.validateOnly as boolean, timeoutMs);
+      if (r.errorCode !== ErrorCode.NONE) return { ...out, errorCode: r.errorCode, errorMessage: r.errorMessage };
+      const meta = s.metadata.getTopic(t.name);
+      return {
+        ...out,
+        topicId: meta?.topicId ?? out.topicId,
+        numPartitions: spec.numPartitions,
+        replicationFactor: spec.replicationFactor,
+        configs: Object.entries(spec.configs).map(([name, value]) => ({ name, value, readOnly: false, configSource: 1, isSensitive: false })),
+      };
+    }));
+    return { throttleTimeMs: 0, topics: results };
+  },
+};

@@ -1,0 +1,30 @@
+// DeleteTopics (20), v1-6. Deletion is queued in the registry (/admin/delete_topics/<t>) for the
+// controller, as Kafka does; the answer waits (up to timeout_ms) until the topic has left this
+// broker's metadata, else REQUEST_TIMED_OUT. v6 may name topics by id.
+import { DeleteTopicsApi } from "../../protocol/api/20_delete_topics.ts";
+import type { Struct } from "../../protocol/codec.ts";
+import { bytesEqual, zeroUuid } from "../../util/bytes.ts";
+import { ErrorCode } from "../../util/errors.ts";
+import type { ApiHandler } from "../dispatch.ts";
+import type { BrokerServices } from "../services.ts";
+
+export const deleteTopicsHandler: ApiHandler<BrokerServices> = {
+  api: DeleteTopicsApi,
+  async handle(s, ctx, req) {
+    const wanted: { name: string | null; topicId: Uint8Array }[] = ctx.version >= 6
+      ? (req.topics as { name: string | null; topicId: Uint8Array }[])
+      : (req.topicNames as string[]).map((name) => ({ name, topicId: zeroUuid }));
+    const timeoutMs = Math.max(0, req.timeoutMs as number);
+    const responses = await Promise.all(wanted.map(async (w): Promise<Struct> => {
+      let name = w.name;
+      if (name === null && !bytesEqual(w.topicId, zeroUuid)) name = s.metadata.getTopicById(w.topicId)?.name ?? null;
+      const base = { name, topicId: w.topicId, errorCode: ErrorCode.NONE, errorMessage: null as string | null };
+      if (name === null) return { ...base, errorCode: ErrorCode.UNKNOWN_TOPIC_ID, errorMessage: "unknown topic id" };
+      if (!s.config.deleteTopicEnable) return { ...base, errorCode: ErrorCode.TOPIC_DELETION_DISABLED, errorMessage: "delete.topic.enable is false" };
+      const topicId = s.metadata.getTopic(name)?.topicId ?? w.topicId;
+      const r = await s.topicAdmin.deleteTopic(name, timeoutMs);
+      return { ...base, topicId, errorCode: r.errorCode, errorMessage: r.errorMessage };
+    }));
+    return { throttleTimeMs: 0, responses };
+  },
+};

@@ -1,0 +1,177 @@
+// Broker configuration in Kafka's names and defaults (KafkaConfig). The CLI gathers raw
+// key=value pairs (server.properties, --override, STRAND_* environment); this file turns them into
+// a typed BrokerConfig. Unknown keys are reported to the caller to log, never fatal; an invalid
+// value throws ConfigError naming the key.
+
+export class ConfigError extends Error {
+  override name = "ConfigError";
+  constructor(readonly key: string, message: string) {
+    super(`invalid value for ${key}: ${message}`);
+  }
+}
+
+type Kind = "int" | "long" | "bool" | "string" | "list" | "password";
+
+interface KeyDef {
+  kind: Kind;
+  default: string | null;
+  min?: number;
+  max?: number;
+  /** Extra validation: returns an error message or null. */
+  check?: (value: string) => string | null;
+}
+
+const HOUR_MS = 3_600_000;
+
+function listenerCheck(v: string): string | null {
+  for (const l of splitList(v)) {
+    if (parseListener(l) === null) return `"${l}" is not NAME://host:port`;
+  }
+  return null;
+}
+
+/** Every key strand reads, with Kafka's default. */
+export const brokerConfigKeys: Record<string, KeyDef> = {
+  "broker.id": { kind: "int", default: "-1", min: -1 },
+  "broker.rack": { kind: "string", default: null },
+  "listeners": { kind: "list", default: "PLAINTEXT://127.0.0.1:9092", check: listenerCheck },
+  "advertised.listeners": { kind: "list", default: null, check: listenerCheck },
+  "log.dirs": { kind: "list", default: null },
+  "log.dir": { kind: "string", default: "/tmp/strand-logs" },
+  "zookeeper.connect": { kind: "string", default: null },
+  "num.partitions": { kind: "int", default: "1", min: 1, max: 10_000 },
+  "default.replication.factor": { kind: "int", default: "1", min: 1, max: 255 },
+  "auto.create.topics.enable": { kind: "bool", default: "true" },
+  "delete.topic.enable": { kind: "bool", default: "true" },
+  "message.max.bytes": { kind: "int", default: "1048588", min: 0 },
+  "socket.request.max.bytes": { kind: "int", default: "104857600", min: 1 },
+  "fetch.max.bytes": { kind: "int", default: "57671680", min: 1024 },
+  "log.segment.bytes": { kind: "int", default: "1073741824", min: 14 },
+  "log.roll.hours": { kind: "int", default: "168", min: 1 },
+  "log.roll.ms": { kind: "long", default: null, min: 1 },
+  "log.index.interval.bytes": { kind: "int", default: "4096", min: 0 },
+  "log.index.size.max.bytes": { kind: "int", default: "10485760", min: 4 },
+  "log.flush.interval.messages": { kind: "long", default: String(Number.MAX_SAFE_INTEGER), min: 1 },
+  "min.insync.replicas": { kind: "int", default: "1", min: 1 },
+  "cluster.id": { kind: "string", default: null },
+};
+
+export interface Listener {
+  name: string;
+  host: string;
+  port: number;
+}
+
+export interface BrokerConfig {
+  brokerId: number;
+  rack: string | null;
+  listeners: Listener[];
+  advertisedListeners: Listener[];
+  logDirs: string[];
+  zookeeperConnect: string | null;
+  numPartitions: number;
+  defaultReplicationFactor: number;
+  autoCreateTopicsEnable: boolean;
+  deleteTopicEnable: boolean;
+  messageMaxBytes: number;
+  socketRequestMaxBytes: number;
+  fetchMaxBytes: number;
+  logSegmentBytes: number;
+  logRollMs: number;
+  logIndexIntervalBytes: number;
+  logIndexSizeMaxBytes: number;
+  minInsyncReplicas: number;
+  /** Cluster id to use when the registry has none yet (strand extension; Kafka generates one). */
+  clusterId: string | null;
+  /** The raw values of every known key, after defaults (for DescribeConfigs and the admin API). */
+  raw: Map<string, string>;
+}
+
+export function splitList(v: string): string[] {
+  return v.split(",").map((s) => s.trim()).filter((s) => s !== "");
+}
+
+export function parseListener(text: string): Listener | null {
+  const m = /^([A-Za-z_][A-Za-z0-9_]*):\/\/(\[[^\]]*\]|[^:\/]*):(\d{1,5})$/.exec(text.trim());
+  if (m === null) return null;
+  const port = Number(m[3]);
+  if (port > 65535) return null;
+  return { name: m[1].toUpperCase(), host: m[2].replace(/^\[|\]$/g, ""), port };
+}
+
+function checkValue(key: string, def: KeyDef, v: string): void {
+  if (def.kind === "int" || def.kind === "long") {
+    if (!/^-?\d+$/.test(v.trim())) throw new ConfigError(key, `"${v}" is not an integer`);
+    const n = Number(v.trim());
+    if (!Number.isSafeInteger(n) || (def.kind === "int" && (n < -(2 ** 31) || n >= 2 ** 31))) {
+      throw new ConfigError(key, `${v} is out of range for ${def.kind === "int" ? "an int" : "a long"}`);
+    }
+    if (def.min !== undefined && n < def.min) throw new ConfigError(key, `${n} is below the minimum ${def.min}`);
+    if (def.max !== undefined && n > def.max) throw new ConfigError(key, `${n} is above the maximum ${def.max}`);
+  } else if (def.kind === "bool") {
+    if (!/^(true|false)$/i.test(v.trim())) throw new ConfigError(key, `"${v}" is not true or false`);
+  }
+  const msg = def.check?.(v);
+  if (msg) throw new ConfigError(key, msg);
+}
+
+/**
+ * Builds the typed config from raw pairs. Returns the config and the keys strand does not know
+ * (the caller logs them; Kafka's many tuning keys are accepted and ignored this way).
+ */
+export function parseBrokerConfig(input: Map<string, string>): { config: BrokerConfig; unknownKeys: string[] } {
+  const raw = new Map<string, string>();
+  const unknownKeys: string[] = [];
+  for (const [k, v] of input) {
+    const def = brokerConfigKeys[k];
+    if (def === undefined) {
+      unknownKeys.push(k);
+      continue;
+    }
+    checkValue(k, def, v);
+    raw.set(k, v.trim());
+  }
+  for (const [k, def] of Object.entries(brokerConfigKeys)) {
+    if (!raw.has(k) && def.default !== null) raw.set(k, def.default);
+  }
+  const int = (k: string) => Number(raw.get(k));
+  const opt = (k: string) => raw.get(k) ?? null;
+  const listeners = splitList(raw.get("listeners")!).map((l) => parseListener(l)!);
+  if (listeners.length === 0) throw new ConfigError("listeners", "at least one listener is needed");
+  const names = new Set(listeners.map((l) => l.name));
+  if (names.size !== listeners.length) throw new ConfigError("listeners", "each listener needs its own name");
+  for (const l of listeners) {
+    if (l.name !== "PLAINTEXT") {
+      throw new ConfigError("listeners", `listener ${l.name}: only PLAINTEXT is supported so far`);
+    }
+  }
+  const advertised = opt("advertised.listeners") === null
+    ? listeners
+    : splitList(raw.get("advertised.listeners")!).map((l) => parseListener(l)!);
+  const logDirs = splitList(raw.get("log.dirs") ?? raw.get("log.dir")!);
+  if (logDirs.length === 0) throw new ConfigError("log.dirs", "at least one directory is needed");
+  const rollMs = raw.has("log.roll.ms") ? int("log.roll.ms") : int("log.roll.hours") * HOUR_MS;
+  const config: BrokerConfig = {
+    brokerId: int("broker.id"),
+    rack: opt("broker.rack"),
+    listeners,
+    advertisedListeners: advertised,
+    logDirs,
+    zookeeperConnect: opt("zookeeper.connect"),
+    numPartitions: int("num.partitions"),
+    defaultReplicationFactor: int("default.replication.factor"),
+    autoCreateTopicsEnable: raw.get("auto.create.topics.enable")!.toLowerCase() === "true",
+    deleteTopicEnable: raw.get("delete.topic.enable")!.toLowerCase() === "true",
+    messageMaxBytes: int("message.max.bytes"),
+    socketRequestMaxBytes: int("socket.request.max.bytes"),
+    fetchMaxBytes: int("fetch.max.bytes"),
+    logSegmentBytes: int("log.segment.bytes"),
+    logRollMs: rollMs,
+    logIndexIntervalBytes: int("log.index.interval.bytes"),
+    logIndexSizeMaxBytes: int("log.index.size.max.bytes"),
+    minInsyncReplicas: int("min.insync.replicas"),
+    clusterId: opt("cluster.id"),
+    raw,
+  };
+  return { config, unknownKeys };
+}

@@ -1,0 +1,107 @@
+// RequestDispatcher: parses a frame's header, finds the handler registered for its API key,
+// decodes the body with the API's schema for that version, runs the handler and encodes the
+// answer. The ApiVersions answer is built from the same registry, so it cannot claim an API or a
+// version that has no handler.
+//
+// Malformed input never throws out of here: an unknown API key, an unsupported version (except
+// for ApiVersions, which answers UNSUPPORTED_VERSION in its v0 layout as Kafka does), or a body
+// that does not decode closes the connection with a log line, as Kafka does.
+
+import { decode, encode, type Struct } from "../protocol/codec.ts";
+import {
+  API_VERSIONS_KEY,
+  readRequestHeaderPrefix,
+  readRequestHeaderRest,
+  type RequestHeader,
+  responseHeaderFlexible,
+  writeResponseHeader,
+} from "../protocol/headers.ts";
+import { inRange, type ApiSchema } from "../protocol/schema.ts";
+import { Reader, Writer } from "../util/bytes.ts";
+import { ErrorCode } from "../util/errors.ts";
+import type { Logger } from "../util/logger.ts";
+import type { ConnectionInfo, RequestHandler } from "./server.ts";
+import { CloseConnection } from "./services.ts";
+
+export interface RequestContext {
+  header: RequestHeader;
+  version: number;
+  conn: ConnectionInfo;
+  /** The APIs and version ranges this broker answers (for ApiVersions). */
+  supportedApis(): { apiKey: number; minVersion: number; maxVersion: number }[];
+}
+
+export interface ApiHandler<S> {
+  api: ApiSchema;
+  /** Returns the response body, or null for no response (produce with acks=0). */
+  handle(services: S, ctx: RequestContext, request: Struct): Struct | null | Promise<Struct | null>;
+}
+
+export class RequestDispatcher<S> implements RequestHandler {
+  private handlers = new Map<number, ApiHandler<S>>();
+
+  constructor(private readonly services: S, handlers: ApiHandler<S>[], private readonly logger: Logger) {
+    for (const h of handlers) this.handlers.set(h.api.apiKey, h);
+  }
+
+  supportedApis(): { apiKey: number; minVersion: number; maxVersion: number }[] {
+    return [...this.handlers.values()]
+      .map((h) => ({ apiKey: h.api.apiKey, minVersion: h.api.request.versions.min, maxVersion: h.api.request.versions.max }))
+      .sort((a, b) => a.apiKey - b.apiKey);
+  }
+
+  async handle(frame: Uint8Array, conn: ConnectionInfo): Promise<Uint8Array | null | "close"> {
+    const r = new Reader(frame);
+    const header = readRequestHeaderPrefix(r);
+    const handler = this.handlers.get(header.apiKey);
+    const fields = { conn: conn.id, remote: conn.remote, apiKey: header.apiKey, apiVersion: header.apiVersion };
+    if (handler === undefined) {
+      this.logger.warn(fields, "closing connection: unknown API key");
+      return "close";
+    }
+    const { request, response } = handler.api;
+    if (!inRange(request.versions, header.apiVersion)) {
+      if (header.apiKey === API_VERSIONS_KEY) return this.unsupportedApiVersions(header.correlationId);
+      this.logger.warn(fields, `closing connection: ${handler.api.name} v${header.apiVersion} is not supported`);
+      return "close";
+    }
+    const flexible = header.apiVersion >= request.flexibleFrom;
+    readRequestHeaderRest(r, header, flexible);
+    const body = r.ok ? decode(request, header.apiVersion, r) : null;
+    if (!r.ok || body === null) {
+      this.logger.warn({ ...fields, error: r.error }, `closing connection: malformed ${handler.api.name} request`);
+      return "close";
+    }
+    const ctx: RequestContext = { header, version: header.apiVersion, conn, supportedApis: () => this.supportedApis() };
+    let answer: Struct | null;
+    try {
+      answer = await handler.handle(this.services, ctx, body);
+    } catch (e) {
+      if (e instanceof CloseConnection) {
+        this.logger.warn({ ...fields, reason: e.message }, "closing connection");
+        return "close";
+      }
+      this.logger.error({ ...fields, err: e instanceof Error ? e.stack : String(e) }, `${handler.api.name} handler failed; closing connection`);
+      return "close";
+    }
+    if (answer === null) return null;
+    const w = new Writer(1024);
+    w.int32(0); // size, patched below
+    writeResponseHeader(w, header.correlationId, responseHeaderFlexible(header.apiKey, flexible));
+    encode(response, header.apiVersion, answer, w);
+    w.view.setInt32(0, w.pos - 4);
+    return w.finish();
+  }
+
+  /** ApiVersions answer for a version we do not know: v0 layout, so any client can read it. */
+  private unsupportedApiVersions(correlationId: number): Uint8Array {
+    const apis = this.supportedApis();
+    const w = new Writer(16 + apis.length * 6);
+    w.int32(0);
+    writeResponseHeader(w, correlationId, false);
+    w.int16(ErrorCode.UNSUPPORTED_VERSION).int32(apis.length);
+    for (const a of apis) w.int16(a.apiKey).int16(a.minVersion).int16(a.maxVersion);
+    w.view.setInt32(0, w.pos - 4);
+    return w.finish();
+  }
+}

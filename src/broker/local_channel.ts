@@ -1,0 +1,70 @@
+// The controller's channel to the broker in the same process: LeaderAndIsr, UpdateMetadata and
+// StopReplica applied directly, with the epochs checked as a remote broker would check them.
+
+import type { BrokerInfo, ControllerChannel, TopicInfo } from "../controller/channel.ts";
+import { effectiveLogConfig, type TopicLogConfig } from "../log/log_config.ts";
+import type { ReplicaManager } from "../replication/replica_manager.ts";
+import { ErrorCode, KafkaError } from "../util/errors.ts";
+import type { MetadataCache } from "./metadata_cache.ts";
+
+export class LocalControllerChannel implements ControllerChannel {
+  private controllerEpoch = 0;
+
+  constructor(
+    private readonly brokerId: number,
+    private readonly metadata: MetadataCache,
+    private readonly replicaManager: ReplicaManager,
+    private readonly logDefaults: TopicLogConfig,
+  ) {}
+
+  private checkEpoch(epoch: number): void {
+    if (epoch < this.controllerEpoch) {
+      throw new KafkaError(ErrorCode.STALE_CONTROLLER_EPOCH, `controller epoch ${epoch} is older than ${this.controllerEpoch}`);
+    }
+    this.controllerEpoch = epoch;
+  }
+
+  leaderAndIsr(brokerId: number, controllerEpoch: number, topics: TopicInfo[]): Promise<void> {
+    this.checkEpoch(controllerEpoch);
+    for (const t of topics) {
+      const config = effectiveLogConfig(this.logDefaults, t.configs);
+      for (const p of t.partitions) {
+        if (p.replicas.includes(brokerId)) this.replicaManager.becomeLeaderOrFollower(p, config);
+      }
+    }
+    return Promise.resolve();
+  }
+
+  updateMetadata(
+    _brokerId: number,
+    controllerEpoch: number,
+    controllerId: number,
+    brokers: BrokerInfo[],
+    topics: TopicInfo[],
+    deletedTopics: string[],
+  ): Promise<void> {
+    this.checkEpoch(controllerEpoch);
+    this.metadata.controllerId = controllerId;
+    this.metadata.setBrokers(brokers);
+    for (const name of deletedTopics) this.metadata.removeTopic(name);
+    for (const t of topics) {
+      this.metadata.updateTopic({ name: t.name, topicId: t.topicId, isInternal: false, partitions: t.partitions, configs: t.configs });
+    }
+    return Promise.resolve();
+  }
+
+  stopReplica(
+    _brokerId: number,
+    controllerEpoch: number,
+    partitions: { topic: string; partition: number }[],
+    deletePartitions: boolean,
+  ): Promise<void> {
+    this.checkEpoch(controllerEpoch);
+    for (const p of partitions) this.replicaManager.stopReplica(p.topic, p.partition, deletePartitions);
+    return Promise.resolve();
+  }
+
+  get localBrokerId(): number {
+    return this.brokerId;
+  }
+}

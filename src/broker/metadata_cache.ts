@@ -1,0 +1,90 @@
+// MetadataCache: what this broker knows of the cluster, as the controller last told it
+// (UpdateMetadata): live brokers with their endpoints, topics with ids and partition states, the
+// controller id and the cluster id. Metadata, ListOffsets and the topic handlers read it; only
+// updateMetadata / removeTopic change it. Waiters let CreateTopics / DeleteTopics answer once
+// the change has reached this broker.
+
+import type { PartitionState } from "../replication/partition.ts";
+
+export interface BrokerEndpoint {
+  id: number;
+  host: string;
+  port: number;
+  rack: string | null;
+}
+
+export interface TopicMetadata {
+  name: string;
+  topicId: Uint8Array;
+  isInternal: boolean;
+  partitions: PartitionState[];
+  configs: Record<string, string>;
+}
+
+export class MetadataCache {
+  clusterId = "";
+  controllerId = -1;
+  private brokers = new Map<number, BrokerEndpoint>();
+  private topics = new Map<string, TopicMetadata>();
+  private waiters = new Set<() => void>();
+
+  constructor(readonly localBrokerId: number) {}
+
+  setBrokers(brokers: BrokerEndpoint[]): void {
+    this.brokers = new Map(brokers.map((b) => [b.id, b]));
+    this.notify();
+  }
+
+  aliveBrokers(): BrokerEndpoint[] {
+    return [...this.brokers.values()].sort((a, b) => a.id - b.id);
+  }
+
+  getBroker(id: number): BrokerEndpoint | undefined {
+    return this.brokers.get(id);
+  }
+
+  updateTopic(t: TopicMetadata): void {
+    this.topics.set(t.name, t);
+    this.notify();
+  }
+
+  removeTopic(name: string): void {
+    this.topics.delete(name);
+    this.notify();
+  }
+
+  getTopic(name: string): TopicMetadata | undefined {
+    return this.topics.get(name);
+  }
+
+  topicNames(): string[] {
+    return [...this.topics.keys()].sort();
+  }
+
+  getTopicById(id: Uint8Array): TopicMetadata | undefined {
+    for (const t of this.topics.values()) if (t.topicId.every((b, i) => b === id[i])) return t;
+    return undefined;
+  }
+
+  /** Resolves true once cond() holds (checked after each change), false after timeoutMs. */
+  waitUntil(cond: () => boolean, timeoutMs: number, setTimer: (fn: () => void, ms: number) => { cancel(): void }): Promise<boolean> {
+    if (cond()) return Promise.resolve(true);
+    return new Promise((resolve) => {
+      const check = () => {
+        if (!cond()) return;
+        this.waiters.delete(check);
+        timer.cancel();
+        resolve(true);
+      };
+      const timer = setTimer(() => {
+        this.waiters.delete(check);
+        resolve(cond());
+      }, Math.max(0, timeoutMs));
+      this.waiters.add(check);
+    });
+  }
+
+  private notify(): void {
+    for (const w of [...this.waiters]) w();
+  }
+}

@@ -1,0 +1,13 @@
+// broker: the Kafka-protocol server. SocketServer (framing, ordering, backpressure) →
+// RequestDispatcher (header, schema decode, one handler per API key in api/) → services
+// (MetadataCache, ReplicaManager, TopicAdmin). Broker wires them and runs start-up/shutdown.
+//
+// Invariants: responses go out in request order per connection; malformed input closes the
+// connection or gets a Kafka error code, never an exception out of the server; ApiVersions is
+// derived from the registered handlers.
+export * from "./broker.ts";
+export * from "./config.ts";
+export * from "./dispatch.ts";
+export * from "./metadata_cache.ts";
+export * from "./server.ts";
+export * from "./services.ts";

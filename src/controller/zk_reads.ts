@@ -1,0 +1,82 @@
+// Registry reads the controller and the topic admin share: live brokers, topic assignments,
+// partition states and topic configs, decoded from Kafka's znodes. Malformed nodes are logged
+// and skipped by the callers, never fatal.
+
+import {
+  BrokerIdsZNode,
+  BrokerIdZNode,
+  type BrokerInfo,
+  ConfigEntityZNode,
+  ConfigType,
+  type LeaderIsrAndControllerEpoch,
+  type Registry,
+  RegistryError,
+  TopicPartitionStateZNode,
+  TopicsZNode,
+  type TopicIdReplicaAssignment,
+  TopicZNode,
+  type Watcher,
+} from "../registry/mod.ts";
+
+export async function readLiveBrokers(registry: Registry, watch?: Watcher): Promise<BrokerInfo[]> {
+  const ids = await registry.getChildren(BrokerIdsZNode.path, watch);
+  const out: BrokerInfo[] = [];
+  for (const name of ids) {
+    const id = Number(name);
+    if (!Number.isInteger(id)) continue;
+    const data = await getDataOrNull(registry, BrokerIdZNode.path(id));
+    const info = data === null ? null : BrokerIdZNode.decode(id, data.data);
+    if (info !== null) out.push(info);
+  }
+  return out;
+}
+
+export async function readTopicNames(registry: Registry, watch?: Watcher): Promise<string[]> {
+  return await registry.getChildren(TopicsZNode.path, watch);
+}
+
+export async function readAssignment(registry: Registry, topic: string): Promise<TopicIdReplicaAssignment | null> {
+  const data = await getDataOrNull(registry, TopicZNode.path(topic));
+  return data === null ? null : TopicZNode.decode(topic, data.data);
+}
+
+export async function readPartitionState(
+  registry: Registry,
+  topic: string,
+  partition: number,
+): Promise<LeaderIsrAndControllerEpoch | null> {
+  const data = await getDataOrNull(registry, TopicPartitionStateZNode.path(topic, partition));
+  return data === null ? null : TopicPartitionStateZNode.decode(data.data, data.stat);
+}
+
+export async function readTopicConfig(registry: Registry, topic: string): Promise<Record<string, string>> {
+  const data = await getDataOrNull(registry, ConfigEntityZNode.path(ConfigType.Topic, topic));
+  const map = data === null ? null : ConfigEntityZNode.decode(data.data);
+  return map === null ? {} : Object.fromEntries(map);
+}
+
+export async function getDataOrNull(registry: Registry, path: string) {
+  try {
+    return await registry.getData(path);
+  } catch (e) {
+    if (e instanceof RegistryError && e.code === "NoNode") return null;
+    throw e;
+  }
+}
+
+/** Deletes path and everything under it, children first; missing nodes are fine. */
+export async function deleteRecursive(registry: Registry, path: string): Promise<void> {
+  let children: string[];
+  try {
+    children = await registry.getChildren(path);
+  } catch (e) {
+    if (e instanceof RegistryError && e.code === "NoNode") return;
+    throw e;
+  }
+  for (const c of children) await deleteRecursive(registry, `${path}/${c}`);
+  try {
+    await registry.delete(path);
+  } catch (e) {
+    if (!(e instanceof RegistryError && e.code === "NoNode")) throw e;
+  }
+}

@@ -1,0 +1,420 @@
+/// <reference types="bun-types" />
+// The Platform on Bun. Sockets use Bun.listen/Bun.connect (uSockets underneath); files use
+// Bun's native node:fs sync calls, which map one to one onto the syscalls the log needs
+// (pread/pwrite/ftruncate/fsync).
+//
+// Bun facts this file relies on (checked on Bun 1.4):
+// - socket.write() is unbuffered: it returns how many bytes the kernel took (possibly 0), or -1
+//   once the socket is closed. The rest is ours to keep and retry on `drain`.
+// - The chunk passed to `data` is a fresh allocation per callback, never reused by Bun after the
+//   callback returns, so it is queued without a copy.
+// - A paused socket does not notice the peer's FIN until resumed; the read queue resumes it as
+//   soon as it drains, so EOF still arrives after the queued chunks.
+// - With allowHalfOpen false (the default), end() closes the socket at once and the `close`
+//   handler runs synchronously inside end().
+import * as fs from "node:fs";
+import * as os from "node:os";
+import process from "node:process";
+import { assert } from "../util/assert.ts";
+import {
+  connectionClosedError,
+  fillRandom,
+  parentDir,
+  ReadQueue,
+  webClock,
+  withConnectTimeout,
+} from "./shared.ts";
+import type {
+  Connection,
+  FileHandle,
+  FileStat,
+  FileSystem,
+  Listener,
+  ListenOptions,
+  Network,
+  OpenMode,
+  Platform,
+  ProcessInfo,
+} from "./types.ts";
+
+// ---------------------------------------------------------------------------------------------
+// Files
+
+const { O_RDONLY, O_RDWR, O_CREAT, O_EXCL, O_WRONLY, O_TRUNC } = fs.constants;
+const fileModeNew = 0o644;
+
+function openFlags(mode: OpenMode): number {
+  switch (mode) {
+    case "read":
+      return O_RDONLY;
+    // Not O_APPEND: on Linux pwrite ignores the offset on an O_APPEND descriptor, which would
+    // break writeAt. append() writes at our own end-of-file position instead.
+    case "readwrite":
+      return O_RDWR | O_CREAT;
+    case "create-new":
+      return O_RDWR | O_CREAT | O_EXCL;
+  }
+}
+
+function errorCode(err: unknown): string | undefined {
+  return (err as { code?: string } | null)?.code;
+}
+
+/** "Nothing is at this path": missing, or a path component is a file. */
+function isMissing(err: unknown): boolean {
+  const code = errorCode(err);
+  return code === "ENOENT" || code === "ENOTDIR";
+}
+
+/**
+ * One open file. Writable handles keep their own end-of-file position, so append() is a
+ * single pwrite with no fstat; this relies on the log's rule that each file has one writer.
+ * Read-only handles ask the kernel for the size, so they see a writer's appends.
+ */
+class BunFile implements FileHandle {
+  private endPosition: number;
+  private closed = false;
+
+  constructor(
+    readonly path: string,
+    private readonly fd: number,
+    private readonly writable: boolean,
+  ) {
+    this.endPosition = fs.fstatSync(fd).size;
+  }
+
+  readAt(buf: Uint8Array, position: number): number {
+    this.checkOpen();
+    let done = 0;
+    // pread may return short (signals, or the file ends); loop until full or EOF.
+    while (done < buf.length) {
+      const n = fs.readSync(this.fd, buf, done, buf.length - done, position + done);
+      if (n === 0) break;
+      done += n;
+    }
+    return done;
+  }
+
+  append(data: Uint8Array): void {
+    this.writeAt(data, this.endPosition);
+  }
+
+  writeAt(data: Uint8Array, position: number): void {
+    this.checkOpen();
+    writeAllAt(this.fd, data, position);
+    this.endPosition = Math.max(this.endPosition, position + data.length);
+  }
+
+  size(): number {
+    this.checkOpen();
+    return this.writable ? this.endPosition : fs.fstatSync(this.fd).size;
+  }
+
+  truncate(size: number): void {
+    this.checkOpen();
+    fs.ftruncateSync(this.fd, size);
+    this.endPosition = size;
+  }
+
+  sync(): void {
+    this.checkOpen();
+    fs.fsyncSync(this.fd);
+  }
+
+  close(): void {
+    if (this.closed) return;
+    this.closed = true;
+    fs.closeSync(this.fd);
+  }
+
+  // A closed descriptor number is soon reused by another open(); writing through a stale one
+  // would corrupt an unrelated file, so use after close is a bug caught here.
+  private checkOpen(): void {
+    assert(!this.closed, `file ${this.path} used after close`);
+  }
+}
+
+function writeAllAt(fd: number, data: Uint8Array, position: number): void {
+  let done = 0;
+  while (done < data.length) {
+    done += fs.writeSync(fd, data, done, data.length - done, position + done);
+  }
+}
+
+/** Node's Buffer.slice is a view where Uint8Array.slice copies; callers get plain Uint8Arrays. */
+function plainBytes(b: Uint8Array): Uint8Array {
+  return new Uint8Array(b.buffer, b.byteOffset, b.byteLength);
+}
+
+const bunFileSystem: FileSystem = {
+  open(path: string, mode: OpenMode): FileHandle {
+    const fd = fs.openSync(path, openFlags(mode), fileModeNew);
+    try {
+      return new BunFile(path, fd, mode !== "read");
+    } catch (err) {
+      fs.closeSync(fd);
+      throw err;
+    }
+  },
+
+  readFile(path: string): Uint8Array | null {
+    try {
+      return plainBytes(fs.readFileSync(path));
+    } catch (err) {
+      if (isMissing(err)) return null;
+      throw err;
+    }
+  },
+
+  writeFileAtomic(path: string, data: Uint8Array): void {
+    // Kafka's checkpoint files use the same ".tmp" sibling, so a crash leaves a name operators know.
+    const tmp = `${path}.tmp`;
+    const fd = fs.openSync(tmp, O_WRONLY | O_CREAT | O_TRUNC, fileModeNew);
+    try {
+      writeAllAt(fd, data, 0);
+      fs.fsyncSync(fd);
+    } finally {
+      fs.closeSync(fd);
+    }
+    fs.renameSync(tmp, path);
+    this.syncDir(parentDir(path));
+  },
+
+  rename(from: string, to: string): void {
+    fs.renameSync(from, to);
+  },
+
+  remove(path: string): void {
+    fs.rmSync(path, { recursive: true, force: true });
+  },
+
+  mkdirp(path: string): void {
+    fs.mkdirSync(path, { recursive: true });
+  },
+
+  readdir(path: string): string[] {
+    try {
+      return fs.readdirSync(path);
+    } catch (err) {
+      if (isMissing(err)) return [];
+      throw err;
+    }
+  },
+
+  stat(path: string): FileStat | null {
+    try {
+      const s = fs.statSync(path);
+      return { size: s.size, isFile: s.isFile(), isDirectory: s.isDirectory(), mtimeMs: s.mtimeMs };
+    } catch (err) {
+      if (isMissing(err)) return null;
+      throw err;
+    }
+  },
+
+  syncDir(path: string): void {
+    const fd = fs.openSync(path, O_RDONLY);
+    try {
+      fs.fsyncSync(fd);
+    } catch (err) {
+      // Some filesystems refuse fsync on a directory; that refusal is the only error ignored.
+      const code = errorCode(err);
+      if (code !== "EINVAL" && code !== "EISDIR" && code !== "ENOTSUP") throw err;
+    } finally {
+      fs.closeSync(fd);
+    }
+  },
+};
+
+// ---------------------------------------------------------------------------------------------
+// Sockets
+
+type BunSocket = Bun.Socket<BunConnection | undefined>;
+type SocketHandler<D, B extends Bun.BinaryType = "buffer"> = Bun.SocketHandler<D, B>;
+
+interface PendingWrite {
+  data: Uint8Array;
+  written: number;
+  resolve: () => void;
+  reject: (err: Error) => void;
+}
+
+/**
+ * A Connection over one Bun socket. Reads: chunks queue in a ReadQueue and the socket is paused
+ * while it is full. Writes: whatever the kernel does not take is kept in `outgoing` and retried
+ * on `drain`; each write() resolves once all of its bytes are in the kernel.
+ */
+class BunConnection implements Connection {
+  readonly remoteAddress: string;
+  readonly remotePort: number;
+  readonly localPort: number;
+  private readonly incoming: ReadQueue;
+  private readonly outgoing: PendingWrite[] = [];
+  private paused = false;
+  private closed = false;
+
+  constructor(private readonly socket: BunSocket) {
+    this.remoteAddress = socket.remoteAddress;
+    this.remotePort = socket.remotePort;
+    this.localPort = socket.localPort;
+    this.incoming = new ReadQueue(() => this.resumeReading());
+    // Kafka sends small request/response frames; Nagle would add latency to every one of them.
+    socket.setNoDelay(true);
+  }
+
+  read(): Promise<Uint8Array | null> {
+    return this.incoming.read();
+  }
+
+  write(data: Uint8Array): Promise<void> {
+    if (this.closed) return Promise.reject(connectionClosedError());
+    if (data.length === 0) return Promise.resolve();
+    return new Promise((resolve, reject) => {
+      this.outgoing.push({ data, written: 0, resolve, reject });
+      if (this.outgoing.length === 1) this.flush();
+    });
+  }
+
+  close(): void {
+    if (this.closed) return;
+    this.shutDown(connectionClosedError("closed locally"));
+    this.incoming.discard();
+    this.socket.end();
+  }
+
+  // --- called from the socket handlers
+
+  onData(chunk: Uint8Array): void {
+    if (this.incoming.push(chunk) && !this.paused) {
+      this.paused = true;
+      this.socket.pause();
+    }
+  }
+
+  /** Writes queued bytes until the kernel stops taking them; runs again on `drain`. */
+  flush(): void {
+    while (this.outgoing.length > 0) {
+      const w = this.outgoing[0];
+      const n = this.socket.write(w.data.subarray(w.written));
+      if (n < 0) {
+        this.onClosed(new Error("socket closed while writing"));
+        return;
+      }
+      w.written += n;
+      if (w.written < w.data.length) return;
+      this.outgoing.shift();
+      w.resolve();
+    }
+  }
+
+  /** The socket is gone (peer closed, error, or our own end()). Queued reads stay readable. */
+  onClosed(err?: Error): void {
+    this.shutDown(connectionClosedError(err?.message ?? "closed by peer"));
+    this.incoming.end();
+  }
+
+  private shutDown(err: Error): void {
+    this.closed = true;
+    for (const w of this.outgoing.splice(0)) w.reject(err);
+  }
+
+  private resumeReading(): void {
+    if (!this.paused || this.closed) return;
+    this.paused = false;
+    this.socket.resume();
+  }
+}
+
+function attach(socket: BunSocket): BunConnection {
+  const conn = new BunConnection(socket);
+  socket.data = conn;
+  return conn;
+}
+
+// `open` differs between listen (hand the connection to the owner) and connect (the caller
+// gets it from the resolved promise); the other handlers are shared.
+function socketHandlers(open: (socket: BunSocket) => void): SocketHandler<BunConnection | undefined> {
+  const handlers: SocketHandler<BunConnection | undefined, "uint8array"> = {
+    // Plain Uint8Array chunks: a Buffer's slice() is a view where Uint8Array's copies, and the
+    // core is written against Uint8Array semantics.
+    binaryType: "uint8array",
+    open,
+    data(socket, chunk) {
+      socket.data?.onData(chunk);
+    },
+    drain(socket) {
+      socket.data?.flush();
+    },
+    close(socket, err) {
+      socket.data?.onClosed(err);
+    },
+    error(socket, err) {
+      // Runs when one of these handlers threw: the connection can no longer be trusted.
+      socket.data?.onClosed(err);
+      socket.end();
+    },
+  };
+  // bun-types types listen/connect handlers with the default binaryType ("buffer") whatever
+  // binaryType says; at run time `data` receives the Uint8Array asked for above.
+  return handlers as unknown as SocketHandler<BunConnection | undefined>;
+}
+
+const bunNetwork: Network = {
+  listen(opts: ListenOptions, onConnection: (conn: Connection) => void): Promise<Listener> {
+    try {
+      const server = Bun.listen<BunConnection | undefined>({
+        hostname: opts.host,
+        port: opts.port,
+        data: undefined,
+        socket: socketHandlers((socket) => onConnection(attach(socket))),
+      });
+      const listener: Listener = {
+        host: opts.host,
+        port: server.port,
+        // stop(false): accepted connections belong to their owners and stay open.
+        close: () => Promise.resolve(server.stop(false)),
+      };
+      return Promise.resolve(listener);
+    } catch (err) {
+      return Promise.reject(err);
+    }
+  },
+
+  async connect(opts: { host: string; port: number; timeoutMs?: number }): Promise<Connection> {
+    const attempt = Bun.connect<BunConnection | undefined>({
+      hostname: opts.host,
+      port: opts.port,
+      data: undefined,
+      socket: socketHandlers(attach),
+    }).then((socket) => {
+      assert(socket.data !== undefined, "Bun.connect resolved before the open handler ran");
+      return socket.data;
+    });
+    return await withConnectTimeout(attempt, opts.timeoutMs, `${opts.host}:${opts.port}`);
+  },
+};
+
+// ---------------------------------------------------------------------------------------------
+// Process
+
+const bunProcess: ProcessInfo = {
+  pid: process.pid,
+  hostname: () => os.hostname(),
+  env: (name) => process.env[name],
+  onSignal(signal, fn) {
+    process.on(signal, fn);
+  },
+  exit: (code) => process.exit(code),
+  memoryRssBytes: () => process.memoryUsage.rss(),
+};
+
+export function createBunPlatform(): Platform {
+  return {
+    name: "bun",
+    version: Bun.version,
+    fs: bunFileSystem,
+    net: bunNetwork,
+    clock: webClock(),
+    process: bunProcess,
+    randomBytes: fillRandom,
+  };
+}

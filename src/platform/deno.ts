@@ -1,0 +1,394 @@
+// The Platform on Deno. Sockets use Deno.listen/Deno.connect; files use Deno.FsFile's sync
+// methods (seek + read/write, truncate, fsync).
+//
+// Deno facts this file relies on (checked on Deno 2.9):
+// - conn.write() may take fewer bytes than given; write() loops until all are in the kernel.
+// - conn.read() fills a buffer we supply, so one scratch buffer per connection is reused and
+//   each chunk is copied out at its exact length (no 64 KiB buffer pinned per small frame).
+// - Closing a conn while a read or write on it is pending makes that call reject
+//   (BadResource/Interrupted); those rejections are how a pending read learns of close().
+// - Deno.connect has no timeout option; its AbortSignal cancels an attempt that takes too long.
+import { assert } from "../util/assert.ts";
+import {
+  connectionClosedError,
+  fillRandom,
+  parentDir,
+  ReadQueue,
+  readChunkBytes,
+  webClock,
+  withConnectTimeout,
+} from "./shared.ts";
+import type {
+  Connection,
+  FileHandle,
+  FileStat,
+  FileSystem,
+  Listener,
+  ListenOptions,
+  Network,
+  OpenMode,
+  Platform,
+  ProcessInfo,
+} from "./types.ts";
+
+// ---------------------------------------------------------------------------------------------
+// Files
+
+const fileModeNew = 0o644;
+
+function openOptions(mode: OpenMode): Deno.OpenOptions {
+  switch (mode) {
+    case "read":
+      return { read: true };
+    // Not append: true, which makes the kernel ignore the offset of every write and would
+    // break writeAt. append() writes at our own end-of-file position instead.
+    case "readwrite":
+      return { read: true, write: true, create: true, mode: fileModeNew };
+    case "create-new":
+      return { read: true, write: true, createNew: true, mode: fileModeNew };
+  }
+}
+
+/** "Nothing is at this path": missing, or a path component is a file. */
+function isMissing(err: unknown): boolean {
+  return err instanceof Deno.errors.NotFound || err instanceof Deno.errors.NotADirectory;
+}
+
+function writeAll(file: Deno.FsFile, data: Uint8Array): void {
+  let done = 0;
+  while (done < data.length) done += file.writeSync(data.subarray(done));
+}
+
+/**
+ * One open file. Writable handles keep their own end-of-file position, so append() needs no
+ * stat; this relies on the log's rule that each file has one writer. Read-only handles ask the
+ * kernel for the size, so they see a writer's appends.
+ * Deno has no positional read/write, so each access is a seek followed by read or write; the
+ * file position is private to this handle and nothing runs between the two calls.
+ */
+class DenoFile implements FileHandle {
+  private endPosition: number;
+  private closed = false;
+
+  constructor(
+    readonly path: string,
+    private readonly file: Deno.FsFile,
+    private readonly writable: boolean,
+  ) {
+    this.endPosition = file.statSync().size;
+  }
+
+  readAt(buf: Uint8Array, position: number): number {
+    this.checkOpen();
+    this.file.seekSync(position, Deno.SeekMode.Start);
+    let done = 0;
+    while (done < buf.length) {
+      const n = this.file.readSync(buf.subarray(done));
+      if (n === null || n === 0) break;
+      done += n;
+    }
+    return done;
+  }
+
+  append(data: Uint8Array): void {
+    this.writeAt(data, this.endPosition);
+  }
+
+  writeAt(data: Uint8Array, position: number): void {
+    this.checkOpen();
+    this.file.seekSync(position, Deno.SeekMode.Start);
+    writeAll(this.file, data);
+    this.endPosition = Math.max(this.endPosition, position + data.length);
+  }
+
+  size(): number {
+    this.checkOpen();
+    return this.writable ? this.endPosition : this.file.statSync().size;
+  }
+
+  truncate(size: number): void {
+    this.checkOpen();
+    this.file.truncateSync(size);
+    this.endPosition = size;
+  }
+
+  sync(): void {
+    this.checkOpen();
+    this.file.syncSync();
+  }
+
+  close(): void {
+    if (this.closed) return;
+    this.closed = true;
+    this.file.close();
+  }
+
+  private checkOpen(): void {
+    assert(!this.closed, `file ${this.path} used after close`);
+  }
+}
+
+const denoFileSystem: FileSystem = {
+  open(path: string, mode: OpenMode): FileHandle {
+    const file = Deno.openSync(path, openOptions(mode));
+    try {
+      return new DenoFile(path, file, mode !== "read");
+    } catch (err) {
+      file.close();
+      throw err;
+    }
+  },
+
+  readFile(path: string): Uint8Array | null {
+    try {
+      return Deno.readFileSync(path);
+    } catch (err) {
+      if (isMissing(err)) return null;
+      throw err;
+    }
+  },
+
+  writeFileAtomic(path: string, data: Uint8Array): void {
+    // Kafka's checkpoint files use the same ".tmp" sibling, so a crash leaves a name operators know.
+    const tmp = `${path}.tmp`;
+    const file = Deno.openSync(tmp, { write: true, create: true, truncate: true, mode: fileModeNew });
+    try {
+      writeAll(file, data);
+      file.syncSync();
+    } finally {
+      file.close();
+    }
+    Deno.renameSync(tmp, path);
+    this.syncDir(parentDir(path));
+  },
+
+  rename(from: string, to: string): void {
+    Deno.renameSync(from, to);
+  },
+
+  remove(path: string): void {
+    try {
+      Deno.removeSync(path, { recursive: true });
+    } catch (err) {
+      if (!isMissing(err)) throw err;
+    }
+  },
+
+  mkdirp(path: string): void {
+    Deno.mkdirSync(path, { recursive: true });
+  },
+
+  readdir(path: string): string[] {
+    try {
+      return Array.from(Deno.readDirSync(path), (entry) => entry.name);
+    } catch (err) {
+      if (isMissing(err)) return [];
+      throw err;
+    }
+  },
+
+  stat(path: string): FileStat | null {
+    try {
+      const s = Deno.statSync(path);
+      return { size: s.size, isFile: s.isFile, isDirectory: s.isDirectory, mtimeMs: s.mtime?.getTime() ?? 0 };
+    } catch (err) {
+      if (isMissing(err)) return null;
+      throw err;
+    }
+  },
+
+  syncDir(path: string): void {
+    const dir = Deno.openSync(path, { read: true });
+    try {
+      dir.syncSync();
+    } catch (err) {
+      // Some filesystems refuse fsync on a directory; that refusal is the only error ignored.
+      if (!(err instanceof Deno.errors.IsADirectory) && !(err instanceof Deno.errors.NotSupported)) {
+        const code = (err as { code?: string }).code;
+        if (code !== "EINVAL") throw err;
+      }
+    } finally {
+      dir.close();
+    }
+  },
+};
+
+// ---------------------------------------------------------------------------------------------
+// Sockets
+
+/**
+ * A Connection over one Deno TcpConn. A pump reads ahead into the ReadQueue and stops while it
+ * is full (so the kernel's receive window closes on the peer); read() restarts it. Writes are
+ * chained, so concurrent write() calls go out whole and in order.
+ */
+class DenoConnection implements Connection {
+  readonly remoteAddress: string;
+  readonly remotePort: number;
+  readonly localPort: number;
+  private readonly incoming: ReadQueue;
+  private readonly scratch = new Uint8Array(readChunkBytes);
+  private pumping = false;
+  private closed = false;
+  private writeTail: Promise<void> = Promise.resolve();
+
+  constructor(private readonly conn: Deno.TcpConn) {
+    this.remoteAddress = conn.remoteAddr.hostname;
+    this.remotePort = conn.remoteAddr.port;
+    this.localPort = conn.localAddr.port;
+    this.incoming = new ReadQueue(() => this.startPump());
+    // Kafka sends small request/response frames; Nagle would add latency to every one of them.
+    conn.setNoDelay(true);
+    this.startPump();
+  }
+
+  read(): Promise<Uint8Array | null> {
+    return this.incoming.read();
+  }
+
+  write(data: Uint8Array): Promise<void> {
+    if (this.closed) return Promise.reject(connectionClosedError());
+    const done = this.writeTail.then(() => this.writeAll(data));
+    // The chain continues after a failed write; the next one then fails on `closed`.
+    this.writeTail = done.catch(() => {});
+    return done;
+  }
+
+  close(): void {
+    if (this.closed) return;
+    this.closed = true;
+    this.incoming.discard();
+    try {
+      this.conn.close();
+    } catch {
+      // Already closed by the runtime after an error; close() stays idempotent.
+    }
+  }
+
+  private async writeAll(data: Uint8Array): Promise<void> {
+    let done = 0;
+    while (done < data.length) {
+      if (this.closed) throw connectionClosedError();
+      try {
+        done += await this.conn.write(data.subarray(done));
+      } catch (err) {
+        this.fail();
+        throw connectionClosedError((err as Error).message);
+      }
+    }
+  }
+
+  private startPump(): void {
+    if (this.pumping || this.closed || this.incoming.isEnded) return;
+    this.pumping = true;
+    this.pump().finally(() => (this.pumping = false));
+  }
+
+  private async pump(): Promise<void> {
+    while (!this.closed && !this.incoming.isFull) {
+      let n: number | null;
+      try {
+        n = await this.conn.read(this.scratch);
+      } catch {
+        n = null; // reset, or our own close() interrupting the read
+      }
+      if (n === null) {
+        this.fail();
+        return;
+      }
+      this.incoming.push(this.scratch.slice(0, n));
+    }
+  }
+
+  /** Peer closed or the socket failed: queued chunks stay readable, writes fail from now on. */
+  private fail(): void {
+    this.incoming.end();
+    if (this.closed) return;
+    this.closed = true;
+    try {
+      this.conn.close();
+    } catch {
+      // Already closed.
+    }
+  }
+}
+
+async function acceptLoop(listener: Deno.TcpListener, onConnection: (conn: Connection) => void) {
+  while (true) {
+    let conn: Deno.TcpConn;
+    try {
+      conn = await listener.accept();
+    } catch (err) {
+      // close() makes the pending accept reject; anything else (EMFILE…) must not end accepting.
+      if (err instanceof Deno.errors.BadResource || err instanceof Deno.errors.Interrupted) return;
+      await new Promise((r) => setTimeout(r, 10));
+      continue;
+    }
+    const c = new DenoConnection(conn);
+    try {
+      onConnection(c);
+    } catch (err) {
+      // The owner's bug: drop this connection, keep accepting, and let the error surface.
+      c.close();
+      queueMicrotask(() => {
+        throw err;
+      });
+    }
+  }
+}
+
+const denoNetwork: Network = {
+  listen(opts: ListenOptions, onConnection: (conn: Connection) => void): Promise<Listener> {
+    let listener: Deno.TcpListener;
+    try {
+      listener = Deno.listen({ hostname: opts.host, port: opts.port, transport: "tcp" });
+    } catch (err) {
+      return Promise.reject(err);
+    }
+    const accepting = acceptLoop(listener, onConnection);
+    let closing: Promise<void> | null = null;
+    return Promise.resolve({
+      host: opts.host,
+      port: listener.addr.port,
+      close(): Promise<void> {
+        closing ??= (async () => {
+          listener.close();
+          await accepting;
+        })();
+        return closing;
+      },
+    });
+  },
+
+  async connect(opts: { host: string; port: number; timeoutMs?: number }): Promise<Connection> {
+    const abort = new AbortController();
+    const attempt = Deno.connect({ hostname: opts.host, port: opts.port, transport: "tcp", signal: abort.signal })
+      .then((conn) => new DenoConnection(conn));
+    return await withConnectTimeout(attempt, opts.timeoutMs, `${opts.host}:${opts.port}`, () => abort.abort());
+  },
+};
+
+// ---------------------------------------------------------------------------------------------
+// Process
+
+const denoProcess: ProcessInfo = {
+  pid: Deno.pid,
+  hostname: () => Deno.hostname(),
+  env: (name) => Deno.env.get(name),
+  onSignal(signal, fn) {
+    Deno.addSignalListener(signal, fn);
+  },
+  exit: (code) => Deno.exit(code),
+  memoryRssBytes: () => Deno.memoryUsage().rss,
+};
+
+export function createDenoPlatform(): Platform {
+  return {
+    name: "deno",
+    version: Deno.version.deno,
+    fs: denoFileSystem,
+    net: denoNetwork,
+    clock: webClock(),
+    process: denoProcess,
+    randomBytes: fillRandom,
+  };
+}

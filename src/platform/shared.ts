@@ -1,0 +1,145 @@
+// Pieces both platform implementations share: the bounded read queue behind Connection.read(),
+// the clock, random bytes and path helpers. Nothing here touches Bun.* or Deno.*, so both
+// bun.ts and deno.ts build on the same semantics instead of re-deriving them.
+import type { Clock, Timer } from "./types.ts";
+
+/**
+ * Chunks a connection may hold received and unread before the runtime stops reading the
+ * socket. Small on purpose: past this, the kernel's receive buffer and TCP flow control push
+ * back on the peer, which is the backpressure the contract promises.
+ * (Belongs with the other bounds in util/limits.ts; kept here while platform/ is its own unit.)
+ */
+export const readQueueChunksMax = 4;
+/** Bytes asked of the kernel per read where the runtime lets us choose (Deno). */
+export const readChunkBytes = 64 * 1024;
+/** crypto.getRandomValues refuses more than this per call (Web Crypto's quota). */
+export const randomBytesPerCallMax = 65_536;
+
+type Waiter = (chunk: Uint8Array | null) => void;
+
+/**
+ * Received chunks waiting for read(), plus the readers waiting for chunks. At most one side is
+ * non-empty at a time. After end(), queued chunks are still handed out, then null forever;
+ * after discard() (our own close) everything is dropped and every read answers null.
+ * onBelowMax runs when a read() takes the queue below the bound, so the owner can resume the
+ * socket it paused.
+ */
+export class ReadQueue {
+  private readonly chunks: Uint8Array[] = [];
+  private readonly waiters: Waiter[] = [];
+  private ended = false;
+
+  constructor(private readonly onBelowMax: () => void) {}
+
+  /** Delivers a chunk; returns true when the queue is now full and the socket should pause. */
+  push(chunk: Uint8Array): boolean {
+    if (this.ended) return false;
+    const waiter = this.waiters.shift();
+    if (waiter !== undefined) {
+      waiter(chunk);
+      return false;
+    }
+    this.chunks.push(chunk);
+    return this.chunks.length >= readQueueChunksMax;
+  }
+
+  get isFull(): boolean {
+    return this.chunks.length >= readQueueChunksMax;
+  }
+
+  get isEnded(): boolean {
+    return this.ended;
+  }
+
+  /** The peer closed or the connection failed: queued chunks remain readable, then null. */
+  end(): void {
+    this.ended = true;
+    for (const w of this.waiters.splice(0)) w(null);
+  }
+
+  /** We closed: nothing queued is wanted any more. */
+  discard(): void {
+    this.chunks.length = 0;
+    this.end();
+  }
+
+  read(): Promise<Uint8Array | null> {
+    const chunk = this.chunks.shift();
+    if (chunk !== undefined) {
+      if (!this.ended && this.chunks.length < readQueueChunksMax) this.onBelowMax();
+      return Promise.resolve(chunk);
+    }
+    if (this.ended) return Promise.resolve(null);
+    // Nothing queued: the reader waits, and the socket must be reading to feed it.
+    this.onBelowMax();
+    return new Promise((resolve) => this.waiters.push(resolve));
+  }
+}
+
+/** The error every write() on a closed connection rejects with. */
+export function connectionClosedError(detail?: string): Error {
+  return new Error(detail === undefined ? "connection closed" : `connection closed: ${detail}`);
+}
+
+/** Directory part of a "/"-joined path ("." when there is none), for syncDir after a rename. */
+export function parentDir(path: string): string {
+  const i = path.lastIndexOf("/");
+  if (i < 0) return ".";
+  if (i === 0) return "/";
+  return path.slice(0, i);
+}
+
+/**
+ * The clock is the same on both runtimes: they implement the web timer and performance APIs.
+ * Timers are deliberately not unref'd: the broker's schedulers (flush, retention, session
+ * expiry) must keep the process alive.
+ */
+export function webClock(): Clock {
+  return {
+    nowMs: () => Date.now(),
+    monotonicMs: () => performance.now(),
+    setTimeout(fn: () => void, ms: number): Timer {
+      const id = setTimeout(fn, ms);
+      return { cancel: () => clearTimeout(id) };
+    },
+    setInterval(fn: () => void, ms: number): Timer {
+      const id = setInterval(fn, ms);
+      return { cancel: () => clearInterval(id) };
+    },
+  };
+}
+
+export function fillRandom(out: Uint8Array): void {
+  for (let off = 0; off < out.length; off += randomBytesPerCallMax) {
+    crypto.getRandomValues(out.subarray(off, Math.min(out.length, off + randomBytesPerCallMax)));
+  }
+}
+
+/** Races a connect against timeoutMs; a connection that arrives after the timeout is closed. */
+export function withConnectTimeout<T extends { close(): void }>(
+  attempt: Promise<T>,
+  timeoutMs: number | undefined,
+  what: string,
+  onTimeout?: () => void,
+): Promise<T> {
+  if (timeoutMs === undefined) return attempt;
+  return new Promise<T>((resolve, reject) => {
+    let timedOut = false;
+    const timer = setTimeout(() => {
+      timedOut = true;
+      onTimeout?.();
+      reject(new Error(`connect to ${what} timed out after ${timeoutMs} ms`));
+    }, timeoutMs);
+    attempt.then(
+      (conn) => {
+        clearTimeout(timer);
+        if (timedOut) conn.close();
+        else resolve(conn);
+      },
+      (err) => {
+        clearTimeout(timer);
+        if (!timedOut) reject(err);
+      },
+    );
+  });
+}

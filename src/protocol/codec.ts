@@ -1,0 +1,232 @@
+// Encoder and decoder derived from a MessageSchema (schema.ts) for one version. Decoding never
+// throws on bad input: the Reader marks itself bad and the caller checks `reader.ok` once.
+// Every array or string length read from the wire is checked against the bytes left and against
+// limits.wireArrayLengthMax before anything is allocated.
+//
+// Flexible versions: strings, bytes, records and arrays are "compact" (unsigned varint length + 1,
+// 0 meaning null), and every struct ends with a tagged-field section (count, then tag, size, bytes).
+// Unknown tags are skipped on decode.
+
+import { assert } from "../util/assert.ts";
+import { bytesEqual, Reader, utf8Bytes, Writer } from "../util/bytes.ts";
+import { wireArrayLengthMax, wireTaggedFieldsMax } from "../util/limits.ts";
+import { defaultOf, type Field, inRange, type MessageSchema } from "./schema.ts";
+
+export type Struct = Record<string, unknown>;
+
+// ---- decoding ---------------------------------------------------------------------------------
+
+function readLength(r: Reader, flexible: boolean, wide: boolean): number {
+  if (flexible) return r.uvarint() - 1;
+  return wide ? r.int32() : r.int16();
+}
+
+function readPrimitive(r: Reader, f: Field, flexible: boolean): unknown {
+  switch (f.type) {
+    case "int8":
+      return r.int8();
+    case "int16":
+      return r.int16();
+    case "int32":
+      return r.int32();
+    case "int64":
+      return r.int64();
+    case "uint16":
+      return r.uint16();
+    case "float64":
+      return r.float64();
+    case "bool":
+      return r.bool();
+    case "uuid":
+      return r.uuid();
+    case "string": {
+      const n = readLength(r, flexible, false);
+      if (n < 0) return n === -1 ? null : (r.fail(`string length ${n}`), "");
+      if (n > r.remaining) return (r.fail(`string length ${n} past the end`), "");
+      return r.utf8(n);
+    }
+    case "bytes":
+    case "records": {
+      const n = readLength(r, flexible, true);
+      if (n < 0) return n === -1 ? null : (r.fail(`bytes length ${n}`), null);
+      if (n > r.remaining) return (r.fail(`bytes length ${n} past the end`), null);
+      return r.bytes(n);
+    }
+    default:
+      assert(false, `primitive type ${f.type}`);
+  }
+}
+
+function readValue(r: Reader, f: Field, version: number, flexible: boolean): unknown {
+  if (!f.array && f.type === "struct") return readStruct(r, f.fields, version, flexible);
+  if (!f.array) {
+    const v = readPrimitive(r, f, flexible);
+    if (v === null && !inRange(f.nullable, version)) r.fail(`${f.name} is null but not nullable in v${version}`);
+    return v;
+  }
+  const n = readLength(r, flexible, true);
+  if (n === -1) {
+    if (!inRange(f.nullable, version)) r.fail(`${f.name} is null but not nullable in v${version}`);
+    return null;
+  }
+  // Each element takes at least one byte, so a count beyond the bytes left is a lie.
+  if (n < -1 || n > r.remaining || n > wireArrayLengthMax) {
+    r.fail(`${f.name}: array length ${n}`);
+    return [];
+  }
+  const out = new Array(n);
+  for (let i = 0; i < n && r.ok; i++) {
+    out[i] = f.type === "struct" ? readStruct(r, f.fields, version, flexible) : readPrimitive(r, f, flexible);
+  }
+  return out;
+}
+
+function readTaggedFields(r: Reader, fields: Field[], version: number, out: Struct): void {
+  const count = r.uvarint();
+  if (count > wireTaggedFieldsMax) return r.fail(`tagged field count ${count}`);
+  for (let i = 0; i < count && r.ok; i++) {
+    const tag = r.uvarint();
+    const size = r.uvarint();
+    if (size > r.remaining) return r.fail(`tagged field ${tag} size ${size} past the end`);
+    const f = fields.find((x) => x.tag === tag && inRange(x.versions, version));
+    if (f === undefined) {
+      r.bytes(size); // unknown tags are skipped, as Kafka does
+      continue;
+    }
+    const sub = new Reader(r.buf, r.pos, r.pos + size);
+    out[f.name] = readValue(sub, f, version, true);
+    if (!sub.ok) return r.fail(`tagged field ${f.name}: ${sub.error}`);
+    r.pos += size;
+  }
+}
+
+export function readStruct(r: Reader, fields: Field[], version: number, flexible: boolean): Struct {
+  const out: Struct = {};
+  for (const f of fields) {
+    // Tagged fields are filled from the tagged section below; absent ones keep their default.
+    if (!inRange(f.versions, version) || f.tag !== null) {
+      out[f.name] = defaultOf(f);
+      continue;
+    }
+    out[f.name] = readValue(r, f, version, flexible);
+  }
+  if (flexible) readTaggedFields(r, fields, version, out);
+  return out;
+}
+
+/** Decodes the body of a message; check `r.ok` (and `r.remaining`) afterwards. */
+export function decode(schema: MessageSchema, version: number, r: Reader): Struct {
+  return readStruct(r, schema.fields, version, version >= schema.flexibleFrom);
+}
+
+// ---- encoding ---------------------------------------------------------------------------------
+
+function writeLength(w: Writer, n: number, flexible: boolean, wide: boolean): void {
+  if (flexible) w.uvarint(n + 1);
+  else if (wide) w.int32(n);
+  else w.int16(n);
+}
+
+function writePrimitive(w: Writer, f: Field, v: unknown, flexible: boolean): void {
+  switch (f.type) {
+    case "int8":
+      w.int8(v as number);
+      return;
+    case "int16":
+      w.int16(v as number);
+      return;
+    case "int32":
+      w.int32(v as number);
+      return;
+    case "int64":
+      w.int64(typeof v === "bigint" ? v : BigInt(v as number));
+      return;
+    case "uint16":
+      w.uint16(v as number);
+      return;
+    case "float64":
+      w.float64(v as number);
+      return;
+    case "bool":
+      w.bool(v as boolean);
+      return;
+    case "uuid":
+      assert(v instanceof Uint8Array && v.length === 16, `${f.name} is a 16-byte uuid`);
+      w.bytes(v);
+      return;
+    case "string": {
+      if (v === null) return writeLength(w, -1, flexible, false);
+      const b = utf8Bytes(v as string);
+      // A non-compact string's length is an int16; a longer one would wrap and corrupt the frame.
+      assert(flexible || b.length <= 0x7fff, `${f.name}: string of ${b.length} bytes fits an int16 length`);
+      writeLength(w, b.length, flexible, false);
+      w.bytes(b);
+      return;
+    }
+    case "bytes":
+    case "records": {
+      if (v === null) return writeLength(w, -1, flexible, true);
+      const b = v as Uint8Array;
+      writeLength(w, b.length, flexible, true);
+      w.bytes(b);
+      return;
+    }
+    default:
+      assert(false, `primitive type ${f.type}`);
+  }
+}
+
+function writeValue(w: Writer, f: Field, v: unknown, version: number, flexible: boolean): void {
+  if (v === null || v === undefined) {
+    v = v === undefined ? defaultOf(f) : v;
+    assert(v !== null || inRange(f.nullable, version), `${f.name} is nullable in v${version}`);
+  }
+  if (!f.array && f.type === "struct") return writeStruct(w, f.fields, v as Struct, version, flexible);
+  if (!f.array) return writePrimitive(w, f, v, flexible);
+  if (v === null) return writeLength(w, -1, flexible, true);
+  const items = v as unknown[];
+  writeLength(w, items.length, flexible, true);
+  for (const item of items) {
+    if (f.type === "struct") writeStruct(w, f.fields, item as Struct, version, flexible);
+    else writePrimitive(w, f, item, flexible);
+  }
+}
+
+/** Whether a tagged field may be left out: its value equals its default, as Kafka compares. */
+function isDefault(f: Field, v: unknown, version: number): boolean {
+  const d = f.defaultValue;
+  if (v === undefined || v === d) return true;
+  if (Array.isArray(v)) return v.length === 0 && Array.isArray(d);
+  if (v instanceof Uint8Array) return d instanceof Uint8Array && bytesEqual(v, d);
+  if (f.type === "struct" && !f.array && v !== null && typeof v === "object") {
+    const s = v as Struct;
+    return f.fields.every((c) => !inRange(c.versions, version) || isDefault(c, s[c.name], version));
+  }
+  return false;
+}
+
+export function writeStruct(w: Writer, fields: Field[], s: Struct, version: number, flexible: boolean): void {
+  const tagged: Field[] = [];
+  for (const f of fields) {
+    if (!inRange(f.versions, version)) continue;
+    if (f.tag !== null) {
+      if (flexible && !isDefault(f, s[f.name], version)) tagged.push(f);
+      continue;
+    }
+    writeValue(w, f, s[f.name], version, flexible);
+  }
+  if (!flexible) return;
+  tagged.sort((a, b) => (a.tag as number) - (b.tag as number));
+  w.uvarint(tagged.length);
+  for (const f of tagged) {
+    const sub = new Writer(64);
+    writeValue(sub, f, s[f.name], version, true);
+    const bytes = sub.finish();
+    w.uvarint(f.tag as number).uvarint(bytes.length).bytes(bytes);
+  }
+}
+
+export function encode(schema: MessageSchema, version: number, s: Struct, w: Writer): void {
+  assert(inRange(schema.versions, version), `${schema.name} v${version} is supported`);
+  writeStruct(w, schema.fields, s, version, version >= schema.flexibleFrom);
+}

@@ -1,0 +1,681 @@
+// EmbeddedRegistryStore: the registry tree inside the broker process, for a single node run
+// without ZooKeeper. It keeps ZooKeeper's semantics (see types.ts) so the controller cannot tell
+// it from a real ensemble: a Stat per node, one zxid per transaction, sequential suffixes taken
+// from the parent's cversion (as ZooKeeper's PrepRequestProcessor does), ephemerals per session,
+// one-shot watches, all-or-nothing multi.
+//
+// Invariants:
+// - Every mutation, single or multi, runs as one transaction: ops are applied in order with an
+//   undo log; if any op fails, or the snapshot cannot be written, everything is undone and no
+//   watch fires. A committed transaction has one zxid, larger than every earlier one.
+// - Parents exist before children; ephemeral nodes have no children and are not persisted.
+// - Watches are removed when an event takes them (at commit) and their callbacks run later, in
+//   a microtask, in commit order: the mutation is complete before any watcher sees it.
+// - A transaction that changes persistent state (a persistent node, or a parent's child list
+//   and counters) is on disk before the call returns: the whole snapshot is rewritten with
+//   writeFileAtomic. Writes are rare (topic and ISR changes) so one file is simpler than a log.
+//
+// Snapshot file: `<dir>/snapshot.json`, UTF-8 JSON, one node per line for operators' eyes:
+//   {"format":"strand-registry-snapshot","version":1,"zxid":"<last zxid, decimal>","nodes":[
+//   {"path":"/","data":"<base64>","czxid":"0","mzxid":"0","pzxid":"7","ctime":0,"mtime":0,
+//    "version":0,"cversion":3},
+//   ...]}
+// zxids are decimal strings (64-bit); cversion doubles as the sequence counter for sequential
+// children. On open the zxid epoch (high 32 bits) is bumped, as a new ZooKeeper leader does, so
+// zxids stay unique even though changes to ephemerals after the last snapshot were not saved.
+
+import type { Clock, FileSystem, Platform } from "../platform/mod.ts";
+import { assert, type Logger, silentLogger, utf8Bytes } from "../util/mod.ts";
+import {
+  type CreateMode,
+  type Op,
+  type OpResult,
+  type Registry,
+  RegistryError,
+  type Stat,
+  type Watcher,
+  type WatchEvent,
+} from "./types.ts";
+
+/** ZooKeeper's default jute.maxbuffer: the largest payload a ZooKeeper server accepts per node. */
+export const nodeDataBytesMax = 0xfffff;
+export const snapshotFileName = "snapshot.json";
+const snapshotFormat = "strand-registry-snapshot";
+const snapshotVersion = 1;
+const createModes: readonly CreateMode[] = ["persistent", "ephemeral", "persistent-sequential", "ephemeral-sequential"];
+
+/** What the store needs from the platform. A full Platform fits. */
+export type RegistryPlatform = Pick<Platform, "fs" | "clock">;
+
+export interface EmbeddedRegistryOptions {
+  /** Receives watcher exceptions and snapshot failures that cannot be reported to a caller. */
+  logger?: Logger;
+}
+
+interface ZNode {
+  data: Uint8Array;
+  czxid: bigint;
+  mzxid: bigint;
+  pzxid: bigint;
+  ctime: number;
+  mtime: number;
+  version: number;
+  cversion: number;
+  ephemeralOwner: bigint;
+  children: Set<string>;
+}
+
+/** The changes of one transaction, kept so they can be undone or announced. */
+class Txn {
+  readonly undo: Array<() => void> = [];
+  readonly events: WatchEvent[] = [];
+  persistentChanged = false;
+  constructor(readonly zxid: bigint, readonly nowMs: number) {}
+}
+
+// ---------------------------------------------------------------------------------------------
+// Paths
+
+/** Why path is not a valid znode path, or null. The same rules as ZooKeeper's PathUtils. */
+export function pathProblem(path: string): string | null {
+  if (typeof path !== "string" || path.length === 0) return "empty path";
+  if (path[0] !== "/") return "not absolute";
+  if (path === "/") return null;
+  if (path.endsWith("/")) return "trailing slash";
+  for (const segment of path.slice(1).split("/")) {
+    if (segment === "") return "empty segment";
+    if (segment === "." || segment === "..") return `relative segment "${segment}"`;
+  }
+  // ZooKeeper refuses these because they do not survive its string handling and display.
+  if (/[\u0000-\u001f\u007f-\u009f\ud800-\uf8ff\ufff0-\uffff]/.test(path)) return "control or reserved character";
+  return null;
+}
+
+/** Throws BadArguments unless path is valid; a sequential path is checked with its suffix. */
+export function validatePath(path: string, sequential = false): void {
+  const why = pathProblem(sequential ? `${path}1` : path);
+  if (why !== null) throw new RegistryError("BadArguments", String(path), why);
+}
+
+export function parentPath(path: string): string {
+  const slash = path.lastIndexOf("/");
+  return slash <= 0 ? "/" : path.slice(0, slash);
+}
+
+function baseName(path: string): string {
+  return path.slice(path.lastIndexOf("/") + 1);
+}
+
+function joinPath(parent: string, name: string): string {
+  return parent === "/" ? `/${name}` : `${parent}/${name}`;
+}
+
+// ---------------------------------------------------------------------------------------------
+// The store
+
+export class EmbeddedRegistryStore {
+  private readonly nodes = new Map<string, ZNode>();
+  private readonly sessions = new Map<bigint, EmbeddedSession>();
+  private readonly ephemeralsBySession = new Map<bigint, Set<string>>();
+  private lastZxid = 0n;
+  private nextSessionId: bigint;
+  private closed = false;
+
+  private constructor(
+    private readonly clock: Clock,
+    /** Null for a store that is never saved. */
+    private readonly fs: FileSystem | null,
+    /** Where the snapshot lives, or null for a store that is never saved. */
+    readonly snapshotPath: string | null,
+    private readonly logger: Logger,
+  ) {
+    this.nodes.set("/", newNode(new Uint8Array(0), 0n, 0, 0n));
+    // As ZooKeeper does: the clock in the high bits, so ids differ from one run to the next.
+    this.nextSessionId = ((BigInt(clock.nowMs()) << 24n) & ((1n << 56n) - 1n)) + 1n;
+  }
+
+  /** Opens the store saved under dir (created if missing). Throws naming the file if it is corrupt. */
+  static open(platform: RegistryPlatform, dir: string, options: EmbeddedRegistryOptions = {}): EmbeddedRegistryStore {
+    platform.fs.mkdirp(dir);
+    const file = `${dir.replace(/\/+$/, "")}/${snapshotFileName}`;
+    const store = new EmbeddedRegistryStore(platform.clock, platform.fs, file, options.logger ?? silentLogger);
+    const bytes = platform.fs.readFile(file);
+    if (bytes !== null) store.load(file, bytes);
+    return store;
+  }
+
+  /** A store that lives only in memory: for tests and tools. */
+  static inMemory(platform: Pick<Platform, "clock">, options: EmbeddedRegistryOptions = {}): EmbeddedRegistryStore {
+    return new EmbeddedRegistryStore(platform.clock, null, null, options.logger ?? silentLogger);
+  }
+
+  /** Opens a new session on the tree. */
+  session(): Registry {
+    assert(!this.closed, "no session is opened on a closed registry store");
+    const session = new EmbeddedSession(this, this.nextSessionId++);
+    this.sessions.set(session.sessionId, session);
+    return session;
+  }
+
+  /** Closes every session (their ephemerals go); later operations on them fail with SessionExpired. */
+  async close(): Promise<void> {
+    for (const session of [...this.sessions.values()]) await session.close();
+    this.closed = true;
+  }
+
+  /** The zxid of the last committed transaction. */
+  get zxid(): bigint {
+    return this.lastZxid;
+  }
+
+  // --- used by EmbeddedSession ---------------------------------------------------------------
+
+  /** @internal Applies ops as one transaction on behalf of owner. */
+  applyOps(owner: bigint, ops: readonly Op[], inMulti: boolean): OpResult[] {
+    const txn = new Txn(this.lastZxid + 1n, this.clock.nowMs());
+    let results: OpResult[];
+    try {
+      results = ops.map((op, i) => this.applyOpOf(txn, owner, op, inMulti ? i : -1));
+      if (txn.persistentChanged) this.saveOrFail(txn);
+    } catch (e) {
+      rollBack(txn);
+      throw e;
+    }
+    this.commit(txn);
+    return results;
+  }
+
+  /** @internal */
+  readNode(path: string): { data: Uint8Array; stat: Stat } | null {
+    validatePath(path);
+    const node = this.nodes.get(path);
+    return node === undefined ? null : { data: node.data.slice(), stat: statOf(node) };
+  }
+
+  /** @internal Child names, sorted, or null when the node does not exist. */
+  childrenOf(path: string): string[] | null {
+    validatePath(path);
+    const node = this.nodes.get(path);
+    return node === undefined ? null : [...node.children].sort();
+  }
+
+  /** @internal Deletes the session's ephemerals in one transaction and forgets the session. */
+  endSession(session: EmbeddedSession): void {
+    this.sessions.delete(session.sessionId);
+    const owned = this.ephemeralsBySession.get(session.sessionId);
+    if (owned === undefined || owned.size === 0) return;
+    const txn = new Txn(this.lastZxid + 1n, this.clock.nowMs());
+    for (const path of [...owned].sort()) this.deleteNode(txn, path, -1);
+    // Only parents' counters changed on disk; losing them cannot reuse a sequence number, since
+    // the creation that raised cversion was saved. So a failed write does not keep a dead
+    // session's nodes alive.
+    try {
+      this.save(txn.zxid);
+    } catch (e) {
+      this.logger.error({ err: String(e), file: this.snapshotPath }, "registry snapshot write failed on session close");
+    }
+    this.commit(txn);
+  }
+
+  // --- transactions --------------------------------------------------------------------------
+
+  private applyOpOf(txn: Txn, owner: bigint, op: Op, index: number): OpResult {
+    try {
+      return this.applyOp(txn, owner, op);
+    } catch (e) {
+      if (index < 0 || !(e instanceof RegistryError)) throw e;
+      const detail = `op ${index} of multi${e.detail ? `: ${e.detail}` : ""}`;
+      throw new RegistryError(e.code, e.path, detail);
+    }
+  }
+
+  private applyOp(txn: Txn, owner: bigint, op: Op): OpResult {
+    switch (op?.op) {
+      case "create":
+        return { op: "create", path: this.createNode(txn, owner, op.path, op.data, op.mode ?? "persistent") };
+      case "delete":
+        this.deleteNode(txn, op.path, op.version ?? -1);
+        return { op: "delete" };
+      case "setData":
+        return { op: "setData", stat: this.setNodeData(txn, op.path, op.data, op.version ?? -1) };
+      case "check":
+        this.checkNode(op.path, op.version);
+        return { op: "check" };
+      default:
+        throw new RegistryError("BadArguments", String((op as { path?: unknown })?.path), "unknown op");
+    }
+  }
+
+  private createNode(txn: Txn, owner: bigint, path: string, data: Uint8Array, mode: CreateMode): string {
+    if (!createModes.includes(mode)) throw new RegistryError("BadArguments", path, `unknown create mode ${mode}`);
+    const sequential = mode.endsWith("-sequential");
+    validatePath(path, sequential);
+    checkData(path, data);
+    if (path === "/" && !sequential) throw new RegistryError("NodeExists", path);
+    const parentName = parentPath(path);
+    const parent = this.nodes.get(parentName);
+    if (parent === undefined) throw new RegistryError("NoNode", path, `parent ${parentName} does not exist`);
+    const realPath = sequential ? path + String(parent.cversion).padStart(10, "0") : path;
+    if (this.nodes.has(realPath)) throw new RegistryError("NodeExists", realPath);
+    if (parent.ephemeralOwner !== 0n) throw new RegistryError("NoChildrenForEphemerals", realPath);
+    const ephemeralOwner = mode.startsWith("ephemeral") ? owner : 0n;
+    this.nodes.set(realPath, newNode(data.slice(), txn.zxid, txn.nowMs, ephemeralOwner));
+    this.linkChild(txn, parent, baseName(realPath));
+    if (ephemeralOwner !== 0n) this.trackEphemeral(txn, ephemeralOwner, realPath, true);
+    txn.undo.push(() => this.nodes.delete(realPath));
+    txn.events.push(event("created", realPath), event("childrenChanged", parentName));
+    return realPath;
+  }
+
+  private deleteNode(txn: Txn, path: string, version: number): void {
+    validatePath(path);
+    if (path === "/") throw new RegistryError("BadArguments", path, "the root cannot be deleted");
+    const node = this.nodes.get(path);
+    if (node === undefined) throw new RegistryError("NoNode", path);
+    checkVersion(path, node, version);
+    if (node.children.size > 0) throw new RegistryError("NotEmpty", path, `${node.children.size} children`);
+    const parentName = parentPath(path);
+    const parent = this.nodes.get(parentName);
+    assert(parent !== undefined, "every node but the root has a parent");
+    this.nodes.delete(path);
+    txn.undo.push(() => this.nodes.set(path, node));
+    this.unlinkChild(txn, parent, baseName(path));
+    if (node.ephemeralOwner !== 0n) this.trackEphemeral(txn, node.ephemeralOwner, path, false);
+    txn.events.push(event("deleted", path), event("childrenChanged", parentName));
+  }
+
+  private setNodeData(txn: Txn, path: string, data: Uint8Array, version: number): Stat {
+    validatePath(path);
+    checkData(path, data);
+    const node = this.nodes.get(path);
+    if (node === undefined) throw new RegistryError("NoNode", path);
+    checkVersion(path, node, version);
+    const before = { data: node.data, version: node.version, mzxid: node.mzxid, mtime: node.mtime };
+    txn.undo.push(() => Object.assign(node, before));
+    Object.assign(node, { data: data.slice(), version: node.version + 1, mzxid: txn.zxid, mtime: txn.nowMs });
+    if (node.ephemeralOwner === 0n) txn.persistentChanged = true;
+    txn.events.push(event("dataChanged", path));
+    return statOf(node);
+  }
+
+  private checkNode(path: string, version: number): void {
+    validatePath(path);
+    const node = this.nodes.get(path);
+    if (node === undefined) throw new RegistryError("NoNode", path);
+    checkVersion(path, node, version);
+  }
+
+  /** Adds a child name; as in ZooKeeper, cversion counts child creations and deletions. */
+  private linkChild(txn: Txn, parent: ZNode, name: string): void {
+    const before = { cversion: parent.cversion, pzxid: parent.pzxid };
+    parent.children.add(name);
+    parent.cversion += 1;
+    parent.pzxid = txn.zxid;
+    txn.undo.push(() => {
+      parent.children.delete(name);
+      Object.assign(parent, before);
+    });
+    txn.persistentChanged = true; // the parent is persistent: ephemerals have no children
+  }
+
+  private unlinkChild(txn: Txn, parent: ZNode, name: string): void {
+    const before = { cversion: parent.cversion, pzxid: parent.pzxid };
+    parent.children.delete(name);
+    parent.cversion += 1;
+    parent.pzxid = txn.zxid;
+    txn.undo.push(() => {
+      parent.children.add(name);
+      Object.assign(parent, before);
+    });
+    txn.persistentChanged = true;
+  }
+
+  private trackEphemeral(txn: Txn, owner: bigint, path: string, add: boolean): void {
+    let owned = this.ephemeralsBySession.get(owner);
+    if (owned === undefined) {
+      owned = new Set();
+      this.ephemeralsBySession.set(owner, owned);
+    }
+    const set = owned;
+    if (add) set.add(path);
+    else set.delete(path);
+    txn.undo.push(() => (add ? set.delete(path) : set.add(path)));
+  }
+
+  /** Makes txn visible: advances the zxid and hands its events to the watchers. */
+  private commit(txn: Txn): void {
+    if (txn.undo.length === 0) return; // only checks: nothing happened
+    this.lastZxid = txn.zxid;
+    const deliveries: Array<[Watcher, WatchEvent]> = [];
+    for (const ev of txn.events) {
+      for (const session of this.sessions.values()) {
+        for (const watcher of session.takeWatchers(ev)) deliveries.push([watcher, ev]);
+      }
+    }
+    if (deliveries.length > 0) queueMicrotask(() => this.deliver(deliveries));
+  }
+
+  private deliver(deliveries: Array<[Watcher, WatchEvent]>): void {
+    for (const [watcher, ev] of deliveries) {
+      try {
+        watcher(ev);
+      } catch (e) {
+        // As ZooKeeper's event thread does: one failing watcher must not starve the others.
+        this.logger.error({ err: String(e), path: ev.path, type: ev.type }, "registry watcher threw");
+      }
+    }
+  }
+
+  // --- persistence ---------------------------------------------------------------------------
+
+  private saveOrFail(txn: Txn): void {
+    try {
+      this.save(txn.zxid);
+    } catch (e) {
+      throw new RegistryError("SystemError", String(this.snapshotPath), `snapshot write failed: ${e}`);
+    }
+  }
+
+  private save(zxid: bigint): void {
+    if (this.fs === null || this.snapshotPath === null) return;
+    this.fs.writeFileAtomic(this.snapshotPath, this.snapshotBytes(zxid));
+  }
+
+  private snapshotBytes(zxid: bigint): Uint8Array {
+    const lines: string[] = [];
+    // Map order is creation order, so parents come before their children.
+    for (const [path, node] of this.nodes) {
+      if (node.ephemeralOwner === 0n) lines.push(JSON.stringify(snapshotEntry(path, node)));
+    }
+    const head = JSON.stringify({ format: snapshotFormat, version: snapshotVersion, zxid: String(zxid) });
+    return utf8Bytes(`${head.slice(0, -1)},"nodes":[\n${lines.join(",\n")}\n]}\n`);
+  }
+
+  private load(file: string, bytes: Uint8Array): void {
+    const fail = (why: string): never => {
+      throw new Error(
+        `registry snapshot ${file} is corrupt (${why}); restore it from a backup, or move it aside to ` +
+          "start with an empty registry (its topics, assignments and configs are then forgotten)",
+      );
+    };
+    const { zxid, entries } = parseSnapshot(bytes, fail);
+    this.nodes.clear();
+    for (const { path, node } of entries) {
+      if (this.nodes.has(path)) fail(`node ${path} appears twice`);
+      this.nodes.set(path, node);
+    }
+    if (!this.nodes.has("/")) fail("no root node");
+    for (const path of this.nodes.keys()) {
+      if (path === "/") continue;
+      const parent = this.nodes.get(parentPath(path));
+      if (parent === undefined) fail(`node ${path} has no parent`);
+      parent!.children.add(baseName(path));
+    }
+    let maxZxid = zxid;
+    for (const node of this.nodes.values()) {
+      for (const z of [node.czxid, node.mzxid, node.pzxid]) if (z > maxZxid) maxZxid = z;
+    }
+    this.lastZxid = ((maxZxid >> 32n) + 1n) << 32n;
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Sessions
+
+class EmbeddedSession implements Registry {
+  private closed = false;
+  private readonly dataWatches = new Map<string, Set<Watcher>>();
+  private readonly childWatches = new Map<string, Set<Watcher>>();
+
+  constructor(private readonly store: EmbeddedRegistryStore, readonly sessionId: bigint) {}
+
+  // Bodies run synchronously up to their return: the change is made when the call is made, and
+  // no other event can slip between a caller's check and its mutation.
+  async create(path: string, data: Uint8Array, mode: CreateMode = "persistent"): Promise<string> {
+    const [result] = this.mutate([{ op: "create", path, data, mode }], false);
+    return (result as { path: string }).path;
+  }
+
+  async ensurePath(path: string): Promise<void> {
+    this.checkOpen();
+    validatePath(path);
+    // Ancestors first, each its own transaction, as a ZooKeeper client must do it.
+    const segments = path === "/" ? [] : path.slice(1).split("/");
+    let prefix = "";
+    for (const segment of segments) {
+      prefix += `/${segment}`;
+      if (this.store.readNode(prefix) !== null) continue;
+      this.mutate([{ op: "create", path: prefix, data: new Uint8Array(0) }], false);
+    }
+  }
+
+  async delete(path: string, version = -1): Promise<void> {
+    this.mutate([{ op: "delete", path, version }], false);
+  }
+
+  async exists(path: string, watch?: Watcher): Promise<Stat | null> {
+    this.checkOpen();
+    const found = this.store.readNode(path);
+    if (watch) addWatch(this.dataWatches, path, watch);
+    return found === null ? null : found.stat;
+  }
+
+  async getData(path: string, watch?: Watcher): Promise<{ data: Uint8Array; stat: Stat }> {
+    this.checkOpen();
+    const found = this.store.readNode(path);
+    if (found === null) throw new RegistryError("NoNode", path);
+    if (watch) addWatch(this.dataWatches, path, watch);
+    return found;
+  }
+
+  async setData(path: string, data: Uint8Array, version = -1): Promise<Stat> {
+    const [result] = this.mutate([{ op: "setData", path, data, version }], false);
+    return (result as { stat: Stat }).stat;
+  }
+
+  async getChildren(path: string, watch?: Watcher): Promise<string[]> {
+    this.checkOpen();
+    const children = this.store.childrenOf(path);
+    if (children === null) throw new RegistryError("NoNode", path);
+    if (watch) addWatch(this.childWatches, path, watch);
+    return children;
+  }
+
+  async multi(ops: Op[]): Promise<OpResult[]> {
+    if (!Array.isArray(ops)) throw new RegistryError("BadArguments", "", "multi takes an array of ops");
+    return this.mutate(ops, true);
+  }
+
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    // A closing client stops hearing events, including those of its own ephemerals' deletion.
+    this.dataWatches.clear();
+    this.childWatches.clear();
+    this.store.endSession(this);
+  }
+
+  /** @internal Removes and returns this session's watchers that ev triggers, each once. */
+  takeWatchers(ev: WatchEvent): Set<Watcher> {
+    const taken = new Set<Watcher>();
+    const take = (watches: Map<string, Set<Watcher>>) => {
+      for (const w of watches.get(ev.path) ?? []) taken.add(w);
+      watches.delete(ev.path);
+    };
+    if (ev.type !== "childrenChanged") take(this.dataWatches);
+    if (ev.type === "childrenChanged" || ev.type === "deleted") take(this.childWatches);
+    return taken;
+  }
+
+  private mutate(ops: readonly Op[], inMulti: boolean): OpResult[] {
+    this.checkOpen();
+    return this.store.applyOps(this.sessionId, ops, inMulti);
+  }
+
+  private checkOpen(): void {
+    if (this.closed) throw new RegistryError("SessionExpired", "", `session 0x${this.sessionId.toString(16)} is closed`);
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Helpers
+
+function newNode(data: Uint8Array, zxid: bigint, nowMs: number, ephemeralOwner: bigint): ZNode {
+  return {
+    data,
+    czxid: zxid,
+    mzxid: zxid,
+    pzxid: zxid,
+    ctime: nowMs,
+    mtime: nowMs,
+    version: 0,
+    cversion: 0,
+    ephemeralOwner,
+    children: new Set(),
+  };
+}
+
+function statOf(node: ZNode): Stat {
+  return {
+    czxid: node.czxid,
+    mzxid: node.mzxid,
+    pzxid: node.pzxid,
+    ctime: node.ctime,
+    mtime: node.mtime,
+    version: node.version,
+    cversion: node.cversion,
+    aversion: 0,
+    ephemeralOwner: node.ephemeralOwner,
+    dataLength: node.data.length,
+    numChildren: node.children.size,
+  };
+}
+
+function event(type: WatchEvent["type"], path: string): WatchEvent {
+  return Object.freeze({ type, path });
+}
+
+function addWatch(watches: Map<string, Set<Watcher>>, path: string, watcher: Watcher): void {
+  let set = watches.get(path);
+  if (set === undefined) {
+    set = new Set();
+    watches.set(path, set);
+  }
+  set.add(watcher);
+}
+
+function rollBack(txn: Txn): void {
+  for (let i = txn.undo.length - 1; i >= 0; i--) txn.undo[i]();
+}
+
+/** -1 matches any version, as in ZooKeeper. */
+function checkVersion(path: string, node: ZNode, version: number): void {
+  if (version !== -1 && version !== node.version) {
+    throw new RegistryError("BadVersion", path, `expected version ${version}, node is at ${node.version}`);
+  }
+}
+
+function checkData(path: string, data: Uint8Array): void {
+  if (!(data instanceof Uint8Array)) throw new RegistryError("BadArguments", path, "data must be a Uint8Array");
+  if (data.length > nodeDataBytesMax) {
+    throw new RegistryError("BadArguments", path, `data is ${data.length} bytes, more than ${nodeDataBytesMax}`);
+  }
+}
+
+// --- snapshot encoding -------------------------------------------------------------------------
+
+function snapshotEntry(path: string, node: ZNode): Record<string, unknown> {
+  return {
+    path,
+    data: toBase64(node.data),
+    czxid: String(node.czxid),
+    mzxid: String(node.mzxid),
+    pzxid: String(node.pzxid),
+    ctime: node.ctime,
+    mtime: node.mtime,
+    version: node.version,
+    cversion: node.cversion,
+  };
+}
+
+function parseSnapshot(
+  bytes: Uint8Array,
+  fail: (why: string) => never,
+): { zxid: bigint; entries: Array<{ path: string; node: ZNode }> } {
+  let doc: unknown;
+  try {
+    doc = JSON.parse(new TextDecoder("utf-8", { fatal: true }).decode(bytes));
+  } catch (e) {
+    fail(`not JSON: ${e instanceof Error ? e.message : e}`);
+  }
+  if (!isRecord(doc) || doc.format !== snapshotFormat) fail(`not a ${snapshotFormat} document`);
+  const d = doc as Record<string, unknown>;
+  if (d.version !== snapshotVersion) fail(`unsupported version ${JSON.stringify(d.version)}`);
+  const zxid = zxidField(d.zxid, "zxid", fail);
+  if (!Array.isArray(d.nodes)) fail("nodes is not an array");
+  const entries = (d.nodes as unknown[]).map((raw, i) => parseEntry(raw, i, fail));
+  return { zxid, entries };
+}
+
+function parseEntry(raw: unknown, index: number, fail: (why: string) => never): { path: string; node: ZNode } {
+  const where = `node #${index}`;
+  if (!isRecord(raw)) fail(`${where} is not an object`);
+  const r = raw as Record<string, unknown>;
+  if (typeof r.path !== "string" || pathProblem(r.path) !== null) fail(`${where} has a bad path`);
+  const path = r.path as string;
+  const data = typeof r.data === "string" ? fromBase64(r.data) : null;
+  if (data === null) fail(`${path}: data is not base64`);
+  if (data!.length > nodeDataBytesMax) fail(`${path}: data larger than ${nodeDataBytesMax} bytes`);
+  const int = (v: unknown, name: string): number => {
+    if (!Number.isSafeInteger(v)) fail(`${path}: ${name} is not an integer`);
+    return v as number;
+  };
+  return {
+    path,
+    node: {
+      data: data!,
+      czxid: zxidField(r.czxid, `${path}: czxid`, fail),
+      mzxid: zxidField(r.mzxid, `${path}: mzxid`, fail),
+      pzxid: zxidField(r.pzxid, `${path}: pzxid`, fail),
+      ctime: int(r.ctime, "ctime"),
+      mtime: int(r.mtime, "mtime"),
+      version: int(r.version, "version"),
+      cversion: int(r.cversion, "cversion"),
+      ephemeralOwner: 0n,
+      children: new Set(),
+    },
+  };
+}
+
+function zxidField(v: unknown, name: string, fail: (why: string) => never): bigint {
+  if (typeof v !== "string" || !/^\d{1,19}$/.test(v)) fail(`${name} is not a decimal zxid`);
+  const z = BigInt(v as string);
+  if (z >= 1n << 63n) fail(`${name} is out of range`);
+  return z;
+}
+
+function isRecord(v: unknown): v is Record<string, unknown> {
+  return typeof v === "object" && v !== null && !Array.isArray(v);
+}
+
+// btoa/atob are web globals in both runtimes; they work on "binary strings", one char per byte.
+function toBase64(bytes: Uint8Array): string {
+  let binary = "";
+  const chunk = 0x8000;
+  for (let i = 0; i < bytes.length; i += chunk) {
+    binary += String.fromCharCode(...bytes.subarray(i, i + chunk));
+  }
+  return btoa(binary);
+}
+
+function fromBase64(text: string): Uint8Array | null {
+  if (!/^[A-Za-z0-9+/]*={0,2}$/.test(text) || text.length % 4 !== 0) return null;
+  try {
+    const binary = atob(text);
+    const out = new Uint8Array(binary.length);
+    for (let i = 0; i < binary.length; i++) out[i] = binary.charCodeAt(i);
+    return out;
+  } catch {
+    return null;
+  }
+}

@@ -1,0 +1,79 @@
+// Partition: this broker's view of one topic-partition it holds a replica of: the leader, the
+// leader epoch, the replica set and ISR as the controller last said (LeaderAndIsr), and the local
+// Log. As leader it appends produced batches and owns the high watermark: the smallest log end
+// offset over the ISR (only this broker's until followers fetch; see the replication issue).
+//
+// Invariants: highWatermark <= logEndOffset; consumers read below the high watermark only; the
+// leader epoch only grows.
+
+import type { Log } from "../log/log.ts";
+import type { BatchSetSummary } from "../protocol/record_batch.ts";
+import { assert } from "../util/assert.ts";
+import { ErrorCode, KafkaError } from "../util/errors.ts";
+
+export interface PartitionState {
+  topic: string;
+  partition: number;
+  topicId: Uint8Array;
+  controllerEpoch: number;
+  leader: number;
+  leaderEpoch: number;
+  isr: number[];
+  replicas: number[];
+}
+
+export class Partition {
+  state: PartitionState;
+  highWatermark: number;
+  /** Log end offsets of followers, by broker id (fed by replica fetches once replication lands). */
+  private followerLogEndOffsets = new Map<number, number>();
+
+  constructor(readonly localBrokerId: number, state: PartitionState, readonly log: Log) {
+    this.state = state;
+    this.highWatermark = log.logEndOffset;
+  }
+
+  get topic(): string {
+    return this.state.topic;
+  }
+  get partition(): number {
+    return this.state.partition;
+  }
+  get isLeader(): boolean {
+    return this.state.leader === this.localBrokerId;
+  }
+
+  /** Applies a newer LeaderAndIsr state; a stale leader epoch is refused. */
+  applyState(next: PartitionState): void {
+    if (next.leaderEpoch < this.state.leaderEpoch) {
+      throw new KafkaError(
+        ErrorCode.STALE_CONTROLLER_EPOCH,
+        `leader epoch ${next.leaderEpoch} is older than ${this.state.leaderEpoch} for ${next.topic}-${next.partition}`,
+      );
+    }
+    this.state = next;
+    this.maybeIncrementHighWatermark();
+  }
+
+  appendRecordsToLeader(records: Uint8Array, summary: BatchSetSummary) {
+    if (!this.isLeader) {
+      throw new KafkaError(ErrorCode.NOT_LEADER_OR_FOLLOWER, `broker ${this.localBrokerId} is not the leader of ${this.topic}-${this.partition}`);
+    }
+    const info = this.log.appendAsLeader(records, summary.offsetCount, this.state.leaderEpoch);
+    this.maybeIncrementHighWatermark();
+    return info;
+  }
+
+  /** The high watermark is the smallest log end offset over the ISR; it never moves back. */
+  maybeIncrementHighWatermark(): boolean {
+    let hw = this.log.logEndOffset;
+    for (const id of this.state.isr) {
+      if (id === this.localBrokerId) continue;
+      hw = Math.min(hw, this.followerLogEndOffsets.get(id) ?? 0);
+    }
+    if (hw <= this.highWatermark) return false;
+    this.highWatermark = hw;
+    assert(this.highWatermark <= this.log.logEndOffset, "high watermark <= log end offset");
+    return true;
+  }
+}

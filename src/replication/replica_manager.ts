@@ -1,0 +1,217 @@
+// ReplicaManager: the partitions this broker holds, created and changed only by the controller's
+// LeaderAndIsr and StopReplica (so the registry stays the one source of partition state), and the
+// produce and fetch paths over them, with the fetch purgatory for long polls.
+
+import type { LogManager } from "../log/log_manager.ts";
+import type { TopicLogConfig } from "../log/log_config.ts";
+import { topicPartitionKey } from "../log/log_manager.ts";
+import type { Clock } from "../platform/types.ts";
+import { validateBatches } from "../protocol/record_batch.ts";
+import { ErrorCode, KafkaError } from "../util/errors.ts";
+import type { Logger } from "../util/logger.ts";
+import { Partition, type PartitionState } from "./partition.ts";
+import { DelayedOperationPurgatory } from "./purgatory.ts";
+
+export interface ProduceResult {
+  errorCode: number;
+  errorMessage: string | null;
+  baseOffset: number;
+  logAppendTimeMs: number;
+  logStartOffset: number;
+  recordCount: number;
+}
+
+export interface FetchPartitionRequest {
+  topic: string;
+  partition: number;
+  fetchOffset: number;
+  maxBytes: number;
+}
+
+export interface FetchParams {
+  partitions: FetchPartitionRequest[];
+  maxWaitMs: number;
+  minBytes: number;
+  maxBytes: number;
+  isReplica: boolean;
+}
+
+export interface FetchPartitionResult {
+  topic: string;
+  partition: number;
+  errorCode: number;
+  highWatermark: number;
+  lastStableOffset: number;
+  logStartOffset: number;
+  records: Uint8Array | null;
+}
+
+export class ReplicaManager {
+  private partitions = new Map<string, Partition>();
+  readonly fetchPurgatory: DelayedOperationPurgatory;
+
+  constructor(
+    readonly brokerId: number,
+    private readonly logManager: LogManager,
+    clock: Clock,
+    private readonly logger: Logger,
+  ) {
+    this.fetchPurgatory = new DelayedOperationPurgatory(clock);
+  }
+
+  getPartition(topic: string, partition: number): Partition | undefined {
+    return this.partitions.get(topicPartitionKey(topic, partition));
+  }
+
+  allPartitions(): Partition[] {
+    return [...this.partitions.values()];
+  }
+
+  /** LeaderAndIsr for one partition this broker is a replica of. */
+  becomeLeaderOrFollower(state: PartitionState, config: TopicLogConfig): void {
+    const key = topicPartitionKey(state.topic, state.partition);
+    const existing = this.partitions.get(key);
+    if (existing !== undefined) {
+      existing.applyState(state);
+      existing.log.config = config;
+      return;
+    }
+    const log = this.logManager.getOrCreateLog(state.topic, state.partition, config);
+    this.partitions.set(key, new Partition(this.brokerId, state, log));
+    this.logger.info({ topic: state.topic, partition: state.partition, leader: state.leader, leaderEpoch: state.leaderEpoch }, "partition online");
+  }
+
+  /** StopReplica: forget the partition, deleting its log when asked. */
+  stopReplica(topic: string, partition: number, deletePartition: boolean): void {
+    const key = topicPartitionKey(topic, partition);
+    this.partitions.delete(key);
+    if (deletePartition) this.logManager.deleteLog(topic, partition);
+    this.fetchPurgatory.checkAndComplete(key);
+  }
+
+  /** Validates and appends one partition's record set as leader. Never throws for bad input. */
+  appendToPartition(topic: string, partition: number, records: Uint8Array | null, maxMessageBytesDefault: number): ProduceResult {
+    const result: ProduceResult = {
+      errorCode: ErrorCode.NONE,
+      errorMessage: null,
+      baseOffset: -1,
+      logAppendTimeMs: -1,
+      logStartOffset: -1,
+      recordCount: 0,
+    };
+    const p = this.getPartition(topic, partition);
+    if (p === undefined) {
+      result.errorCode = ErrorCode.UNKNOWN_TOPIC_OR_PARTITION;
+      result.errorMessage = `this broker has no partition ${topic}-${partition}`;
+      return result;
+    }
+    if (records === null || records.length === 0) {
+      result.errorCode = ErrorCode.CORRUPT_MESSAGE;
+      result.errorMessage = "no records";
+      return result;
+    }
+    const maxBytes = (p.log.config as TopicLogConfig).maxMessageBytes ?? maxMessageBytesDefault;
+    const summary = validateBatches(records, maxBytes);
+    if (summary.errorCode !== ErrorCode.NONE) {
+      result.errorCode = summary.errorCode;
+      result.errorMessage = summary.message;
+      return result;
+    }
+    try {
+      const info = p.appendRecordsToLeader(records, summary);
+      result.baseOffset = info.firstOffset;
+      result.logStartOffset = p.log.logStartOffset;
+      result.recordCount = summary.recordCount;
+    } catch (e) {
+      if (!(e instanceof KafkaError)) throw e;
+      result.errorCode = e.code;
+      result.errorMessage = e.message;
+      return result;
+    }
+    this.fetchPurgatory.checkAndComplete(topicPartitionKey(topic, partition));
+    return result;
+  }
+
+  /** Reads one partition up to its high watermark (consumers) or log end offset (replicas). */
+  readPartition(req: FetchPartitionRequest, isReplica: boolean, minOneBatch: boolean): FetchPartitionResult {
+    const out: FetchPartitionResult = {
+      topic: req.topic,
+      partition: req.partition,
+      errorCode: ErrorCode.NONE,
+      highWatermark: -1,
+      lastStableOffset: -1,
+      logStartOffset: -1,
+      records: null,
+    };
+    const p = this.getPartition(req.topic, req.partition);
+    if (p === undefined) {
+      out.errorCode = ErrorCode.UNKNOWN_TOPIC_OR_PARTITION;
+      return out;
+    }
+    if (!p.isLeader) {
+      out.errorCode = ErrorCode.NOT_LEADER_OR_FOLLOWER;
+      return out;
+    }
+    out.highWatermark = p.highWatermark;
+    out.lastStableOffset = p.highWatermark;
+    out.logStartOffset = p.log.logStartOffset;
+    const limit = isReplica ? p.log.logEndOffset : p.highWatermark;
+    if (req.fetchOffset === limit && req.fetchOffset <= p.log.logEndOffset) {
+      out.records = new Uint8Array(0);
+      return out;
+    }
+    try {
+      const r = p.log.read(req.fetchOffset, req.maxBytes, minOneBatch, limit);
+      out.records = r.records;
+    } catch (e) {
+      if (!(e instanceof KafkaError)) throw e;
+      out.errorCode = e.code;
+    }
+    return out;
+  }
+
+  /**
+   * A fetch as the Fetch API describes it: reads every partition (the first non-empty one whole
+   * even past its byte limit, KIP-74), and when fewer than minBytes are there, waits in the fetch
+   * purgatory until enough arrive or maxWaitMs passes, then reads again.
+   */
+  async fetchMessages(params: FetchParams): Promise<FetchPartitionResult[]> {
+    const first = this.readAll(params);
+    const bytes = first.reduce((n, r) => n + (r.records?.length ?? 0), 0);
+    const anyError = first.some((r) => r.errorCode !== ErrorCode.NONE);
+    if (params.maxWaitMs <= 0 || bytes >= params.minBytes || anyError || params.partitions.length === 0) return first;
+    const start = params.partitions.map((req) => this.getPartition(req.topic, req.partition)?.log.sizeBytes ?? 0);
+    const op = {
+      tryComplete: () => {
+        let more = bytes;
+        for (let i = 0; i < params.partitions.length; i++) {
+          const req = params.partitions[i];
+          const p = this.getPartition(req.topic, req.partition);
+          if (p === undefined || !p.isLeader) return true;
+          more += p.log.sizeBytes - start[i];
+        }
+        return more >= params.minBytes;
+      },
+    };
+    const keys = params.partitions.map((r) => topicPartitionKey(r.topic, r.partition));
+    await this.fetchPurgatory.waitFor(op, keys, params.maxWaitMs);
+    return this.readAll(params);
+  }
+
+  private readAll(params: FetchParams): FetchPartitionResult[] {
+    let budget = params.maxBytes;
+    let minOneBatch = true;
+    return params.partitions.map((req) => {
+      const r = this.readPartition({ ...req, maxBytes: Math.min(req.maxBytes, budget) }, params.isReplica, minOneBatch);
+      const n = r.records?.length ?? 0;
+      if (n > 0) minOneBatch = false;
+      budget = Math.max(0, budget - n);
+      return r;
+    });
+  }
+
+  shutdown(): void {
+    this.fetchPurgatory.shutdown();
+    this.partitions.clear();
+  }
+}
