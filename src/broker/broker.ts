@@ -7,11 +7,10 @@
 // fetches complete, logs are flushed and closed, the registry session ends (the registration
 // disappears).
 
-import { KafkaController } from "../controller/controller.ts";
-import { ZkTopicAdmin } from "../controller/topic_admin.ts";
-import type { TopicLogConfig } from "../log/log_config.ts";
-import { LogManager } from "../log/log_manager.ts";
-import type { Platform } from "../platform/types.ts";
+import { KafkaController, ZkTopicAdmin } from "../controller/mod.ts";
+import type { TopicLogConfig } from "../log/mod.ts";
+import { LogManager } from "../log/mod.ts";
+import type { Platform } from "../platform/mod.ts";
 import {
   BrokerIdZNode,
   BrokerSequenceIdZNode,
@@ -20,9 +19,9 @@ import {
   type Registry,
   RegistryError,
 } from "../registry/mod.ts";
-import { ReplicaManager } from "../replication/replica_manager.ts";
-import { randomUuid, uuidToBase64 } from "../util/bytes.ts";
-import type { Logger } from "../util/logger.ts";
+import { ReplicaManager } from "../replication/mod.ts";
+import { randomUuid, uuidToBase64 } from "../util/mod.ts";
+import type { Logger } from "../util/mod.ts";
 import { apiHandlers } from "./api/mod.ts";
 import type { BrokerConfig } from "./config.ts";
 import { RequestDispatcher } from "./dispatch.ts";

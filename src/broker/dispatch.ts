@@ -7,19 +7,21 @@
 // for ApiVersions, which answers UNSUPPORTED_VERSION in its v0 layout as Kafka does), or a body
 // that does not decode closes the connection with a log line, as Kafka does.
 
-import { decode, encode, type Struct } from "../protocol/codec.ts";
 import {
+  decode,
+  encode,
+  type Struct,
   API_VERSIONS_KEY,
   readRequestHeaderPrefix,
   readRequestHeaderRest,
   type RequestHeader,
   responseHeaderFlexible,
   writeResponseHeader,
-} from "../protocol/headers.ts";
-import { inRange, type ApiSchema } from "../protocol/schema.ts";
-import { Reader, Writer } from "../util/bytes.ts";
-import { ErrorCode } from "../util/errors.ts";
-import type { Logger } from "../util/logger.ts";
+  inRange,
+  type ApiSchema,
+} from "../protocol/mod.ts";
+import { Reader, Writer, ErrorCode } from "../util/mod.ts";
+import type { Logger } from "../util/mod.ts";
 import type { ConnectionInfo, RequestHandler } from "./server.ts";
 import { CloseConnection } from "./services.ts";
 

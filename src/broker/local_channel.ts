@@ -1,10 +1,10 @@
 // The controller's channel to the broker in the same process: LeaderAndIsr, UpdateMetadata and
 // StopReplica applied directly, with the epochs checked as a remote broker would check them.
 
-import type { BrokerInfo, ControllerChannel, TopicInfo } from "../controller/channel.ts";
-import { effectiveLogConfig, type TopicLogConfig } from "../log/log_config.ts";
-import type { ReplicaManager } from "../replication/replica_manager.ts";
-import { ErrorCode, KafkaError } from "../util/errors.ts";
+import type { BrokerInfo, ControllerChannel, TopicInfo } from "../controller/mod.ts";
+import { effectiveLogConfig, type TopicLogConfig } from "../log/mod.ts";
+import type { ReplicaManager } from "../replication/mod.ts";
+import { ErrorCode, KafkaError } from "../util/mod.ts";
 import type { MetadataCache } from "./metadata_cache.ts";
 
 export class LocalControllerChannel implements ControllerChannel {

@@ -4,7 +4,7 @@
 // updateMetadata / removeTopic change it. Waiters let CreateTopics / DeleteTopics answer once
 // the change has reached this broker.
 
-import type { PartitionState } from "../replication/partition.ts";
+import type { PartitionState } from "../replication/mod.ts";
 
 export interface BrokerEndpoint {
   id: number;

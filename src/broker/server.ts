@@ -7,10 +7,9 @@
 // handled as they arrive and answered strictly in arrival order. Reading pauses while more than
 // limits.requestsInFlightPerConnectionMax are unanswered, so a client cannot queue unbounded work.
 
-import type { Connection, Listener, Platform } from "../platform/types.ts";
-import { assert } from "../util/assert.ts";
-import { requestHeaderBytesMin, requestsInFlightPerConnectionMax } from "../util/limits.ts";
-import type { Logger } from "../util/logger.ts";
+import type { Connection, Listener, Platform } from "../platform/mod.ts";
+import { assert, requestHeaderBytesMin, requestsInFlightPerConnectionMax } from "../util/mod.ts";
+import type { Logger } from "../util/mod.ts";
 
 /** What the server needs from the layer that handles requests. */
 export interface RequestHandler {

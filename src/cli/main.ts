@@ -12,7 +12,7 @@ import pino from "pino";
 import { Broker, BrokerStartupError, ConfigError, parseBrokerConfig } from "../broker/mod.ts";
 import { loadPlatform } from "../platform/mod.ts";
 import { EmbeddedRegistryStore } from "../registry/mod.ts";
-import type { Logger } from "../util/logger.ts";
+import type { Logger } from "../util/mod.ts";
 import { parseProperties, propertiesFromEnv } from "./properties.ts";
 import { STRAND_VERSION } from "./version.ts";
 

@@ -3,7 +3,7 @@
 // at a shift that changes every n partitions, so leaders and followers spread evenly. `start` and
 // `shift` are random in Kafka; they are parameters here so tests can fix them.
 
-import { assert } from "../util/assert.ts";
+import { assert } from "../util/mod.ts";
 
 export function assignReplicas(
   brokerIds: number[],

@@ -2,7 +2,7 @@
 // and StopReplica (5). The local implementation applies them to this process's broker; the
 // replication issue adds one that sends the requests over the wire to other brokers.
 
-import type { PartitionState } from "../replication/partition.ts";
+import type { PartitionState } from "../replication/mod.ts";
 
 export interface BrokerInfo {
   id: number;

@@ -12,7 +12,7 @@
 // - A partition's leader is the first live replica of its ISR (in assignment order); the leader
 //   epoch grows on every leader change.
 
-import type { Clock } from "../platform/types.ts";
+import type { Clock } from "../platform/mod.ts";
 import {
   ControllerEpochZNode,
   ControllerZNode,
@@ -27,8 +27,8 @@ import {
   ConfigType,
   TopicZNode,
 } from "../registry/mod.ts";
-import type { PartitionState } from "../replication/partition.ts";
-import type { Logger } from "../util/logger.ts";
+import type { PartitionState } from "../replication/mod.ts";
+import type { Logger } from "../util/mod.ts";
 import type { BrokerInfo, ControllerChannel, TopicInfo } from "./channel.ts";
 import {
   deleteRecursive,

@@ -2,10 +2,8 @@
 // (any broker may do this; the controller reacts to the znodes), then waiting until this broker's
 // metadata shows the result. Validation follows Kafka's rules and wording.
 
-import type { MetadataCache } from "../broker/metadata_cache.ts";
-import type { CreateTopicSpec, TopicAdmin, TopicOutcome } from "../broker/services.ts";
-import { checkTopicConfig } from "../log/log_config.ts";
-import type { Platform } from "../platform/types.ts";
+import { checkTopicConfig } from "../log/mod.ts";
+import type { Platform } from "../platform/mod.ts";
 import {
   ConfigEntityZNode,
   ConfigType,
@@ -14,12 +12,36 @@ import {
   RegistryError,
   TopicZNode,
 } from "../registry/mod.ts";
-import { randomUuid } from "../util/bytes.ts";
-import { ErrorCode } from "../util/errors.ts";
-import { partitionsPerTopicMax } from "../util/limits.ts";
+import { randomUuid, ErrorCode, partitionsPerTopicMax } from "../util/mod.ts";
 import { assignmentError, assignReplicas } from "./assignment.ts";
 import { collidingTopic, topicNameError } from "./topic_names.ts";
 import { readLiveBrokers, readTopicNames } from "./zk_reads.ts";
+
+export interface TopicOutcome {
+  errorCode: number;
+  errorMessage: string | null;
+}
+
+export interface CreateTopicSpec {
+  name: string;
+  numPartitions: number;
+  replicationFactor: number;
+  /** Explicit replica assignment by partition, or null to let the controller's rules assign. */
+  assignment: Map<number, number[]> | null;
+  configs: Record<string, string>;
+}
+
+/** Topic creation and deletion as Kafka's AdminZkClient does it: through the registry. */
+export interface TopicAdmin {
+  createTopic(spec: CreateTopicSpec, validateOnly: boolean, timeoutMs: number): Promise<TopicOutcome>;
+  deleteTopic(name: string, timeoutMs: number): Promise<TopicOutcome>;
+}
+
+/** What the admin needs of the broker's metadata: to see a change arrive. */
+export interface TopicMetadataView {
+  getTopic(name: string): { partitions: unknown[] } | undefined;
+  waitUntil(cond: () => boolean, timeoutMs: number, setTimer: (fn: () => void, ms: number) => { cancel(): void }): Promise<boolean>;
+}
 
 const ok: TopicOutcome = { errorCode: ErrorCode.NONE, errorMessage: null };
 const fail = (errorCode: number, errorMessage: string): TopicOutcome => ({ errorCode, errorMessage });
@@ -28,7 +50,7 @@ export class ZkTopicAdmin implements TopicAdmin {
   constructor(
     private readonly platform: Platform,
     private readonly registry: Registry,
-    private readonly metadata: MetadataCache,
+    private readonly metadata: TopicMetadataView,
   ) {}
 
   async createTopic(spec: CreateTopicSpec, validateOnly: boolean, timeoutMs: number): Promise<TopicOutcome> {

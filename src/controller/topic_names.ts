@@ -1,6 +1,6 @@
 // Topic name rules, as Kafka's org.apache.kafka.common.internals.Topic enforces them.
 
-import { topicNameLengthMax } from "../util/limits.ts";
+import { topicNameLengthMax } from "../util/mod.ts";
 
 const legal = /^[a-zA-Z0-9._-]+$/;
 

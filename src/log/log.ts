@@ -10,11 +10,10 @@
 // - Appends are synchronous (see platform/types.ts), so the log end offset seen by a handler is
 //   the one its append produced.
 
-import type { Platform } from "../platform/types.ts";
-import { assignOffsets, BatchField, batchSizeAt, view } from "../protocol/record_batch.ts";
-import { assert } from "../util/assert.ts";
-import { ErrorCode, KafkaError } from "../util/errors.ts";
-import type { Logger } from "../util/logger.ts";
+import type { Platform } from "../platform/mod.ts";
+import { assignOffsets, BatchField, batchSizeAt, view } from "../protocol/mod.ts";
+import { assert, ErrorCode, KafkaError } from "../util/mod.ts";
+import type { Logger } from "../util/mod.ts";
 import { LogSegment, type SegmentConfig } from "./segment.ts";
 
 export interface LogConfig extends SegmentConfig {

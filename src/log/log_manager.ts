@@ -7,9 +7,9 @@
 //
 // Invariants: one Log per topic-partition; a new partition goes to the dir holding the fewest.
 
-import type { Platform } from "../platform/types.ts";
-import { uuidToString } from "../util/bytes.ts";
-import type { Logger } from "../util/logger.ts";
+import type { Platform } from "../platform/mod.ts";
+import { uuidToString } from "../util/mod.ts";
+import type { Logger } from "../util/mod.ts";
 import { Log, type LogConfig } from "./log.ts";
 
 export function topicPartitionKey(topic: string, partition: number): string {

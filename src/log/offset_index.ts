@@ -11,8 +11,8 @@
 // the file always holds exactly its entries. A file whose size is not a multiple of 8 (torn
 // write) is cut down to whole entries on load; entries pointing past the log's end are dropped.
 
-import type { FileHandle, Platform } from "../platform/types.ts";
-import { assert } from "../util/assert.ts";
+import type { FileHandle, Platform } from "../platform/mod.ts";
+import { assert } from "../util/mod.ts";
 
 const ENTRY_BYTES = 8;
 

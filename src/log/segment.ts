@@ -6,10 +6,9 @@
 // - Every offset in the segment is >= baseOffset, and offsets increase batch by batch.
 // - nextOffset is one past the last offset stored (baseOffset when the segment is empty).
 
-import type { FileHandle, Platform } from "../platform/types.ts";
-import { BatchField, batchLogOverhead } from "../protocol/record_batch.ts";
-import { assert } from "../util/assert.ts";
-import { recordBatchHeaderBytes, segmentReadChunkBytesMax } from "../util/limits.ts";
+import type { FileHandle, Platform } from "../platform/mod.ts";
+import { BatchField, batchLogOverhead } from "../protocol/mod.ts";
+import { assert, recordBatchHeaderBytes, segmentReadChunkBytesMax } from "../util/mod.ts";
 import { OffsetIndex } from "./offset_index.ts";
 
 export function segmentFileName(baseOffset: number, suffix: string): string {

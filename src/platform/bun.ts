@@ -15,7 +15,7 @@
 import * as fs from "node:fs";
 import * as os from "node:os";
 import process from "node:process";
-import { assert } from "../util/assert.ts";
+import { assert } from "../util/mod.ts";
 import {
   connectionClosedError,
   fillRandom,

@@ -8,7 +8,7 @@
 // - Closing a conn while a read or write on it is pending makes that call reject
 //   (BadResource/Interrupted); those rejections are how a pending read learns of close().
 // - Deno.connect has no timeout option; its AbortSignal cancels an attempt that takes too long.
-import { assert } from "../util/assert.ts";
+import { assert } from "../util/mod.ts";
 import {
   connectionClosedError,
   fillRandom,

@@ -7,9 +7,15 @@
 // 0 meaning null), and every struct ends with a tagged-field section (count, then tag, size, bytes).
 // Unknown tags are skipped on decode.
 
-import { assert } from "../util/assert.ts";
-import { bytesEqual, Reader, utf8Bytes, Writer } from "../util/bytes.ts";
-import { wireArrayLengthMax, wireTaggedFieldsMax } from "../util/limits.ts";
+import {
+  assert,
+  bytesEqual,
+  Reader,
+  utf8Bytes,
+  Writer,
+  wireArrayLengthMax,
+  wireTaggedFieldsMax,
+} from "../util/mod.ts";
 import { defaultOf, type Field, inRange, type MessageSchema } from "./schema.ts";
 
 export type Struct = Record<string, unknown>;

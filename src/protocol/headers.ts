@@ -7,8 +7,7 @@
 // except ApiVersions, whose response header is always v0 (a client that sent an unsupported
 // version must still be able to read the answer).
 
-import { Reader, Writer } from "../util/bytes.ts";
-import { wireTaggedFieldsMax } from "../util/limits.ts";
+import { Reader, Writer, wireTaggedFieldsMax } from "../util/mod.ts";
 
 export interface RequestHeader {
   apiKey: number;

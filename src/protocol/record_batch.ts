@@ -20,9 +20,7 @@
 //
 // The fields patched on append lie outside the CRC's range, so the client's checksum stays valid.
 
-import { crc32c } from "../util/crc32c.ts";
-import { ErrorCode } from "../util/errors.ts";
-import { recordBatchHeaderBytes } from "../util/limits.ts";
+import { crc32c, ErrorCode, recordBatchHeaderBytes } from "../util/mod.ts";
 
 export const BatchField = {
   baseOffset: 0,

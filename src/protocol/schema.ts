@@ -16,7 +16,7 @@
 //   value. A struct's default is the struct of its fields' defaults. int64 defaults are bigint.
 // Field names are Kafka's JSON names with a lower-case first letter.
 
-import { assert } from "../util/assert.ts";
+import { assert } from "../util/mod.ts";
 
 export type Primitive =
   | "int8"

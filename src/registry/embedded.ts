@@ -42,7 +42,12 @@ export const nodeDataBytesMax = 0xfffff;
 export const snapshotFileName = "snapshot.json";
 const snapshotFormat = "strand-registry-snapshot";
 const snapshotVersion = 1;
-const createModes: readonly CreateMode[] = ["persistent", "ephemeral", "persistent-sequential", "ephemeral-sequential"];
+const createModes: readonly CreateMode[] = [
+  "persistent",
+  "ephemeral",
+  "persistent-sequential",
+  "ephemeral-sequential",
+];
 
 /** What the store needs from the platform. A full Platform fits. */
 export type RegistryPlatform = Pick<Platform, "fs" | "clock">;
@@ -87,7 +92,9 @@ export function pathProblem(path: string): string | null {
     if (segment === "." || segment === "..") return `relative segment "${segment}"`;
   }
   // ZooKeeper refuses these because they do not survive its string handling and display.
-  if (/[\u0000-\u001f\u007f-\u009f\ud800-\uf8ff\ufff0-\uffff]/.test(path)) return "control or reserved character";
+  if (/[\u0000-\u001f\u007f-\u009f\ud800-\uf8ff\ufff0-\uffff]/.test(path)) {
+    return "control or reserved character";
+  }
   return null;
 }
 
@@ -135,17 +142,29 @@ export class EmbeddedRegistryStore {
   }
 
   /** Opens the store saved under dir (created if missing). Throws naming the file if it is corrupt. */
-  static open(platform: RegistryPlatform, dir: string, options: EmbeddedRegistryOptions = {}): EmbeddedRegistryStore {
+  static open(
+    platform: RegistryPlatform,
+    dir: string,
+    options: EmbeddedRegistryOptions = {},
+  ): EmbeddedRegistryStore {
     platform.fs.mkdirp(dir);
     const file = `${dir.replace(/\/+$/, "")}/${snapshotFileName}`;
-    const store = new EmbeddedRegistryStore(platform.clock, platform.fs, file, options.logger ?? silentLogger);
+    const store = new EmbeddedRegistryStore(
+      platform.clock,
+      platform.fs,
+      file,
+      options.logger ?? silentLogger,
+    );
     const bytes = platform.fs.readFile(file);
     if (bytes !== null) store.load(file, bytes);
     return store;
   }
 
   /** A store that lives only in memory: for tests and tools. */
-  static inMemory(platform: Pick<Platform, "clock">, options: EmbeddedRegistryOptions = {}): EmbeddedRegistryStore {
+  static inMemory(
+    platform: Pick<Platform, "clock">,
+    options: EmbeddedRegistryOptions = {},
+  ): EmbeddedRegistryStore {
     return new EmbeddedRegistryStore(platform.clock, null, null, options.logger ?? silentLogger);
   }
 
@@ -212,7 +231,10 @@ export class EmbeddedRegistryStore {
     try {
       this.save(txn.zxid);
     } catch (e) {
-      this.logger.error({ err: String(e), file: this.snapshotPath }, "registry snapshot write failed on session close");
+      this.logger.error(
+        { err: String(e), file: this.snapshotPath },
+        "registry snapshot write failed on session close",
+      );
     }
     this.commit(txn);
   }
@@ -247,7 +269,9 @@ export class EmbeddedRegistryStore {
   }
 
   private createNode(txn: Txn, owner: bigint, path: string, data: Uint8Array, mode: CreateMode): string {
-    if (!createModes.includes(mode)) throw new RegistryError("BadArguments", path, `unknown create mode ${mode}`);
+    if (!createModes.includes(mode)) {
+      throw new RegistryError("BadArguments", path, `unknown create mode ${mode}`);
+    }
     const sequential = mode.endsWith("-sequential");
     validatePath(path, sequential);
     checkData(path, data);
@@ -513,7 +537,9 @@ class EmbeddedSession implements Registry {
   }
 
   private checkOpen(): void {
-    if (this.closed) throw new RegistryError("SessionExpired", "", `session 0x${this.sessionId.toString(16)} is closed`);
+    if (this.closed) {
+      throw new RegistryError("SessionExpired", "", `session 0x${this.sessionId.toString(16)} is closed`);
+    }
   }
 }
 
@@ -576,9 +602,15 @@ function checkVersion(path: string, node: ZNode, version: number): void {
 }
 
 function checkData(path: string, data: Uint8Array): void {
-  if (!(data instanceof Uint8Array)) throw new RegistryError("BadArguments", path, "data must be a Uint8Array");
+  if (!(data instanceof Uint8Array)) {
+    throw new RegistryError("BadArguments", path, "data must be a Uint8Array");
+  }
   if (data.length > nodeDataBytesMax) {
-    throw new RegistryError("BadArguments", path, `data is ${data.length} bytes, more than ${nodeDataBytesMax}`);
+    throw new RegistryError(
+      "BadArguments",
+      path,
+      `data is ${data.length} bytes, more than ${nodeDataBytesMax}`,
+    );
   }
 }
 
@@ -617,7 +649,11 @@ function parseSnapshot(
   return { zxid, entries };
 }
 
-function parseEntry(raw: unknown, index: number, fail: (why: string) => never): { path: string; node: ZNode } {
+function parseEntry(
+  raw: unknown,
+  index: number,
+  fail: (why: string) => never,
+): { path: string; node: ZNode } {
   const where = `node #${index}`;
   if (!isRecord(raw)) fail(`${where} is not an object`);
   const r = raw as Record<string, unknown>;

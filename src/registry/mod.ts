@@ -23,8 +23,8 @@
 export * from "./types.ts";
 export * from "./znodes.ts";
 export {
-  EmbeddedRegistryStore,
   type EmbeddedRegistryOptions,
+  EmbeddedRegistryStore,
   nodeDataBytesMax,
   parentPath,
   pathProblem,

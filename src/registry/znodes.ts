@@ -124,7 +124,10 @@ function topicPartitions(v: unknown): TopicPartition[] | null {
 }
 
 function checkTopicName(topic: string): void {
-  assert(topic.length > 0 && !topic.includes("/"), `topic name ${JSON.stringify(topic)} validated before use in a znode path`);
+  assert(
+    topic.length > 0 && !topic.includes("/"),
+    `topic name ${JSON.stringify(topic)} validated before use in a znode path`,
+  );
 }
 
 const empty = new Uint8Array(0);
@@ -415,7 +418,9 @@ export const TopicPartitionStateZNode = {
       isr: l.isr,
     };
     // Kafka adds the field only when it is not the default, so older readers keep working.
-    if (l.leaderRecoveryState !== LeaderRecoveryState.RECOVERED) json.leader_recovery_state = l.leaderRecoveryState;
+    if (l.leaderRecoveryState !== LeaderRecoveryState.RECOVERED) {
+      json.leader_recovery_state = l.leaderRecoveryState;
+    }
     return jsonBytes(json);
   },
   decode(bytes: Uint8Array, stat: Pick<Stat, "version">): LeaderIsrAndControllerEpoch | null {
@@ -423,8 +428,12 @@ export const TopicPartitionStateZNode = {
     if (js === null) return null;
     const isr = int32Array(js.isr);
     const recovery = js.leader_recovery_state ?? LeaderRecoveryState.RECOVERED;
-    if (!isInt32(js.leader) || !isInt32(js.leader_epoch) || !isInt32(js.controller_epoch) || isr === null) return null;
-    if (recovery !== LeaderRecoveryState.RECOVERED && recovery !== LeaderRecoveryState.RECOVERING) return null;
+    if (!isInt32(js.leader) || !isInt32(js.leader_epoch) || !isInt32(js.controller_epoch) || isr === null) {
+      return null;
+    }
+    if (recovery !== LeaderRecoveryState.RECOVERED && recovery !== LeaderRecoveryState.RECOVERING) {
+      return null;
+    }
     return {
       leaderAndIsr: {
         leader: js.leader,
@@ -582,7 +591,11 @@ export interface PartitionReplicas extends TopicPartition {
 export const ReassignPartitionsZNode = {
   path: "/admin/reassign_partitions",
   encode(reassignment: Iterable<PartitionReplicas>): Uint8Array {
-    const partitions = [...reassignment].map((r) => ({ topic: r.topic, partition: r.partition, replicas: r.replicas }));
+    const partitions = [...reassignment].map((r) => ({
+      topic: r.topic,
+      partition: r.partition,
+      replicas: r.replicas,
+    }));
     return jsonBytes({ version: 1, partitions });
   },
   decode(bytes: Uint8Array): PartitionReplicas[] | null {
@@ -591,7 +604,9 @@ export const ReassignPartitionsZNode = {
     const out: PartitionReplicas[] = [];
     for (const p of js.partitions) {
       const replicas = isObject(p) ? int32Array(p.replicas) : null;
-      if (!isObject(p) || typeof p.topic !== "string" || !isInt32(p.partition) || replicas === null) return null;
+      if (!isObject(p) || typeof p.topic !== "string" || !isInt32(p.partition) || replicas === null) {
+        return null;
+      }
       out.push({ topic: p.topic, partition: p.partition, replicas });
     }
     return out;

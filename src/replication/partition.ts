@@ -6,10 +6,9 @@
 // Invariants: highWatermark <= logEndOffset; consumers read below the high watermark only; the
 // leader epoch only grows.
 
-import type { Log } from "../log/log.ts";
-import type { BatchSetSummary } from "../protocol/record_batch.ts";
-import { assert } from "../util/assert.ts";
-import { ErrorCode, KafkaError } from "../util/errors.ts";
+import type { Log } from "../log/mod.ts";
+import type { BatchSetSummary } from "../protocol/mod.ts";
+import { assert, ErrorCode, KafkaError } from "../util/mod.ts";
 
 export interface PartitionState {
   topic: string;

@@ -3,7 +3,7 @@
 // an event on a key re-checks the operations watching it. An operation completes exactly once:
 // when its check passes, or when its deadline expires (then it completes anyway, with what it has).
 
-import type { Clock, Timer } from "../platform/types.ts";
+import type { Clock, Timer } from "../platform/mod.ts";
 
 export interface DelayedOperation {
   /** True when the operation can complete now. Must not mutate state. */

@@ -2,13 +2,12 @@
 // LeaderAndIsr and StopReplica (so the registry stays the one source of partition state), and the
 // produce and fetch paths over them, with the fetch purgatory for long polls.
 
-import type { LogManager } from "../log/log_manager.ts";
-import type { TopicLogConfig } from "../log/log_config.ts";
-import { topicPartitionKey } from "../log/log_manager.ts";
-import type { Clock } from "../platform/types.ts";
-import { validateBatches } from "../protocol/record_batch.ts";
-import { ErrorCode, KafkaError } from "../util/errors.ts";
-import type { Logger } from "../util/logger.ts";
+import type { LogManager, TopicLogConfig } from "../log/mod.ts";
+import { topicPartitionKey } from "../log/mod.ts";
+import type { Clock } from "../platform/mod.ts";
+import { validateBatches } from "../protocol/mod.ts";
+import { ErrorCode, KafkaError } from "../util/mod.ts";
+import type { Logger } from "../util/mod.ts";
 import { Partition, type PartitionState } from "./partition.ts";
 import { DelayedOperationPurgatory } from "./purgatory.ts";
 

@@ -5,5 +5,6 @@ export * from "./assert.ts";
 export * from "./bytes.ts";
 export * from "./crc32c.ts";
 export * from "./errors.ts";
+export * from "./limits.ts";
 export * as limits from "./limits.ts";
 export * from "./logger.ts";

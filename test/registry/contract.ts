@@ -20,7 +20,11 @@ export type MakeRegistry = () => Promise<RegistryFixture>;
 const none = new Uint8Array(0);
 
 /** Runs fn(error) checks: the promise must reject with a RegistryError of that code. */
-export async function rejectsWith(p: Promise<unknown>, code: RegistryErrorCode, path?: string): Promise<void> {
+export async function rejectsWith(
+  p: Promise<unknown>,
+  code: RegistryErrorCode,
+  path?: string,
+): Promise<void> {
   await assert.rejects(p, (e: unknown) => {
     assert.ok(e instanceof RegistryError, `expected a RegistryError, got ${e}`);
     assert.equal(e.code, code, `expected ${code}, got ${e.message}`);
@@ -71,7 +75,20 @@ export function registryContract(label: string, makeRegistry: MakeRegistry): voi
 
   contract("every operation refuses malformed paths with BadArguments", async (r) => {
     await r.create("/a", none);
-    const bad = ["", "a", "a/b", "/a/", "//a", "/a//b", "/a/./b", "/a/..", "/.", "/..", "/a\u0000b", "/a\u0001"];
+    const bad = [
+      "",
+      "a",
+      "a/b",
+      "/a/",
+      "//a",
+      "/a//b",
+      "/a/./b",
+      "/a/..",
+      "/.",
+      "/..",
+      "/a\u0000b",
+      "/a\u0001",
+    ];
     for (const p of bad) {
       await rejectsWith(r.create(p, none), "BadArguments");
       await rejectsWith(r.delete(p), "BadArguments");
@@ -118,24 +135,27 @@ export function registryContract(label: string, makeRegistry: MakeRegistry): voi
     await rejectsWith(r.delete("/"), "BadArguments");
   });
 
-  contract("children: sorted names; numChildren, cversion and pzxid follow creations and deletions", async (r) => {
-    await r.create("/p", none);
-    for (const name of ["b", "c", "a", "10", "9"]) await r.create(`/p/${name}`, none);
-    assert.deepEqual(await r.getChildren("/p"), ["10", "9", "a", "b", "c"]);
-    let stat = (await r.exists("/p")) as Stat;
-    assert.equal(stat.numChildren, 5);
-    assert.equal(stat.cversion, 5);
-    assert.equal(stat.version, 0, "child changes do not touch the data version");
-    const lastChild = (await r.exists("/p/9")) as Stat;
-    assert.equal(stat.pzxid, lastChild.czxid);
-    await r.delete("/p/a");
-    stat = (await r.exists("/p")) as Stat;
-    assert.equal(stat.numChildren, 4);
-    assert.equal(stat.cversion, 6);
-    assert.ok(stat.pzxid > lastChild.czxid);
-    assert.deepEqual(await r.getChildren("/p/b"), []);
-    await rejectsWith(r.getChildren("/missing"), "NoNode", "/missing");
-  });
+  contract(
+    "children: sorted names; numChildren, cversion and pzxid follow creations and deletions",
+    async (r) => {
+      await r.create("/p", none);
+      for (const name of ["b", "c", "a", "10", "9"]) await r.create(`/p/${name}`, none);
+      assert.deepEqual(await r.getChildren("/p"), ["10", "9", "a", "b", "c"]);
+      let stat = (await r.exists("/p")) as Stat;
+      assert.equal(stat.numChildren, 5);
+      assert.equal(stat.cversion, 5);
+      assert.equal(stat.version, 0, "child changes do not touch the data version");
+      const lastChild = (await r.exists("/p/9")) as Stat;
+      assert.equal(stat.pzxid, lastChild.czxid);
+      await r.delete("/p/a");
+      stat = (await r.exists("/p")) as Stat;
+      assert.equal(stat.numChildren, 4);
+      assert.equal(stat.cversion, 6);
+      assert.ok(stat.pzxid > lastChild.czxid);
+      assert.deepEqual(await r.getChildren("/p/b"), []);
+      await rejectsWith(r.getChildren("/missing"), "NoNode", "/missing");
+    },
+  );
 
   contract("sequential nodes get 10-digit suffixes from the parent's child version", async (r) => {
     await r.create("/q", none);
@@ -147,7 +167,12 @@ export function registryContract(label: string, makeRegistry: MakeRegistry): voi
     const next = await r.create("/q/n-", none, "ephemeral-sequential");
     assert.equal(next, "/q/n-0000000005");
     assert.equal(str((await r.getData("/q/n-0000000001")).data), "1");
-    assert.deepEqual(await r.getChildren("/q"), ["n-0000000001", "n-0000000005", "other-0000000003", "plain"]);
+    assert.deepEqual(await r.getChildren("/q"), [
+      "n-0000000001",
+      "n-0000000005",
+      "other-0000000003",
+      "plain",
+    ]);
   });
 
   contract("ephemeral nodes belong to their session and cannot have children", async (r, f) => {
@@ -352,7 +377,11 @@ export function registryContract(label: string, makeRegistry: MakeRegistry): voi
     assert.equal(await r.create("/f/s-", none, "persistent-sequential"), "/f/s-0000000000");
     await settle(r);
     assert.deepEqual(data.events, []);
-    assert.deepEqual(children.events, [{ type: "childrenChanged", path: "/f" }], "only the later create fired");
+    assert.deepEqual(
+      children.events,
+      [{ type: "childrenChanged", path: "/f" }],
+      "only the later create fired",
+    );
   });
 
   contract("a failing multi reports the first failing op's error", async (r) => {

@@ -243,7 +243,10 @@ test("embedded: a corrupt snapshot stops the open with an error naming the file"
       ["bad zxid", JSON.stringify({ ...doc, zxid: "12x" })],
       ["nodes not a list", JSON.stringify({ ...doc, nodes: {} })],
       ["bad base64", JSON.stringify({ ...doc, nodes: [doc.nodes[0], { ...doc.nodes[1], data: "!!" }] })],
-      ["bad version field", JSON.stringify({ ...doc, nodes: [doc.nodes[0], { ...doc.nodes[1], version: "1" }] })],
+      [
+        "bad version field",
+        JSON.stringify({ ...doc, nodes: [doc.nodes[0], { ...doc.nodes[1], version: "1" }] }),
+      ],
       ["bad path", JSON.stringify({ ...doc, nodes: [doc.nodes[0], { ...doc.nodes[1], path: "/a/" }] })],
       ["orphan", JSON.stringify({ ...doc, nodes: [doc.nodes[0], { ...doc.nodes[1], path: "/x/y" }] })],
       ["duplicate", JSON.stringify({ ...doc, nodes: [...doc.nodes, doc.nodes[1]] })],
@@ -311,5 +314,21 @@ test("embedded: a multi failure names the failing op", async () => {
     r.multi([{ op: "create", path: "/a", data: none }, { op: "delete", path: "/zzz" }]),
     (e: unknown) => e instanceof RegistryError && e.code === "NoNode" && /op 1 of multi/.test(e.message),
   );
+  await store.close();
+});
+
+test("embedded: a closing session hears nothing, not even its own ephemerals' deletion", async () => {
+  const store = EmbeddedRegistryStore.inMemory(await testPlatform());
+  const owner = store.session();
+  const other = store.session();
+  await owner.create("/e", none, "ephemeral");
+  const own = recorder();
+  const theirs = recorder();
+  await owner.exists("/e", own.watcher);
+  await other.exists("/e", theirs.watcher);
+  await owner.close();
+  await new Promise((resolve) => setTimeout(resolve, 0));
+  assert.deepEqual(own.events, []);
+  assert.deepEqual(theirs.events, [{ type: "deleted", path: "/e" }]);
   await store.close();
 });

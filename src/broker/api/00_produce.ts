@@ -2,9 +2,9 @@
 // appended as bytes by the partition leader. acks: 0 (no response; a failure closes the
 // connection, as Kafka does, so the client refreshes metadata), 1, or -1 (all: the same as 1
 // while partitions have no followers; the replication issue adds the purgatory wait).
-import { ProduceApi } from "../../protocol/api/00_produce.ts";
-import type { Struct } from "../../protocol/codec.ts";
-import { ErrorCode } from "../../util/errors.ts";
+import { ProduceApi } from "../../protocol/mod.ts";
+import type { Struct } from "../../protocol/mod.ts";
+import { ErrorCode } from "../../util/mod.ts";
 import type { ApiHandler } from "../dispatch.ts";
 import { type BrokerServices, CloseConnection } from "../services.ts";
 

@@ -3,9 +3,8 @@
 // a request naming a session id answers FETCH_SESSION_ID_NOT_FOUND. Reads stop at the high
 // watermark; max_wait_ms is capped at limits.fetchMaxWaitMsMax. Fetches from replicas (replica_id
 // >= 0) arrive with the replication issue and are refused until then.
-import { FetchApi } from "../../protocol/api/01_fetch.ts";
-import { ErrorCode } from "../../util/errors.ts";
-import { fetchMaxWaitMsMax } from "../../util/limits.ts";
+import { FetchApi } from "../../protocol/mod.ts";
+import { ErrorCode, fetchMaxWaitMsMax } from "../../util/mod.ts";
 import type { ApiHandler } from "../dispatch.ts";
 import type { BrokerServices } from "../services.ts";
 

@@ -1,8 +1,8 @@
 // ListOffsets (2), v1-7: -1 latest (the high watermark; the same for read_committed while there
 // are no transactions), -2 earliest (log start offset), -3 the record with the largest timestamp
 // (v7, KIP-734), or a timestamp: the first offset whose batch timestamp is at or after it.
-import { ListOffsetsApi } from "../../protocol/api/02_list_offsets.ts";
-import { ErrorCode } from "../../util/errors.ts";
+import { ListOffsetsApi } from "../../protocol/mod.ts";
+import { ErrorCode } from "../../util/mod.ts";
 import type { ApiHandler } from "../dispatch.ts";
 import type { BrokerServices } from "../services.ts";
 

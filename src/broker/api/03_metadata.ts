@@ -4,18 +4,17 @@
 // earlier versions) and auto.create.topics.enable both say so, with num.partitions and
 // default.replication.factor; the answer waits briefly for it, else says LEADER_NOT_AVAILABLE
 // so the client retries, as Kafka does.
-import { MetadataApi } from "../../protocol/api/03_metadata.ts";
-import type { Struct } from "../../protocol/codec.ts";
-import { internalTopics, topicNameError } from "../../controller/topic_names.ts";
-import { ErrorCode } from "../../util/errors.ts";
-import { bytesEqual, zeroUuid } from "../../util/bytes.ts";
+import { MetadataApi } from "../../protocol/mod.ts";
+import type { Struct } from "../../protocol/mod.ts";
+import { internalTopics, topicNameError } from "../../controller/mod.ts";
+import { ErrorCode, bytesEqual, zeroUuid } from "../../util/mod.ts";
 import type { ApiHandler } from "../dispatch.ts";
 import type { BrokerServices } from "../services.ts";
 
 const AUTO_CREATE_WAIT_MS = 3000;
 const AUTHORIZED_OPERATIONS_UNKNOWN = -2147483648;
 
-function topicEntry(s: BrokerServices, name: string, errorCode = ErrorCode.NONE): Struct {
+function topicEntry(s: BrokerServices, name: string, errorCode: number = ErrorCode.NONE): Struct {
   const t = s.metadata.getTopic(name);
   const base = {
     errorCode,

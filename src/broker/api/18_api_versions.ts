@@ -1,7 +1,7 @@
 // ApiVersions (18), v0-3. The list comes from the dispatcher's handler registry. An unknown
 // version is answered by the dispatcher itself (UNSUPPORTED_VERSION in the v0 layout).
-import { ApiVersionsApi } from "../../protocol/api/18_api_versions.ts";
-import { ErrorCode } from "../../util/errors.ts";
+import { ApiVersionsApi } from "../../protocol/mod.ts";
+import { ErrorCode } from "../../util/mod.ts";
 import type { ApiHandler } from "../dispatch.ts";
 import type { BrokerServices } from "../services.ts";
 

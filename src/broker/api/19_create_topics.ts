@@ -1,11 +1,12 @@
 // CreateTopics (19), v2-7. Each topic is validated (name, partitions, replication factor,
 // assignment, configs) and written to the registry; the answer waits (up to timeout_ms) until the
 // controller has made the partitions known to this broker. validate_only checks without writing.
-import { CreateTopicsApi } from "../../protocol/api/19_create_topics.ts";
-import type { Struct } from "../../protocol/codec.ts";
-import { ErrorCode } from "../../util/errors.ts";
+import { CreateTopicsApi } from "../../protocol/mod.ts";
+import type { Struct } from "../../protocol/mod.ts";
+import { ErrorCode } from "../../util/mod.ts";
 import type { ApiHandler } from "../dispatch.ts";
-import type { BrokerServices, CreateTopicSpec } from "../services.ts";
+import type { CreateTopicSpec } from "../../controller/mod.ts";
+import type { BrokerServices } from "../services.ts";
 
 interface CreatableTopic {
   name: string;

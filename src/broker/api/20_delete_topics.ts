@@ -1,10 +1,9 @@
 // DeleteTopics (20), v1-6. Deletion is queued in the registry (/admin/delete_topics/<t>) for the
 // controller, as Kafka does; the answer waits (up to timeout_ms) until the topic has left this
 // broker's metadata, else REQUEST_TIMED_OUT. v6 may name topics by id.
-import { DeleteTopicsApi } from "../../protocol/api/20_delete_topics.ts";
-import type { Struct } from "../../protocol/codec.ts";
-import { bytesEqual, zeroUuid } from "../../util/bytes.ts";
-import { ErrorCode } from "../../util/errors.ts";
+import { DeleteTopicsApi } from "../../protocol/mod.ts";
+import type { Struct } from "../../protocol/mod.ts";
+import { bytesEqual, zeroUuid, ErrorCode } from "../../util/mod.ts";
 import type { ApiHandler } from "../dispatch.ts";
 import type { BrokerServices } from "../services.ts";
 

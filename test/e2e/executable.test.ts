@@ -1,0 +1,93 @@
+// The single executable: `bun build/build.ts` writes it, and it serves like `npm start`: kcat
+// round-trips through it, SIGTERM stops it cleanly (exit 0, data kept), bad configuration stops
+// start-up with a message naming the key.
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import { spawn } from "node:child_process";
+import { existsSync, rmSync } from "node:fs";
+import { join } from "node:path";
+import { tempDir } from "../helpers/broker.ts";
+import { run, skipUnless } from "../helpers/tools.ts";
+
+const root = new URL("../../", import.meta.url).pathname;
+const bun = join(root, "node_modules/.bin/bun");
+const skip = skipUnless("kcat");
+
+async function build(outDir: string): Promise<string> {
+  const exe = join(outDir, "strand");
+  const r = await run(bun, [join(root, "build/build.ts"), "--outfile", exe], { timeoutMs: 120_000 });
+  assert.equal(r.code, 0, `build failed: ${r.stdout}${r.stderr}`);
+  assert.ok(existsSync(exe));
+  return exe;
+}
+
+function freePort(): number {
+  return 20000 + Math.floor(Math.random() * 20000);
+}
+
+async function waitForPort(port: number, timeoutMs: number): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (Date.now() < deadline) {
+    const r = await run("kcat", ["-b", `127.0.0.1:${port}`, "-L", "-m", "2"], { timeoutMs: 5000 });
+    if (r.code === 0) return;
+    await new Promise((res) => setTimeout(res, 100));
+  }
+  throw new Error(`nothing listening on ${port}`);
+}
+
+test("executable: --version, --help, and a bad config value naming the key", async () => {
+  const dir = tempDir();
+  try {
+    const exe = await build(dir);
+    const v = await run(exe, ["--version"]);
+    assert.match(v.stdout.toString(), /^strand \d+\.\d+\.\d+/);
+    const h = await run(exe, ["--help"]);
+    assert.match(h.stdout.toString(), /strand serve/);
+    const bad = await run(exe, ["serve", "--override", "num.partitions=zero", "--override", `log.dirs=${dir}/logs`]);
+    assert.equal(bad.code, 2);
+    assert.match(bad.stderr, /num\.partitions/);
+    const badListener = await run(exe, ["serve", "--override", "listeners=nonsense", "--override", `log.dirs=${dir}/logs`]);
+    assert.equal(badListener.code, 2);
+    assert.match(badListener.stderr, /listeners/);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+test("executable: serves kcat, stops cleanly on SIGTERM, keeps data across restarts", { skip }, async () => {
+  const dir = tempDir();
+  const port = freePort();
+  const args = ["serve", "--override", `log.dirs=${dir}/logs`, "--override", `listeners=PLAINTEXT://127.0.0.1:${port}`, "--override", "some.unknown.key=1"];
+  try {
+    const exe = await build(dir);
+    const start = () => {
+      const child = spawn(exe, args, { stdio: ["ignore", "pipe", "pipe"] });
+      let out = "";
+      child.stdout.on("data", (d) => (out += d));
+      child.stderr.on("data", (d) => (out += d));
+      const exited = new Promise<number | null>((res) => child.on("exit", (code) => res(code)));
+      return { child, exited, output: () => out };
+    };
+    let s = start();
+    await waitForPort(port, 15_000);
+    let input = "";
+    for (let i = 0; i < 50_000; i++) input += `line-${i}\n`;
+    const p = await run("kcat", ["-b", `127.0.0.1:${port}`, "-P", "-t", "exe"], { input, timeoutMs: 60_000 });
+    assert.equal(p.code, 0, p.stderr);
+    // process.kill, not child.kill: Deno's child_process reports the signal it sent instead of
+    // the exit status when it did the killing itself.
+    process.kill(s.child.pid!, "SIGTERM");
+    assert.equal(await s.exited, 0, s.output());
+    const lines = s.output().trim().split("\n");
+    for (const l of lines) assert.doesNotThrow(() => JSON.parse(l), `log line is JSON: ${l}`);
+    assert.ok(lines.some((l) => l.includes("some.unknown.key")), "unknown key is logged");
+    s = start();
+    await waitForPort(port, 15_000);
+    const c = await run("kcat", ["-b", `127.0.0.1:${port}`, "-C", "-t", "exe", "-e", "-q"], { timeoutMs: 60_000 });
+    assert.equal(c.stdout.toString(), input);
+    process.kill(s.child.pid!, "SIGTERM");
+    assert.equal(await s.exited, 0);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});

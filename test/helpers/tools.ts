@@ -1,0 +1,55 @@
+// External tools the e2e tests drive (kcat, the Debian Python clients). A missing tool skips the
+// test with a message naming the Debian package; under CI=true a missing tool fails instead, so
+// CI can never pass by skipping.
+import { spawn, spawnSync } from "node:child_process";
+
+const packages: Record<string, string> = {
+  kcat: "kcat",
+  confluent_kafka: "python3-confluent-kafka",
+  kafka: "python3-kafka",
+};
+
+function has(tool: string): boolean {
+  if (tool === "kcat") return spawnSync("kcat", ["-V"], { stdio: "ignore" }).status === 0;
+  return spawnSync("/usr/bin/python3", ["-c", `import ${tool}`], { stdio: "ignore" }).status === 0;
+}
+
+/** The `skip` option for a test needing tool: false when present, else the reason. */
+export function skipUnless(tool: string): string | false {
+  if (has(tool)) return false;
+  const why = `needs ${tool} (Debian package ${packages[tool] ?? tool})`;
+  if (process.env.CI === "true") throw new Error(`CI=true and ${why} is missing: .ci/run must install it`);
+  return why;
+}
+
+export interface RunResult {
+  code: number | null;
+  stdout: Buffer;
+  stderr: string;
+}
+
+/** Runs a command with optional stdin, bounded in time; never throws for a non-zero exit. */
+export function run(cmd: string, args: string[], opts: { input?: Buffer | string; timeoutMs?: number } = {}): Promise<RunResult> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(cmd, args, { stdio: ["pipe", "pipe", "pipe"] });
+    const out: Buffer[] = [];
+    let err = "";
+    child.stdout.on("data", (d: Buffer) => out.push(d));
+    child.stderr.on("data", (d: Buffer) => (err += d.toString()));
+    const timer = setTimeout(() => {
+      child.kill("SIGKILL");
+      reject(new Error(`${cmd} ${args.join(" ")} timed out after ${opts.timeoutMs ?? 60000} ms; stderr: ${err.slice(-2000)}`));
+    }, opts.timeoutMs ?? 60000);
+    child.on("error", (e) => {
+      clearTimeout(timer);
+      reject(e);
+    });
+    child.on("close", (code) => {
+      clearTimeout(timer);
+      resolve({ code, stdout: Buffer.concat(out), stderr: err });
+    });
+    child.stdin.on("error", () => {});
+    if (opts.input !== undefined) child.stdin.end(opts.input);
+    else child.stdin.end();
+  });
+}
