@@ -6,12 +6,13 @@
 // kafkajs's consumer needs consumer groups, which strand does not have yet, so kcat reads.
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { existsSync, readFileSync, readdirSync } from "node:fs";
+import { existsSync, readdirSync } from "node:fs";
 import { join } from "node:path";
 import { CompressionTypes, Kafka, logLevel } from "kafkajs";
 import type { Admin, Message, Producer } from "kafkajs";
 import { startBroker } from "../helpers/broker.ts";
 import { run, skipUnless } from "../helpers/tools.ts";
+import { Codec, storedCodecs } from "./stored_batches.ts";
 
 const kcatSkip = skipUnless("kcat");
 
@@ -147,19 +148,6 @@ async function readWithKcat(bootstrap: string, topic: string): Promise<Read[]> {
   });
 }
 
-/** The compression codec (attributes & 7) of every batch in a partition's first segment. */
-function storedCodecs(logDir: string, topic: string, partition: number): Set<number> {
-  const log = readFileSync(join(logDir, `${topic}-${partition}`, "00000000000000000000.log"));
-  const codecs = new Set<number>();
-  // Batch header: baseOffset int64, batchLength int32, partitionLeaderEpoch int32, magic int8,
-  // crc uint32, attributes int16 (byte 21); batchLength counts the bytes after itself.
-  for (let pos = 0; pos + 23 <= log.length; pos += 12 + log.readInt32BE(pos + 8)) {
-    assert.equal(log[pos + 16], 2, "magic 2");
-    codecs.add(log.readInt16BE(pos + 21) & 7);
-  }
-  return codecs;
-}
-
 function checkRoundTrip(tag: string, read: Read[]): Map<number, number> {
   const counts = new Map<number, number>();
   const seen = new Set<number>();
@@ -206,7 +194,7 @@ for (const { acks, gzip } of [
       const counts = checkRoundTrip(tag, await readWithKcat(b.bootstrap, tag));
       assert.equal(counts.size, PARTITIONS, `${tag}: messages in every partition`);
       // The broker stores the producer's batches as sent: gzip (codec 1) stays gzip.
-      for (let p = 0; p < PARTITIONS; p++) assert.deepEqual([...storedCodecs(b.logDir, tag, p)], [gzip ? 1 : 0]);
+      for (let p = 0; p < PARTITIONS; p++) assert.deepEqual([...storedCodecs(b.logDir, tag, p)], [gzip ? Codec.gzip : Codec.none]);
 
       const offsets = await within(15_000, "fetchTopicOffsets", admin.fetchTopicOffsets(tag));
       assert.equal(offsets.length, PARTITIONS);

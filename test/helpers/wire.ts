@@ -3,6 +3,7 @@
 // frames cut from the stream by hand, so a test can send anything at all — including bytes no
 // real client would — and see exactly what comes back, or that the connection closes.
 import * as net from "node:net";
+import { CreateTopicsApi, FetchApi, ListOffsetsApi, ProduceApi } from "../../src/protocol/api/mod.ts";
 import { decode, encode, type Struct } from "../../src/protocol/codec.ts";
 import { readResponseHeader, responseHeaderFlexible, writeRequestHeader } from "../../src/protocol/headers.ts";
 import type { ApiSchema } from "../../src/protocol/schema.ts";
@@ -151,4 +152,86 @@ export class WireClient {
   close(): void {
     this.socket.destroy();
   }
+}
+
+// ---- a few requests the tests send over and over ---------------------------------------------
+
+export async function createTopic(
+  c: WireClient,
+  name: string,
+  opts: { numPartitions?: number; replicationFactor?: number; configs?: Record<string, string> } = {},
+): Promise<{ errorCode: number; errorMessage: string | null }> {
+  const res = await c.request(CreateTopicsApi, 7, {
+    topics: [{
+      name,
+      numPartitions: opts.numPartitions ?? 1,
+      replicationFactor: opts.replicationFactor ?? 1,
+      assignments: [],
+      configs: Object.entries(opts.configs ?? {}).map(([n, value]) => ({ name: n, value })),
+    }],
+    timeoutMs: 10_000,
+    validateOnly: false,
+  });
+  const t = (res.topics as { errorCode: number; errorMessage: string | null }[])[0];
+  return { errorCode: t.errorCode, errorMessage: t.errorMessage };
+}
+
+export interface ProducePartitionResponse {
+  index: number;
+  errorCode: number;
+  baseOffset: bigint;
+  errorMessage: string | null;
+}
+
+export async function produce(c: WireClient, topic: string, partition: number, records: Uint8Array | null, acks = -1): Promise<ProducePartitionResponse> {
+  const res = await c.request(ProduceApi, 8, {
+    transactionalId: null,
+    acks,
+    timeoutMs: 10_000,
+    topicData: [{ name: topic, partitionData: [{ index: partition, records }] }],
+  });
+  const t = (res.responses as { partitionResponses: ProducePartitionResponse[] }[])[0];
+  return t.partitionResponses[0];
+}
+
+export interface FetchPartitionResponse {
+  partitionIndex: number;
+  errorCode: number;
+  highWatermark: bigint;
+  logStartOffset: bigint;
+  records: Uint8Array | null;
+}
+
+export async function fetchOnce(
+  c: WireClient,
+  topic: string,
+  partition: number,
+  fetchOffset: bigint,
+  opts: { maxWaitMs?: number; minBytes?: number; maxBytes?: number; partitionMaxBytes?: number } = {},
+): Promise<FetchPartitionResponse> {
+  const res = await c.request(FetchApi, 11, {
+    replicaId: -1,
+    maxWaitMs: opts.maxWaitMs ?? 0,
+    minBytes: opts.minBytes ?? 0,
+    maxBytes: opts.maxBytes ?? 1 << 24,
+    isolationLevel: 0,
+    sessionId: 0,
+    sessionEpoch: -1,
+    topics: [{ topic, partitions: [{ partition, fetchOffset, partitionMaxBytes: opts.partitionMaxBytes ?? 1 << 24 }] }],
+    forgottenTopicsData: [],
+    rackId: "",
+  }, 70_000);
+  if ((res.errorCode as number) !== 0) throw new Error(`fetch error ${res.errorCode}`);
+  return (res.responses as { partitions: FetchPartitionResponse[] }[])[0].partitions[0];
+}
+
+/** ListOffsets: -1 latest (log end offset for a single broker), -2 earliest. */
+export async function listOffset(c: WireClient, topic: string, partition: number, timestamp: bigint): Promise<{ errorCode: number; offset: bigint }> {
+  const res = await c.request(ListOffsetsApi, 5, {
+    replicaId: -1,
+    isolationLevel: 0,
+    topics: [{ name: topic, partitions: [{ partitionIndex: partition, currentLeaderEpoch: -1, timestamp }] }],
+  });
+  const p = (res.topics as { partitions: { errorCode: number; offset: bigint }[] }[])[0].partitions[0];
+  return { errorCode: p.errorCode, offset: p.offset };
 }

@@ -6,9 +6,10 @@
 # The Consumer needs a group.id only because the library insists on one. strand has no group
 # coordinator yet, so nothing here may make the client look for one: assign() (never
 # subscribe()), enable.auto.commit=false and enable.auto.offset.store=false (no offset commits),
-# no commit() and no committed(). librdkafka still sends FindCoordinator (API 10) in the
-# background for the group; the broker does not list it in ApiVersions, so librdkafka only logs
-# that it cannot find the coordinator, and fetching from an assigned partition goes on.
+# no commit() and no committed(). librdkafka sends FindCoordinator (API 10) only to a broker that
+# lists it in ApiVersions, which strand does not yet: the group stays in state query-coord ("no
+# broker available for coordinator query", debug-level only, no error callback), and fetching an
+# assigned partition goes on regardless; close() does not wait on the group.
 # Usage: confluent_roundtrip.py BOOTSTRAP TOPIC [N] [COMPRESSION]
 # Prints one JSON line: {"client": ..., "sent": N, "received": N, "ok": bool, ...}
 import json

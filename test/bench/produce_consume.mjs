@@ -1,0 +1,128 @@
+#!/usr/bin/env node
+// npm run bench [-- --records N --runtime bun|deno|both]
+// Produces N records of 100 bytes (default 1,000,000) with kcat into one partition of a fresh
+// strand broker, consumes them back, and prints records/s and MB/s for each, next to a baseline
+// measured in the same run on the same machine: dd copying the same bytes through the page cache
+// (what the broker's log write and read amount to without the protocol). Machines here are
+// shared and noisy, so the ratio matters more than the absolute figures.
+import { spawn, spawnSync } from "node:child_process";
+import { closeSync, mkdtempSync, openSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { parseArgs } from "node:util";
+import net from "node:net";
+
+const { values } = parseArgs({
+  options: {
+    records: { type: "string", default: "1000000" },
+    runtime: { type: "string", default: "both" },
+  },
+});
+const records = Number(values.records);
+const recordBytes = 100;
+const root = new URL("../../", import.meta.url).pathname;
+const work = mkdtempSync(join(tmpdir(), "strand-bench-"));
+
+function fail(msg) {
+  console.error(`bench: ${msg}`);
+  rmSync(work, { recursive: true, force: true });
+  process.exit(1);
+}
+if (spawnSync("kcat", ["-V"]).status !== 0) fail("needs kcat (Debian package kcat)");
+
+// One line per record: 99 bytes of text + newline = 100 bytes as kcat sends it (the newline is
+// the delimiter, so the value is 99 bytes; the record on the wire carries ~100 with its header).
+const input = join(work, "input.txt");
+{
+  const line = (i) => (`record-${i}-`.padEnd(recordBytes - 1, "x")) + "\n";
+  const chunk = [];
+  for (let i = 0; i < records; i++) chunk.push(line(i));
+  writeFileSync(input, chunk.join(""));
+}
+const inputBytes = statSync(input).size;
+
+function timeCmd(cmd, args, opts = {}) {
+  const t0 = process.hrtime.bigint();
+  const r = spawnSync(cmd, args, { maxBuffer: 1 << 30, ...opts });
+  const ms = Number(process.hrtime.bigint() - t0) / 1e6;
+  if (r.status !== 0) fail(`${cmd} ${args.join(" ")} exited ${r.status}: ${r.stderr}`);
+  return { ms, stdout: r.stdout };
+}
+
+function freePort() {
+  return new Promise((res) => {
+    const s = net.createServer().listen(0, "127.0.0.1", () => {
+      const { port } = s.address();
+      s.close(() => res(port));
+    });
+  });
+}
+
+async function waitForBroker(port) {
+  for (let i = 0; i < 100; i++) {
+    if (spawnSync("kcat", ["-b", `127.0.0.1:${port}`, "-L", "-m", "2"]).status === 0) return;
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  fail(`broker on ${port} did not come up`);
+}
+
+function fmt(n, digits = 0) {
+  return n.toLocaleString("en-US", { maximumFractionDigits: digits, minimumFractionDigits: digits });
+}
+
+function row(label, ms, bytes, count) {
+  const s = ms / 1000;
+  const mbps = bytes / 1e6 / s;
+  const rps = count === null ? "" : `${fmt(count / s)} records/s`;
+  console.log(`  ${label.padEnd(34)} ${fmt(ms).padStart(7)} ms  ${fmt(mbps, 1).padStart(8)} MB/s  ${rps}`);
+  return mbps;
+}
+
+async function benchRuntime(runtime) {
+  const port = await freePort();
+  const logDir = join(work, `logs-${runtime}`);
+  const cmd = runtime === "bun"
+    ? [join(root, "node_modules/.bin/bun"), [join(root, "src/cli/main.ts")]]
+    : [join(root, "node_modules/.bin/deno"), ["run", "-A", join(root, "src/cli/main.ts")]];
+  const broker = spawn(cmd[0], [...cmd[1], "serve", "--log-level", "warn", "--override", `log.dirs=${logDir}`,
+    "--override", `listeners=PLAINTEXT://127.0.0.1:${port}`], { stdio: ["ignore", "ignore", "inherit"] });
+  try {
+    await waitForBroker(port);
+    const b = `127.0.0.1:${port}`;
+    spawnSync("kcat", ["-b", b, "-L", "-t", "bench"]); // auto-create outside the timing
+    const produce = timeCmd("kcat", ["-b", b, "-P", "-t", "bench", "-p", "0", "-X", "acks=1", "-X", "linger.ms=5",
+      "-X", "batch.size=1000000", "-X", "queue.buffering.max.kbytes=1048576", "-l", input]);
+    // Output goes to /dev/null so the timing is the broker and the client, not a pipe into this
+    // process; a second, formatted pass checks that every record came back.
+    const devnull = openSync("/dev/null", "w");
+    const consume = timeCmd("kcat", ["-b", b, "-C", "-t", "bench", "-p", "0", "-o", "beginning", "-e", "-q",
+      "-X", "fetch.message.max.bytes=10485760"], { stdio: ["ignore", devnull, "pipe"] });
+    closeSync(devnull);
+    const check = timeCmd("kcat", ["-b", b, "-C", "-t", "bench", "-p", "0", "-o", "beginning", "-e", "-q", "-f", "%S\n"]);
+    const sizes = check.stdout.toString().trim().split("\n");
+    const got = sizes.reduce((n, x) => n + Number(x) + 1, 0);
+    if (sizes.length !== records || got !== inputBytes) fail(`${runtime}: consumed ${sizes.length} records / ${got} bytes, produced ${records} / ${inputBytes}`);
+    const rss = spawnSync("ps", ["-o", "rss=", "-p", String(broker.pid)]).stdout.toString().trim();
+    return { produce: produce.ms, consume: consume.ms, rssMb: Number(rss) / 1024 };
+  } finally {
+    broker.kill("SIGTERM");
+    await new Promise((r) => broker.on("exit", r));
+  }
+}
+
+console.log(`strand bench: ${fmt(records)} records of ${recordBytes} bytes (${fmt(inputBytes / 1e6, 1)} MB), one partition, kcat`);
+const copy = join(work, "copy.bin");
+const ddWrite = timeCmd("dd", [`if=${input}`, `of=${copy}`, "bs=1M"]);
+const ddRead = timeCmd("dd", [`if=${copy}`, "of=/dev/null", "bs=1M"]);
+console.log("baseline (same bytes, page cache):");
+const baseW = row("dd write", ddWrite.ms, inputBytes, null);
+const baseR = row("dd read", ddRead.ms, inputBytes, null);
+const runtimes = values.runtime === "both" ? ["bun", "deno"] : [values.runtime];
+for (const rt of runtimes) {
+  const r = await benchRuntime(rt);
+  console.log(`strand on ${rt} (broker RSS after the run: ${fmt(r.rssMb, 0)} MiB):`);
+  const p = row("produce (kcat -P, acks=1)", r.produce, inputBytes, records);
+  const c = row("consume (kcat -C)", r.consume, inputBytes, records);
+  console.log(`  ratio to baseline: produce ${fmt(p / baseW, 3)} of dd write, consume ${fmt(c / baseR, 3)} of dd read`);
+}
+rmSync(work, { recursive: true, force: true });
