@@ -17,6 +17,7 @@ import * as os from "node:os";
 import process from "node:process";
 import { assert } from "../util/mod.ts";
 import {
+  connectError,
   connectionClosedError,
   fillRandom,
   parentDir,
@@ -380,6 +381,7 @@ const bunNetwork: Network = {
   },
 
   async connect(opts: { host: string; port: number; timeoutMs?: number }): Promise<Connection> {
+    const where = `${opts.host}:${opts.port}`;
     const attempt = Bun.connect<BunConnection | undefined>({
       hostname: opts.host,
       port: opts.port,
@@ -388,8 +390,8 @@ const bunNetwork: Network = {
     }).then((socket) => {
       assert(socket.data !== undefined, "Bun.connect resolved before the open handler ran");
       return socket.data;
-    });
-    return await withConnectTimeout(attempt, opts.timeoutMs, `${opts.host}:${opts.port}`);
+    }, (err) => Promise.reject(connectError(where, err)));
+    return await withConnectTimeout(attempt, opts.timeoutMs, where);
   },
 };
 

@@ -10,11 +10,12 @@
 // - Deno.connect has no timeout option; its AbortSignal cancels an attempt that takes too long.
 import { assert } from "../util/mod.ts";
 import {
+  connectError,
   connectionClosedError,
   fillRandom,
   parentDir,
-  ReadQueue,
   readChunkBytes,
+  ReadQueue,
   webClock,
   withConnectTimeout,
 } from "./shared.ts";
@@ -280,22 +281,28 @@ class DenoConnection implements Connection {
   private startPump(): void {
     if (this.pumping || this.closed || this.incoming.isEnded) return;
     this.pumping = true;
-    this.pump().finally(() => (this.pumping = false));
+    void this.pump();
   }
 
   private async pump(): Promise<void> {
-    while (!this.closed && !this.incoming.isFull) {
-      let n: number | null;
-      try {
-        n = await this.conn.read(this.scratch);
-      } catch {
-        n = null; // reset, or our own close() interrupting the read
+    try {
+      while (!this.closed && !this.incoming.isFull) {
+        let n: number | null;
+        try {
+          n = await this.conn.read(this.scratch);
+        } catch {
+          n = null; // reset, or our own close() interrupting the read
+        }
+        if (n === null) {
+          this.fail();
+          return;
+        }
+        this.incoming.push(this.scratch.slice(0, n));
       }
-      if (n === null) {
-        this.fail();
-        return;
-      }
-      this.incoming.push(this.scratch.slice(0, n));
+    } finally {
+      // Cleared in the same turn the loop stops: a read() that drains the queue before a
+      // later microtask would otherwise find `pumping` still set and never restart it.
+      this.pumping = false;
     }
   }
 
@@ -361,9 +368,15 @@ const denoNetwork: Network = {
 
   async connect(opts: { host: string; port: number; timeoutMs?: number }): Promise<Connection> {
     const abort = new AbortController();
-    const attempt = Deno.connect({ hostname: opts.host, port: opts.port, transport: "tcp", signal: abort.signal })
-      .then((conn) => new DenoConnection(conn));
-    return await withConnectTimeout(attempt, opts.timeoutMs, `${opts.host}:${opts.port}`, () => abort.abort());
+    const where = `${opts.host}:${opts.port}`;
+    const attempt = Deno.connect({
+      hostname: opts.host,
+      port: opts.port,
+      transport: "tcp",
+      signal: abort.signal,
+    })
+      .then((conn) => new DenoConnection(conn), (err) => Promise.reject(connectError(where, err)));
+    return await withConnectTimeout(attempt, opts.timeoutMs, where, () => abort.abort());
   },
 };
 

@@ -81,6 +81,18 @@ export function connectionClosedError(detail?: string): Error {
   return new Error(detail === undefined ? "connection closed" : `connection closed: ${detail}`);
 }
 
+/**
+ * Bun says only "Failed to connect"; both runtimes omit the address. The broker logs this error
+ * for replica fetchers and the controller channel, so it names the peer and keeps the cause.
+ */
+export function connectError(where: string, cause: unknown): Error {
+  const code = (cause as { code?: string } | null)?.code;
+  const detail = (cause as Error | null)?.message ?? String(cause);
+  return new Error(`connect to ${where} failed: ${detail}${code !== undefined ? ` (${code})` : ""}`, {
+    cause,
+  });
+}
+
 /** Directory part of a "/"-joined path ("." when there is none), for syncDir after a rename. */
 export function parentDir(path: string): string {
   const i = path.lastIndexOf("/");
