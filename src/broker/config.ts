@@ -51,7 +51,7 @@ export const brokerConfigKeys: Record<string, KeyDef> = {
   "log.roll.ms": { kind: "long", default: null, min: 1 },
   "log.index.interval.bytes": { kind: "int", default: "4096", min: 0 },
   "log.index.size.max.bytes": { kind: "int", default: "10485760", min: 4 },
-  "log.flush.interval.messages": { kind: "long", default: String(Number.MAX_SAFE_INTEGER), min: 1 },
+  "log.flush.interval.messages": { kind: "long", default: "9223372036854775807", min: 1 },
   "min.insync.replicas": { kind: "int", default: "1", min: 1 },
   "cluster.id": { kind: "string", default: null },
 };
@@ -102,10 +102,14 @@ export function parseListener(text: string): Listener | null {
 function checkValue(key: string, def: KeyDef, v: string): void {
   if (def.kind === "int" || def.kind === "long") {
     if (!/^-?\d+$/.test(v.trim())) throw new ConfigError(key, `"${v}" is not an integer`);
-    const n = Number(v.trim());
-    if (!Number.isSafeInteger(n) || (def.kind === "int" && (n < -(2 ** 31) || n >= 2 ** 31))) {
-      throw new ConfigError(key, `${v} is out of range for ${def.kind === "int" ? "an int" : "a long"}`);
-    }
+    // Longs span Kafka's int64 (Long.MAX_VALUE is a common "never"); values past 2^53 are kept as
+    // the largest safe number, which means the same for counts and milliseconds.
+    const big = BigInt(v.trim());
+    const inRange = def.kind === "int"
+      ? big >= -(2n ** 31n) && big < 2n ** 31n
+      : big >= -(2n ** 63n) && big < 2n ** 63n;
+    if (!inRange) throw new ConfigError(key, `${v} is out of range for ${def.kind === "int" ? "an int" : "a long"}`);
+    const n = Number(big);
     if (def.min !== undefined && n < def.min) throw new ConfigError(key, `${n} is below the minimum ${def.min}`);
     if (def.max !== undefined && n > def.max) throw new ConfigError(key, `${n} is above the maximum ${def.max}`);
   } else if (def.kind === "bool") {
@@ -134,7 +138,7 @@ export function parseBrokerConfig(input: Map<string, string>): { config: BrokerC
   for (const [k, def] of Object.entries(brokerConfigKeys)) {
     if (!raw.has(k) && def.default !== null) raw.set(k, def.default);
   }
-  const int = (k: string) => Number(raw.get(k));
+  const int = (k: string) => Math.min(Number(raw.get(k)), Number.MAX_SAFE_INTEGER);
   const opt = (k: string) => raw.get(k) ?? null;
   const listeners = splitList(raw.get("listeners")!).map((l) => parseListener(l)!);
   if (listeners.length === 0) throw new ConfigError("listeners", "at least one listener is needed");
@@ -148,6 +152,15 @@ export function parseBrokerConfig(input: Map<string, string>): { config: BrokerC
   const advertised = opt("advertised.listeners") === null
     ? listeners
     : splitList(raw.get("advertised.listeners")!).map((l) => parseListener(l)!);
+  // Kafka's rule: every advertised name is a listener's name, and appears once.
+  const advertisedNames = new Set<string>();
+  for (const l of advertised) {
+    if (!names.has(l.name)) {
+      throw new ConfigError("advertised.listeners", `listener name ${l.name} is not one of the listeners (${[...names].join(", ")})`);
+    }
+    if (advertisedNames.has(l.name)) throw new ConfigError("advertised.listeners", `listener name ${l.name} is advertised twice`);
+    advertisedNames.add(l.name);
+  }
   const logDirs = splitList(raw.get("log.dirs") ?? raw.get("log.dir")!);
   if (logDirs.length === 0) throw new ConfigError("log.dirs", "at least one directory is needed");
   const rollMs = raw.has("log.roll.ms") ? int("log.roll.ms") : int("log.roll.hours") * HOUR_MS;

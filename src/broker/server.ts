@@ -3,9 +3,13 @@
 //
 // Framing: a 4-byte big-endian size, then that many bytes. A size below the smallest header or
 // above socket.request.max.bytes closes the connection before anything is allocated (Kafka does
-// the same). Many requests may be in flight on one connection (clients pipeline); they are
-// handled as they arrive and answered strictly in arrival order. Reading pauses while more than
-// limits.requestsInFlightPerConnectionMax are unanswered, so a client cannot queue unbounded work.
+// the same). Clients pipeline many requests on one connection; the server reads them ahead but
+// handles them one at a time, in arrival order, as Kafka's muted channel does (a produce sent
+// right after a CreateTopics sees the topic; nothing behind a request that closes the connection
+// runs). Responses are written in that order while the next request is handled; handling pauses
+// while more than limits.requestsInFlightPerConnectionMax responses wait to be written, and the
+// platform stops reading the socket while frames wait to be handled, so a client that does not
+// read its answers cannot make the broker queue unbounded work.
 
 import type { Connection, Listener, Platform } from "../platform/mod.ts";
 import { assert, requestHeaderBytesMin, requestsInFlightPerConnectionMax } from "../util/mod.ts";
@@ -79,17 +83,21 @@ export class SocketServer {
       for (;;) {
         const frame = frames.next();
         if (frame === "too-large" || frame === "too-small") {
-          this.logger.warn({ conn: info.id, remote: info.remote, size: frames.badSize }, `closing connection: frame ${frame === "too-large" ? "larger than socket.request.max.bytes" : "smaller than a request header"}`);
-          return responses.closeAfterPending();
+          const what = frame === "too-large" ? "larger than socket.request.max.bytes" : "smaller than a request header";
+          this.logger.warn({ conn: info.id, remote: info.remote, size: frames.badSize }, `closing connection: frame ${what}`);
+          return await responses.flush();
         }
         if (frame === null) break;
-        responses.enqueue(this.handler.handle(frame, info));
-        if (responses.inFlight >= requestsInFlightPerConnectionMax) await responses.drainBelow(requestsInFlightPerConnectionMax / 2);
-        if (responses.closed) return;
+        // One request at a time, as Kafka's muted channel does: a request sees every effect of the
+        // ones before it on this connection, and nothing behind a closing request runs.
+        const response = await this.handler.handle(frame, info);
+        if (response === "close") return await responses.flush();
+        if (response !== null) responses.enqueue(response);
+        if (responses.queued >= requestsInFlightPerConnectionMax) await responses.drainBelow(requestsInFlightPerConnectionMax / 2);
+        if (responses.failed) return;
       }
-      if (responses.closed) return;
     }
-    await responses.closeAfterPending();
+    await responses.flush();
   }
 
   async stop(): Promise<void> {
@@ -166,51 +174,41 @@ export class FrameReader {
   }
 }
 
-/** Writes responses in the order their requests arrived, whatever order they complete in. */
+/**
+ * Writes responses in order while the next request is handled, so a slow reader costs the
+ * connection its pipelining only once the queue passes the in-flight limit.
+ */
 class ResponseWriter {
-  private queue: Promise<Uint8Array | null | "close">[] = [];
-  private running = false;
+  private queue: Uint8Array[] = [];
+  private writing = false;
   private idle: Array<() => void> = [];
-  closed = false;
+  failed = false;
 
   constructor(private readonly conn: Connection) {}
 
-  get inFlight(): number {
+  get queued(): number {
     return this.queue.length;
   }
 
-  enqueue(p: Promise<Uint8Array | null | "close">): void {
-    // Keep rejections from surfacing as unhandled before their turn comes.
-    p.catch(() => {});
-    this.queue.push(p);
-    if (!this.running) this.run();
+  enqueue(response: Uint8Array): void {
+    this.queue.push(response);
+    if (!this.writing) void this.run();
   }
 
   private async run(): Promise<void> {
-    this.running = true;
+    this.writing = true;
     try {
-      while (this.queue.length > 0 && !this.closed) {
-        let response: Uint8Array | null | "close";
-        try {
-          response = await this.queue[0];
-        } catch {
-          response = "close";
-        }
+      while (this.queue.length > 0) {
+        await this.conn.write(this.queue[0]);
         this.queue.shift();
-        if (response === "close") {
-          this.closed = true;
-          this.conn.close();
-        } else if (response !== null) {
-          await this.conn.write(response);
-        }
         this.wake();
       }
     } catch {
-      this.closed = true;
+      this.failed = true;
+      this.queue.length = 0;
       this.conn.close();
     } finally {
-      this.running = false;
-      this.queue.length = this.closed ? 0 : this.queue.length;
+      this.writing = false;
       this.wake();
     }
   }
@@ -222,11 +220,11 @@ class ResponseWriter {
   }
 
   async drainBelow(n: number): Promise<void> {
-    while (this.queue.length > n && !this.closed) await new Promise<void>((r) => this.idle.push(r));
+    while (this.queue.length > n && !this.failed) await new Promise<void>((r) => this.idle.push(r));
   }
 
-  async closeAfterPending(): Promise<void> {
-    await this.drainBelow(0);
-    this.closed = true;
+  /** Resolves once every queued response is written (or writing failed). */
+  flush(): Promise<void> {
+    return this.drainBelow(0);
   }
 }

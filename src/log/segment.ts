@@ -7,7 +7,7 @@
 // - nextOffset is one past the last offset stored (baseOffset when the segment is empty).
 
 import type { FileHandle, Platform } from "../platform/mod.ts";
-import { BatchField, batchLogOverhead } from "../protocol/mod.ts";
+import { BatchField, batchCrcValid, batchLogOverhead } from "../protocol/mod.ts";
 import { assert, recordBatchHeaderBytes, segmentReadChunkBytesMax } from "../util/mod.ts";
 import { OffsetIndex } from "./offset_index.ts";
 
@@ -62,8 +62,8 @@ export class LogSegment {
 
   /**
    * Opens an existing segment. Batches after the last index entry are walked to find the next
-   * offset; the first one that does not look whole (a torn tail) is cut off, and the count of
-   * bytes cut is returned in `truncatedBytes`.
+   * offset; the first one that does not look whole or fails its CRC32C (a torn tail) is cut off,
+   * with everything after it, and the count of bytes cut is returned in `truncatedBytes`.
    */
   static open(platform: Platform, dir: string, baseOffset: number, config: SegmentConfig) {
     const log = platform.fs.open(`${dir}/${segmentFileName(baseOffset, ".log")}`, "readwrite");
@@ -94,9 +94,15 @@ export class LogSegment {
   private walk(from: number): { pos: number; next: number } {
     let pos = from;
     let next = this.baseOffset;
+    let buf = new Uint8Array(0);
     for (;;) {
       const h = this.readHeader(pos);
       if (h === null || h.baseOffset < next) return { pos, next };
+      // A whole-looking batch may still be torn inside (its header reached the disk, a later page
+      // did not): read it back and check its CRC32C, as Kafka's recovery does.
+      if (buf.length < h.size) buf = new Uint8Array(Math.max(h.size, buf.length * 2));
+      const batch = buf.subarray(0, h.size);
+      if (this.log.readAt(batch, pos) !== h.size || !batchCrcValid(batch, 0, h.size)) return { pos, next };
       next = h.lastOffset + 1;
       pos += h.size;
     }
@@ -158,9 +164,11 @@ export class LogSegment {
     let buf = new Uint8Array(Math.max(want, 0));
     let n = want > 0 ? this.log.readAt(buf, position) : 0;
     let whole = wholeBatchesLength(buf, n);
-    if (whole === 0 && minOneBatch) {
+    // No whole batch in the first chunk: the first batch is bigger than maxBytes (wanted anyway
+    // with minOneBatch) or bigger than the read chunk (wanted whenever it fits maxBytes).
+    if (whole === 0) {
       const h = this.readHeader(position);
-      if (h === null || h.size > available) return new Uint8Array(0);
+      if (h === null || h.size > available || (!minOneBatch && h.size > maxBytes)) return new Uint8Array(0);
       buf = new Uint8Array(h.size);
       n = this.log.readAt(buf, position);
       whole = n === h.size ? h.size : 0;

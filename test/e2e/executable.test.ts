@@ -5,6 +5,7 @@ import { test } from "node:test";
 import assert from "node:assert/strict";
 import { spawn } from "node:child_process";
 import { existsSync, rmSync } from "node:fs";
+import net from "node:net";
 import { join } from "node:path";
 import { tempDir } from "../helpers/broker.ts";
 import { run, skipUnless } from "../helpers/tools.ts";
@@ -21,18 +22,26 @@ async function build(outDir: string): Promise<string> {
   return exe;
 }
 
-function freePort(): number {
-  return 20000 + Math.floor(Math.random() * 20000);
+/** A port the kernel just handed out and released: free, and outside the ephemeral range races. */
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const srv = net.createServer();
+    srv.on("error", reject);
+    srv.listen(0, "127.0.0.1", () => {
+      const port = (srv.address() as net.AddressInfo).port;
+      srv.close(() => resolve(port));
+    });
+  });
 }
 
-async function waitForPort(port: number, timeoutMs: number): Promise<void> {
+async function waitForPort(port: number, timeoutMs: number, output: () => string): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   while (Date.now() < deadline) {
     const r = await run("kcat", ["-b", `127.0.0.1:${port}`, "-L", "-m", "2"], { timeoutMs: 5000 });
     if (r.code === 0) return;
     await new Promise((res) => setTimeout(res, 100));
   }
-  throw new Error(`nothing listening on ${port}`);
+  throw new Error(`nothing listening on ${port}; broker output:\n${output()}`);
 }
 
 test("executable: --version, --help, and a bad config value naming the key", async () => {
@@ -56,7 +65,7 @@ test("executable: --version, --help, and a bad config value naming the key", asy
 
 test("executable: serves kcat, stops cleanly on SIGTERM, keeps data across restarts", { skip }, async () => {
   const dir = tempDir();
-  const port = freePort();
+  const port = await freePort();
   const args = ["serve", "--override", `log.dirs=${dir}/logs`, "--override", `listeners=PLAINTEXT://127.0.0.1:${port}`, "--override", "some.unknown.key=1"];
   try {
     const exe = await build(dir);
@@ -69,7 +78,7 @@ test("executable: serves kcat, stops cleanly on SIGTERM, keeps data across resta
       return { child, exited, output: () => out };
     };
     let s = start();
-    await waitForPort(port, 15_000);
+    await waitForPort(port, 15_000, s.output);
     let input = "";
     for (let i = 0; i < 50_000; i++) input += `line-${i}\n`;
     const p = await run("kcat", ["-b", `127.0.0.1:${port}`, "-P", "-t", "exe"], { input, timeoutMs: 60_000 });
@@ -82,7 +91,7 @@ test("executable: serves kcat, stops cleanly on SIGTERM, keeps data across resta
     for (const l of lines) assert.doesNotThrow(() => JSON.parse(l), `log line is JSON: ${l}`);
     assert.ok(lines.some((l) => l.includes("some.unknown.key")), "unknown key is logged");
     s = start();
-    await waitForPort(port, 15_000);
+    await waitForPort(port, 15_000, s.output);
     const c = await run("kcat", ["-b", `127.0.0.1:${port}`, "-C", "-t", "exe", "-e", "-q"], { timeoutMs: 60_000 });
     assert.equal(c.stdout.toString(), input);
     process.kill(s.child.pid!, "SIGTERM");

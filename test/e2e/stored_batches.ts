@@ -6,15 +6,37 @@ import { join } from "node:path";
 
 export const Codec = { none: 0, gzip: 1, snappy: 2, lz4: 3, zstd: 4 } as const;
 
-/** The set of compression codecs (attributes & 7) of the batches in <topic>-<partition>'s first segment. */
-export function storedCodecs(logDir: string, topic: string, partition: number): Set<number> {
+export interface StoredBatch {
+  codec: number;
+  records: number;
+}
+
+/** The codec (attributes & 7) and record count of each batch in <topic>-<partition>'s first segment. */
+export function storedBatches(logDir: string, topic: string, partition: number): StoredBatch[] {
   const log = readFileSync(join(logDir, `${topic}-${partition}`, "00000000000000000000.log"));
-  const codecs = new Set<number>();
+  const batches: StoredBatch[] = [];
   // Batch header: baseOffset int64, batchLength int32 (counts the bytes after itself),
-  // partitionLeaderEpoch int32, magic int8 (byte 16), crc uint32, attributes int16 (byte 21).
-  for (let pos = 0; pos + 23 <= log.length; pos += 12 + log.readInt32BE(pos + 8)) {
+  // partitionLeaderEpoch int32, magic int8 (byte 16), crc uint32, attributes int16 (byte 21), ...,
+  // records count int32 (byte 57), 61 bytes in all.
+  for (let pos = 0; pos + 61 <= log.length; pos += 12 + log.readInt32BE(pos + 8)) {
     assert.equal(log[pos + 16], 2, `${topic}-${partition}: batch at byte ${pos} has magic 2`);
-    codecs.add(log.readInt16BE(pos + 21) & 7);
+    batches.push({ codec: log.readInt16BE(pos + 21) & 7, records: log.readInt32BE(pos + 57) });
   }
-  return codecs;
+  return batches;
+}
+
+/**
+ * Checks a partition's batches were stored with the codec the client used. Clients (kafka-python,
+ * librdkafka) send a batch uncompressed when compressing would not make it smaller, which happens
+ * to small batches (one record sent before the rest queue up), so only batches of at least
+ * `minRecords` must carry the codec, and at least one batch must.
+ */
+export function assertStoredCodec(logDir: string, topic: string, partition: number, codec: number, minRecords = 20): void {
+  const batches = storedBatches(logDir, topic, partition);
+  const why = `${topic}-${partition} batches (codec, records): ${batches.map((b) => `${b.codec}:${b.records}`).join(" ")}`;
+  assert.ok(batches.some((b) => b.codec === codec), why);
+  for (const b of batches) {
+    if (codec === Codec.none || b.records >= minRecords) assert.equal(b.codec, codec, why);
+    else assert.ok(b.codec === codec || b.codec === Codec.none, why);
+  }
 }

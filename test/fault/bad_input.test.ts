@@ -3,9 +3,10 @@
 // it still serves OTHER connections and still returns everything produced before.
 import assert from "node:assert/strict";
 import { test } from "node:test";
-import { apiSchemas, ApiVersionsApi, FetchApi, MetadataApi, ProduceApi } from "../../src/protocol/api/mod.ts";
+import { apiSchemas, ApiVersionsApi, CreateTopicsApi, DeleteTopicsApi, FetchApi, MetadataApi, ProduceApi } from "../../src/protocol/api/mod.ts";
 import { Writer } from "../../src/util/bytes.ts";
 import { ErrorCode } from "../../src/util/errors.ts";
+import type { Logger } from "../../src/util/logger.ts";
 import { startBroker, type TestBroker } from "../helpers/broker.ts";
 import { buildBatch, buildMagic1Message, concatBytes, parseBatches, text, valueRecords } from "../helpers/record_batch.ts";
 import {
@@ -28,7 +29,17 @@ const BEFORE = ["before-0", "before-1", "before-2"];
  * the broker.
  */
 async function withBroker(overrides: Record<string, string>, fn: (b: TestBroker) => Promise<string[] | void>): Promise<void> {
-  const b = await startBroker(overrides);
+  // Error-level lines mean a handler threw or a connection failed unexpectedly: a bug, never a
+  // fitting answer to bad input (which gets warn-level "closing connection" lines).
+  const errors: string[] = [];
+  const logger: Logger = {
+    debug() {},
+    info() {},
+    warn() {},
+    error: (fields, msg) => void errors.push(`${msg} ${JSON.stringify(fields)}`),
+    child: () => logger,
+  };
+  const b = await startBroker(overrides, undefined, logger);
   try {
     const c = await WireClient.connect(b.port);
     try {
@@ -41,6 +52,7 @@ async function withBroker(overrides: Record<string, string>, fn: (b: TestBroker)
     }
     const expected = await fn(b);
     await assertStillServing(b, expected ?? BEFORE);
+    assert.deepEqual(errors, [], "no handler failed and no connection failed unexpectedly");
   } finally {
     await b.stop();
   }
@@ -137,6 +149,64 @@ test("bad input: random bodies behind valid headers, for every API and version, 
       }
     }
     assert.ok(outcomes.closed > 0, JSON.stringify(outcomes));
+  });
+});
+
+test("bad input: mutated valid requests (bytes flipped, bodies cut) never take the broker down", async () => {
+  await withBroker({ "auto.create.topics.enable": "false" }, async (b) => {
+    const c0 = await WireClient.connect(b.port);
+    try {
+      assert.equal((await createTopic(c0, "fuzzed-topic", { numPartitions: 2 })).errorCode, 0);
+    } finally {
+      c0.close();
+    }
+    const batch = buildBatch(valueRecords(3, "m"));
+    const fetchTopic = { topic: "fuzzed-topic", partitions: [{ partition: 0, fetchOffset: 0n, partitionMaxBytes: 1 << 20 }] };
+    const seeds: [string, Uint8Array][] = [
+      ["produce v7", encodeRequest(ProduceApi, 7, 1, { transactionalId: null, acks: 1, timeoutMs: 1000, topicData: [{ name: "fuzzed-topic", partitionData: [{ index: 0, records: batch }] }] })],
+      ["produce v9", encodeRequest(ProduceApi, 9, 1, { transactionalId: null, acks: -1, timeoutMs: 1000, topicData: [{ name: "fuzzed-topic", partitionData: [{ index: 1, records: batch }] }] })],
+      ["fetch v4", encodeRequest(FetchApi, 4, 1, { replicaId: -1, maxWaitMs: 10, minBytes: 1, maxBytes: 1 << 20, isolationLevel: 0, topics: [fetchTopic] })],
+      ["fetch v12", encodeRequest(FetchApi, 12, 1, { replicaId: -1, maxWaitMs: 10, minBytes: 1, maxBytes: 1 << 20, topics: [fetchTopic], forgottenTopicsData: [], rackId: "" })],
+      ["metadata v12", encodeRequest(MetadataApi, 12, 1, { topics: [{ name: "fuzzed-topic" }], allowAutoTopicCreation: false })],
+      ["metadata v1", encodeRequest(MetadataApi, 1, 1, { topics: [{ name: "fuzzed-topic" }] })],
+      ["list offsets v5", encodeRequest(apiSchemas.find((a) => a.apiKey === 2)!, 5, 1, { replicaId: -1, isolationLevel: 0, topics: [{ name: "fuzzed-topic", partitions: [{ partitionIndex: 0, currentLeaderEpoch: -1, timestamp: -1n }] }] })],
+      ["api versions v3", encodeRequest(ApiVersionsApi, 3, 1, { clientSoftwareName: "fuzz", clientSoftwareVersion: "1.0" })],
+    ];
+    let rng = 0x9e3779b9;
+    const rand = (n: number) => {
+      rng ^= rng << 13;
+      rng >>>= 0;
+      rng ^= rng >>> 17;
+      rng ^= rng << 5;
+      rng >>>= 0;
+      return rng % n;
+    };
+    const mutants: Uint8Array[] = [];
+    for (const [, wire] of seeds) {
+      for (let i = 0; i < 30; i++) {
+        // Keep the size prefix and API key intact: the body (from the version on) is fair game.
+        let m: Uint8Array = wire.slice();
+        if (i % 5 === 4) m = frame(m.slice(4, 4 + 4 + rand(m.length - 8))); // cut short
+        else for (let k = 0; k <= rand(3); k++) m[6 + rand(m.length - 6)] = rand(256);
+        // A mutated version outside the API's range just closes; keep most in range.
+        if (i % 3 !== 0) m.set(wire.subarray(6, 8), 6);
+        mutants.push(m);
+      }
+    }
+    const outcomes = { closed: 0, answered: 0, silent: 0 };
+    for (let i = 0; i < mutants.length; i += 20) {
+      await Promise.all(mutants.slice(i, i + 20).map(async (m) => {
+        const c = await WireClient.connect(b.port);
+        try {
+          await c.write(m);
+          const first = await Promise.race([c.closed.then(() => "closed"), c.nextFrame(1_500).then(() => "answered", () => "silent")]);
+          outcomes[first === "closed" && c.pendingBytes > 0 ? "answered" : (first as keyof typeof outcomes)]++;
+        } finally {
+          c.close();
+        }
+      }));
+    }
+    assert.ok(outcomes.closed > 0 && outcomes.answered > 0, JSON.stringify(outcomes));
   });
 });
 
@@ -521,6 +591,119 @@ test("bad input: many pipelined requests on one connection are answered in order
       // Appends happened in request order too.
       assert.deepEqual(produced, produced.map((_, i) => 3n + BigInt(i)));
       return [...BEFORE, ...kinds.flatMap((k, i) => (k === "produce" ? [`p${i}`] : []))];
+    } finally {
+      c.close();
+    }
+  });
+});
+
+test("bad input: requests pipelined before a bad frame are answered, in order, before the connection closes", async () => {
+  await withBroker({ "socket.request.max.bytes": String(1 << 20) }, async (b) => {
+    for (const bad of ["too-large", "unknown-api"]) {
+      const c = await WireClient.connect(b.port);
+      try {
+        const good = [1, 2, 3].map((id) => encodeRequest(ApiVersionsApi, 0, id, {}));
+        const w = new Writer();
+        if (bad === "too-large") w.int32((1 << 20) + 1);
+        else w.int32(8).int16(999).int16(0).int32(4);
+        await c.write(concatBytes(...good, w.finish().slice()));
+        for (const id of [1, 2, 3]) {
+          const payload = await c.nextFrame();
+          assert.ok(payload !== null, `${bad}: answer ${id} arrives`);
+          assert.equal(decodeResponse(ApiVersionsApi, 0, payload).correlationId, id);
+        }
+        assert.ok(await c.waitClosed(5_000), `${bad}: then the connection closes`);
+      } finally {
+        c.close();
+      }
+    }
+  });
+});
+
+test("bad input: requests pipelined behind one that closes the connection are not executed", async () => {
+  await withBroker({}, async (b) => {
+    const c = await WireClient.connect(b.port);
+    try {
+      const w = new Writer();
+      w.int32(8).int16(999).int16(0).int32(1); // unknown API key: the broker closes
+      const behind = encodeRequest(ProduceApi, 7, 2, {
+        transactionalId: null, acks: 1, timeoutMs: 1000,
+        topicData: [{ name: TOPIC, partitionData: [{ index: 0, records: buildBatch([{ value: "behind" }]) }] }],
+      });
+      await c.write(concatBytes(w.finish().slice(), behind));
+      assert.ok(await c.waitClosed(5_000));
+      assert.equal(c.pendingBytes, 0, "no answer to the produce");
+    } finally {
+      c.close();
+    }
+    assert.equal(await logEndOffset(b), 3n, "the produce behind the bad request was not appended");
+  });
+});
+
+test("bad input: a produce pipelined behind a CreateTopics on the same connection sees the created topic", async () => {
+  await withBroker({ "auto.create.topics.enable": "false" }, async (b) => {
+    const c = await WireClient.connect(b.port);
+    try {
+      const create = encodeRequest(CreateTopicsApi, 7, 1, {
+        topics: [{ name: "piped", numPartitions: 1, replicationFactor: 1, assignments: [], configs: [] }],
+        timeoutMs: 10_000, validateOnly: false,
+      });
+      const prod = encodeRequest(ProduceApi, 7, 2, {
+        transactionalId: null, acks: 1, timeoutMs: 1000,
+        topicData: [{ name: "piped", partitionData: [{ index: 0, records: buildBatch([{ value: "x" }]) }] }],
+      });
+      await c.write(concatBytes(create, prod));
+      const created = decodeResponse(CreateTopicsApi, 7, (await c.nextFrame())!).body;
+      assert.equal((created.topics as { errorCode: number }[])[0].errorCode, 0);
+      const produced = decodeResponse(ProduceApi, 7, (await c.nextFrame())!).body;
+      const p = (produced.responses as { partitionResponses: { errorCode: number }[] }[])[0].partitionResponses[0];
+      assert.equal(p.errorCode, 0, "the produce behind the create succeeds");
+    } finally {
+      c.close();
+    }
+  });
+});
+
+test("bad input: an acks=0 produce gets no answer; a refused one closes the connection", async () => {
+  await withBroker({}, async (b) => {
+    const c = await WireClient.connect(b.port);
+    try {
+      const bad = buildBatch([{ value: "bad" }]);
+      bad[bad.length - 1] ^= 1;
+      await c.send(ProduceApi, 7, {
+        transactionalId: null, acks: 0, timeoutMs: 1000,
+        topicData: [{ name: TOPIC, partitionData: [{ index: 0, records: buildBatch([{ value: "quiet" }]) }] }],
+      });
+      // The next request's answer is the first thing to come back.
+      const av = await c.request(ApiVersionsApi, 0, {});
+      assert.equal(av.errorCode, 0);
+      assert.equal(await logEndOffset(b), 4n, "the acks=0 produce was appended");
+      await c.send(ProduceApi, 7, {
+        transactionalId: null, acks: 0, timeoutMs: 1000,
+        topicData: [{ name: TOPIC, partitionData: [{ index: 0, records: bad }] }],
+      });
+      assert.ok(await c.waitClosed(5_000), "a failed acks=0 produce closes the connection");
+      assert.equal(c.pendingBytes, 0);
+    } finally {
+      c.close();
+    }
+    return [...BEFORE, "quiet"];
+  });
+});
+
+test("bad input: ListOffsets for an unknown partition and DeleteTopics for an unknown topic get Kafka's codes", async () => {
+  await withBroker({}, async (b) => {
+    const c = await WireClient.connect(b.port);
+    try {
+      assert.equal((await listOffset(c, TOPIC, 5, -1n)).errorCode, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION);
+      assert.equal((await listOffset(c, "nope", 0, -2n)).errorCode, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION);
+      const del = await c.request(DeleteTopicsApi, 4, { topicNames: ["nope"], timeoutMs: 1000 });
+      assert.equal((del.responses as { errorCode: number }[])[0].errorCode, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION);
+      const dup = await c.request(CreateTopicsApi, 7, {
+        topics: ["twice", "twice"].map((name) => ({ name, numPartitions: 1, replicationFactor: 1, assignments: [], configs: [] })),
+        timeoutMs: 5000, validateOnly: false,
+      });
+      assert.deepEqual((dup.topics as { errorCode: number }[]).map((t) => t.errorCode), [ErrorCode.INVALID_REQUEST, ErrorCode.INVALID_REQUEST]);
     } finally {
       c.close();
     }

@@ -8,7 +8,7 @@ import { Broker, parseBrokerConfig } from "../../src/broker/mod.ts";
 import { loadPlatform } from "../../src/platform/mod.ts";
 import type { Platform } from "../../src/platform/types.ts";
 import { EmbeddedRegistryStore } from "../../src/registry/mod.ts";
-import { silentLogger } from "../../src/util/logger.ts";
+import { type Logger, silentLogger } from "../../src/util/logger.ts";
 
 export interface TestBroker {
   broker: Broker;
@@ -26,7 +26,8 @@ export function tempDir(prefix = "strand-test-"): string {
   return mkdtempSync(join(tmpdir(), prefix));
 }
 
-export async function startBroker(overrides: Record<string, string> = {}, logDir = tempDir()): Promise<TestBroker> {
+/** `logger` lets a test see the broker's log lines (e.g. to check no handler failed). */
+export async function startBroker(overrides: Record<string, string> = {}, logDir = tempDir(), logger: Logger = silentLogger): Promise<TestBroker> {
   const platform = await loadPlatform();
   let port = Number(overrides.port ?? 0);
   const boot = async () => {
@@ -38,7 +39,7 @@ export async function startBroker(overrides: Record<string, string> = {}, logDir
     ]);
     const { config } = parseBrokerConfig(raw);
     const store = EmbeddedRegistryStore.open(platform, `${config.logDirs[0]}/.strand-registry`);
-    const broker = await Broker.start(platform, config, store.session(), silentLogger);
+    const broker = await Broker.start(platform, config, store.session(), logger);
     port = broker.port;
     return { broker, store };
   };
