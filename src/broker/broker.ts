@@ -83,7 +83,11 @@ export class Broker {
       logger: log,
     };
     const dispatcher = new RequestDispatcher(services, apiHandlers, log);
-    const server = new SocketServer(platform, { listeners: config.listeners, socketRequestMaxBytes: config.socketRequestMaxBytes }, dispatcher, log);
+    const server = new SocketServer(platform, {
+      listeners: config.listeners,
+      socketRequestMaxBytes: config.socketRequestMaxBytes,
+      connectionsMaxIdleMs: config.connectionsMaxIdleMs,
+    }, dispatcher, log);
     const bound = await server.start();
     try {
       await register(platform, config, registry, brokerId, bound);

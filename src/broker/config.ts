@@ -45,6 +45,7 @@ export const brokerConfigKeys: Record<string, KeyDef> = {
   "delete.topic.enable": { kind: "bool", default: "true" },
   "message.max.bytes": { kind: "int", default: "1048588", min: 0 },
   "socket.request.max.bytes": { kind: "int", default: "104857600", min: 1 },
+  "connections.max.idle.ms": { kind: "long", default: "600000", min: 1 },
   "fetch.max.bytes": { kind: "int", default: "57671680", min: 1024 },
   "log.segment.bytes": { kind: "int", default: "1073741824", min: 14 },
   "log.roll.hours": { kind: "int", default: "168", min: 1 },
@@ -76,6 +77,7 @@ export interface BrokerConfig {
   messageMaxBytes: number;
   socketRequestMaxBytes: number;
   fetchMaxBytes: number;
+  connectionsMaxIdleMs: number;
   logSegmentBytes: number;
   logRollMs: number;
   logIndexIntervalBytes: number;
@@ -178,6 +180,7 @@ export function parseBrokerConfig(input: Map<string, string>): { config: BrokerC
     messageMaxBytes: int("message.max.bytes"),
     socketRequestMaxBytes: int("socket.request.max.bytes"),
     fetchMaxBytes: int("fetch.max.bytes"),
+    connectionsMaxIdleMs: int("connections.max.idle.ms"),
     logSegmentBytes: int("log.segment.bytes"),
     logRollMs: rollMs,
     logIndexIntervalBytes: int("log.index.interval.bytes"),

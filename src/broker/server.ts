@@ -34,6 +34,8 @@ export interface ConnectionInfo {
 export interface ServerOptions {
   listeners: { name: string; host: string; port: number }[];
   socketRequestMaxBytes: number;
+  /** connections.max.idle.ms: a connection that sends nothing for this long is closed. */
+  connectionsMaxIdleMs: number;
 }
 
 export class SocketServer {
@@ -74,11 +76,26 @@ export class SocketServer {
   }
 
   private async serve(conn: Connection, info: ConnectionInfo): Promise<void> {
+    // Closing an idle connection makes its pending read return null, which ends the loop.
+    const idleMs = this.options.connectionsMaxIdleMs;
+    let idle = this.platform.clock.setTimeout(() => this.closeIdle(conn, info), idleMs);
+    try {
+      await this.serveFrames(conn, info, () => {
+        idle.cancel();
+        idle = this.platform.clock.setTimeout(() => this.closeIdle(conn, info), idleMs);
+      });
+    } finally {
+      idle.cancel();
+    }
+  }
+
+  private async serveFrames(conn: Connection, info: ConnectionInfo, onActivity: () => void): Promise<void> {
     const frames = new FrameReader(this.options.socketRequestMaxBytes);
     const responses = new ResponseWriter(conn);
     for (;;) {
       const chunk = await conn.read();
       if (chunk === null) break;
+      onActivity();
       frames.push(chunk);
       for (;;) {
         const frame = frames.next();
@@ -98,6 +115,11 @@ export class SocketServer {
       }
     }
     await responses.flush();
+  }
+
+  private closeIdle(conn: Connection, info: ConnectionInfo): void {
+    this.logger.info({ conn: info.id, remote: info.remote }, "closing idle connection (connections.max.idle.ms)");
+    conn.close();
   }
 
   async stop(): Promise<void> {

@@ -709,3 +709,19 @@ test("bad input: ListOffsets for an unknown partition and DeleteTopics for an un
     }
   });
 });
+
+test("bad input: a connection that sends half a frame and goes quiet is closed after connections.max.idle.ms", async () => {
+  await withBroker({ "connections.max.idle.ms": "300" }, async (b) => {
+    const c = await WireClient.connect(b.port);
+    try {
+      const w = new Writer();
+      w.int32(100).int16(18);
+      await c.write(w.finish().slice());
+      const t0 = Date.now();
+      assert.ok(await c.waitClosed(5_000), "the idle connection is closed");
+      assert.ok(Date.now() - t0 >= 200, "not before the idle time");
+    } finally {
+      c.close();
+    }
+  });
+});
