@@ -1,13 +1,14 @@
 // Broker: wires the parts of one strand broker together and runs its start-up and shutdown in
 // Kafka's order.
 //
-// Start-up: Kafka's top-level znodes → cluster id → broker id → logs loaded → partitions empty
+// Start-up: Kafka's top-level znodes → cluster id → broker id → logs loaded (recovered after an
+// unclean stop; the event loop stays responsive meanwhile) → partitions empty
 // until the controller speaks → listeners bound → /brokers/ids/<id> registered (ephemeral) →
 // controller election. Shutdown reverses it: controller resigns, listeners close, waiting
 // fetches complete, logs are flushed and closed, the registry session ends (the registration
 // disappears).
 
-import { KafkaController, ZkTopicAdmin } from "../controller/mod.ts";
+import { KafkaController, ZkConfigAdmin, ZkTopicAdmin } from "../controller/mod.ts";
 import type { TopicLogConfig } from "../log/mod.ts";
 import { LogManager } from "../log/mod.ts";
 import type { Platform } from "../platform/mod.ts";
@@ -24,9 +25,11 @@ import { randomUuid, uuidToBase64 } from "../util/mod.ts";
 import type { Logger } from "../util/mod.ts";
 import { apiHandlers } from "./api/mod.ts";
 import type { BrokerConfig } from "./config.ts";
+import { ConfigChangeWatcher } from "./config_change_watcher.ts";
 import { RequestDispatcher } from "./dispatch.ts";
 import { LocalControllerChannel } from "./local_channel.ts";
 import { MetadataCache } from "./metadata_cache.ts";
+import { createCoordinator, offsetsTopicEnsurer } from "./group_wiring.ts";
 import { SocketServer } from "./server.ts";
 import type { BrokerServices } from "./services.ts";
 
@@ -49,6 +52,7 @@ export class Broker {
     private readonly logManager: LogManager,
     private readonly registry: Registry,
     private readonly logger: Logger,
+    private readonly configWatcher: ConfigChangeWatcher,
   ) {}
 
   get port(): number {
@@ -64,21 +68,42 @@ export class Broker {
       indexIntervalBytes: config.logIndexIntervalBytes,
       segmentIndexBytes: config.logIndexSizeMaxBytes,
       maxMessageBytes: config.messageMaxBytes,
+      retentionMs: config.logRetentionMs,
+      retentionBytes: config.logRetentionBytes,
+      flushMessages: config.logFlushIntervalMessages,
+      flushMs: config.logFlushIntervalMs,
+      fileDeleteDelayMs: config.logSegmentDeleteDelayMs,
+      cleanupPolicy: config.logCleanupPolicy,
     };
     const brokerId = config.brokerId >= 0 ? config.brokerId : await generateBrokerId(platform, config, registry);
     const log = logger.child({ broker: brokerId });
-    const logManager = new LogManager(platform, config.logDirs, logDefaults, log);
-    logManager.startup(brokerId, clusterId);
+    const logManager = new LogManager(platform, config.logDirs, logDefaults, log, {
+      numRecoveryThreadsPerDataDir: config.numRecoveryThreadsPerDataDir,
+      retentionCheckMs: config.logRetentionCheckIntervalMs,
+      flushCheckMs: config.logFlushSchedulerIntervalMs,
+      flushRecoveryOffsetCheckpointMs: config.logFlushOffsetCheckpointIntervalMs,
+      flushStartOffsetCheckpointMs: config.logFlushStartOffsetCheckpointIntervalMs,
+      highWatermarkCheckpointMs: config.replicaHighWatermarkCheckpointIntervalMs,
+    });
+    // Recovery (after an unclean stop) runs here, before any listener is bound, as in Kafka.
+    await logManager.startup(brokerId, clusterId);
 
     const metadata = new MetadataCache(brokerId);
     metadata.clusterId = clusterId;
     const replicaManager = new ReplicaManager(brokerId, logManager, platform.clock, log);
+    const configAdmin = new ZkConfigAdmin(registry);
+    const topicAdmin = new ZkTopicAdmin(platform, registry, metadata);
+    const coordinator = createCoordinator(platform, config, replicaManager, log);
     const services: BrokerServices = {
       config,
       brokerId,
       metadata,
       replicaManager,
-      topicAdmin: new ZkTopicAdmin(platform, registry, metadata),
+      topicAdmin,
+      configAdmin,
+      coordinator,
+      ensureOffsetsTopic: offsetsTopicEnsurer(config, metadata, topicAdmin, log),
+      registry,
       clock: platform.clock,
       logger: log,
     };
@@ -99,15 +124,20 @@ export class Broker {
     const channel = new LocalControllerChannel(brokerId, metadata, replicaManager, logDefaults);
     const listenerName = config.listeners[0].name;
     const controller = new KafkaController(registry, channel, platform.clock, { brokerId, listenerName }, log);
+    const configWatcher = new ConfigChangeWatcher(registry, configAdmin, metadata, replicaManager, logDefaults, platform.clock, log);
+    await configWatcher.startup();
+    coordinator.startup();
     await controller.startup();
     log.info({ clusterId, ports: bound.map((b) => b.port) }, "broker started");
-    return new Broker(config, brokerId, clusterId, bound, services, server, controller, logManager, registry, log);
+    return new Broker(config, brokerId, clusterId, bound, services, server, controller, logManager, registry, log, configWatcher);
   }
 
   async shutdown(): Promise<void> {
     this.logger.info({}, "broker shutting down");
     await this.controller.shutdown();
+    await this.configWatcher.shutdown();
     await this.server.stop();
+    this.services.coordinator.shutdown();
     this.services.replicaManager.shutdown();
     this.logManager.shutdown();
     try {

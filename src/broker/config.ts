@@ -3,6 +3,8 @@
 // a typed BrokerConfig. Unknown keys are reported to the caller to log, never fatal; an invalid
 // value throws ConfigError naming the key.
 
+import type { GroupCoordinatorConfig } from "../coordinator/mod.ts";
+
 export class ConfigError extends Error {
   override name = "ConfigError";
   constructor(readonly key: string, message: string) {
@@ -30,6 +32,12 @@ function listenerCheck(v: string): string | null {
   return null;
 }
 
+function cleanupPolicyCheck(v: string): string | null {
+  const parts = splitList(v);
+  if (parts.length === 0 || parts.some((p) => p !== "delete" && p !== "compact")) return `"${v}" is not a list of delete and compact`;
+  return null;
+}
+
 /** Every key strand reads, with Kafka's default. */
 export const brokerConfigKeys: Record<string, KeyDef> = {
   "broker.id": { kind: "int", default: "-1", min: -1 },
@@ -53,8 +61,32 @@ export const brokerConfigKeys: Record<string, KeyDef> = {
   "log.index.interval.bytes": { kind: "int", default: "4096", min: 0 },
   "log.index.size.max.bytes": { kind: "int", default: "10485760", min: 4 },
   "log.flush.interval.messages": { kind: "long", default: "9223372036854775807", min: 1 },
+  "log.flush.interval.ms": { kind: "long", default: null, min: 0 },
+  "log.flush.scheduler.interval.ms": { kind: "long", default: "9223372036854775807", min: 0 },
+  "log.flush.offset.checkpoint.interval.ms": { kind: "int", default: "60000", min: 0 },
+  "log.flush.start.offset.checkpoint.interval.ms": { kind: "int", default: "60000", min: 0 },
+  "replica.high.watermark.checkpoint.interval.ms": { kind: "long", default: "5000", min: 1 },
+  "num.recovery.threads.per.data.dir": { kind: "int", default: "1", min: 1 },
+  // Retention: ms wins over minutes, minutes over hours; a negative result means no time limit.
+  "log.retention.hours": { kind: "int", default: "168" },
+  "log.retention.minutes": { kind: "int", default: null },
+  "log.retention.ms": { kind: "long", default: null },
+  "log.retention.bytes": { kind: "long", default: "-1" },
+  "log.retention.check.interval.ms": { kind: "long", default: "300000", min: 1 },
+  "log.segment.delete.delay.ms": { kind: "long", default: "60000", min: 0 },
+  "log.cleanup.policy": { kind: "list", default: "delete", check: cleanupPolicyCheck },
   "min.insync.replicas": { kind: "int", default: "1", min: 1 },
   "cluster.id": { kind: "string", default: null },
+  "group.min.session.timeout.ms": { kind: "int", default: "6000", min: 0 },
+  "group.max.session.timeout.ms": { kind: "int", default: "1800000", min: 0 },
+  "group.initial.rebalance.delay.ms": { kind: "int", default: "3000", min: 0 },
+  "group.max.size": { kind: "int", default: "2147483647", min: 1 },
+  "offsets.topic.num.partitions": { kind: "int", default: "50", min: 1, max: 10_000 },
+  "offsets.topic.replication.factor": { kind: "int", default: "3", min: 1, max: 255 },
+  "offsets.topic.segment.bytes": { kind: "int", default: "104857600", min: 1 },
+  "offsets.retention.minutes": { kind: "int", default: "10080", min: 1 },
+  "offsets.retention.check.interval.ms": { kind: "long", default: "600000", min: 1 },
+  "offset.metadata.max.bytes": { kind: "int", default: "4096", min: 0 },
 };
 
 export interface Listener {
@@ -82,11 +114,28 @@ export interface BrokerConfig {
   logRollMs: number;
   logIndexIntervalBytes: number;
   logIndexSizeMaxBytes: number;
+  /** log.retention.ms|minutes|hours resolved to ms; -1: no time limit. */
+  logRetentionMs: number;
+  logRetentionBytes: number;
+  logRetentionCheckIntervalMs: number;
+  logFlushIntervalMessages: number;
+  /** log.flush.interval.ms, else log.flush.scheduler.interval.ms (Kafka's fallback). */
+  logFlushIntervalMs: number;
+  logFlushSchedulerIntervalMs: number;
+  logFlushOffsetCheckpointIntervalMs: number;
+  logFlushStartOffsetCheckpointIntervalMs: number;
+  replicaHighWatermarkCheckpointIntervalMs: number;
+  numRecoveryThreadsPerDataDir: number;
+  logSegmentDeleteDelayMs: number;
+  logCleanupPolicy: string;
   minInsyncReplicas: number;
   /** Cluster id to use when the registry has none yet (strand extension; Kafka generates one). */
   clusterId: string | null;
+  groupCoordinator: GroupCoordinatorConfig;
   /** The raw values of every known key, after defaults (for DescribeConfigs and the admin API). */
   raw: Map<string, string>;
+  /** The known keys given explicitly (server.properties, --override, STRAND_*): Kafka's static configs. */
+  configured: Set<string>;
 }
 
 export function splitList(v: string): string[] {
@@ -137,6 +186,7 @@ export function parseBrokerConfig(input: Map<string, string>): { config: BrokerC
     checkValue(k, def, v);
     raw.set(k, v.trim());
   }
+  const configured = new Set(raw.keys());
   for (const [k, def] of Object.entries(brokerConfigKeys)) {
     if (!raw.has(k) && def.default !== null) raw.set(k, def.default);
   }
@@ -166,6 +216,10 @@ export function parseBrokerConfig(input: Map<string, string>): { config: BrokerC
   const logDirs = splitList(raw.get("log.dirs") ?? raw.get("log.dir")!);
   if (logDirs.length === 0) throw new ConfigError("log.dirs", "at least one directory is needed");
   const rollMs = raw.has("log.roll.ms") ? int("log.roll.ms") : int("log.roll.hours") * HOUR_MS;
+  const retentionMs = raw.has("log.retention.ms")
+    ? int("log.retention.ms")
+    : raw.has("log.retention.minutes") ? int("log.retention.minutes") * 60_000 : int("log.retention.hours") * HOUR_MS;
+  const flushIntervalMs = raw.has("log.flush.interval.ms") ? int("log.flush.interval.ms") : int("log.flush.scheduler.interval.ms");
   const config: BrokerConfig = {
     brokerId: int("broker.id"),
     rack: opt("broker.rack"),
@@ -185,9 +239,34 @@ export function parseBrokerConfig(input: Map<string, string>): { config: BrokerC
     logRollMs: rollMs,
     logIndexIntervalBytes: int("log.index.interval.bytes"),
     logIndexSizeMaxBytes: int("log.index.size.max.bytes"),
+    logRetentionMs: retentionMs < 0 ? -1 : retentionMs,
+    logRetentionBytes: int("log.retention.bytes"),
+    logRetentionCheckIntervalMs: int("log.retention.check.interval.ms"),
+    logFlushIntervalMessages: int("log.flush.interval.messages"),
+    logFlushIntervalMs: flushIntervalMs,
+    logFlushSchedulerIntervalMs: int("log.flush.scheduler.interval.ms"),
+    logFlushOffsetCheckpointIntervalMs: int("log.flush.offset.checkpoint.interval.ms"),
+    logFlushStartOffsetCheckpointIntervalMs: int("log.flush.start.offset.checkpoint.interval.ms"),
+    replicaHighWatermarkCheckpointIntervalMs: int("replica.high.watermark.checkpoint.interval.ms"),
+    numRecoveryThreadsPerDataDir: int("num.recovery.threads.per.data.dir"),
+    logSegmentDeleteDelayMs: int("log.segment.delete.delay.ms"),
+    logCleanupPolicy: splitList(raw.get("log.cleanup.policy")!).join(","),
     minInsyncReplicas: int("min.insync.replicas"),
     clusterId: opt("cluster.id"),
+    groupCoordinator: {
+      groupMinSessionTimeoutMs: int("group.min.session.timeout.ms"),
+      groupMaxSessionTimeoutMs: int("group.max.session.timeout.ms"),
+      groupInitialRebalanceDelayMs: int("group.initial.rebalance.delay.ms"),
+      groupMaxSize: int("group.max.size"),
+      offsetsTopicNumPartitions: int("offsets.topic.num.partitions"),
+      offsetsTopicReplicationFactor: int("offsets.topic.replication.factor"),
+      offsetsTopicSegmentBytes: int("offsets.topic.segment.bytes"),
+      offsetsRetentionMs: int("offsets.retention.minutes") * 60_000,
+      offsetsRetentionCheckIntervalMs: int("offsets.retention.check.interval.ms"),
+      offsetMetadataMaxBytes: int("offset.metadata.max.bytes"),
+    },
     raw,
+    configured,
   };
   return { config, unknownKeys };
 }

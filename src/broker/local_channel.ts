@@ -27,7 +27,7 @@ export class LocalControllerChannel implements ControllerChannel {
   leaderAndIsr(brokerId: number, controllerEpoch: number, topics: TopicInfo[]): Promise<void> {
     this.checkEpoch(controllerEpoch);
     for (const t of topics) {
-      const config = effectiveLogConfig(this.logDefaults, t.configs);
+      const config = effectiveLogConfig(this.logDefaults, this.metadata.offerTopicConfigs(t.name, t.configs, t.configsZxid));
       for (const p of t.partitions) {
         if (p.replicas.includes(brokerId)) this.replicaManager.becomeLeaderOrFollower(p, config);
       }
@@ -48,7 +48,8 @@ export class LocalControllerChannel implements ControllerChannel {
     this.metadata.setBrokers(brokers);
     for (const name of deletedTopics) this.metadata.removeTopic(name);
     for (const t of topics) {
-      this.metadata.updateTopic({ name: t.name, topicId: t.topicId, isInternal: false, partitions: t.partitions, configs: t.configs });
+      const configs = this.metadata.offerTopicConfigs(t.name, t.configs, t.configsZxid);
+      this.metadata.updateTopic({ name: t.name, topicId: t.topicId, isInternal: false, partitions: t.partitions, configs });
     }
     return Promise.resolve();
   }

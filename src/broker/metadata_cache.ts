@@ -3,6 +3,11 @@
 // controller id and the cluster id. Metadata, ListOffsets and the topic handlers read it; only
 // updateMetadata / removeTopic change it. Waiters let CreateTopics / DeleteTopics answer once
 // the change has reached this broker.
+//
+// Topic config overrides have two writers: the controller (with the topic's partition state) and
+// the ConfigChangeWatcher (after an AlterConfigs). Each read of /config/topics/<t> is tagged
+// with the node's mzxid, and the newer read wins, so a controller message carrying configs it
+// read before a change cannot undo that change here.
 
 import type { PartitionState } from "../replication/mod.ts";
 
@@ -26,6 +31,7 @@ export class MetadataCache {
   controllerId = -1;
   private brokers = new Map<number, BrokerEndpoint>();
   private topics = new Map<string, TopicMetadata>();
+  private topicConfigs = new Map<string, { configs: Record<string, string>; zxid: bigint }>();
   private waiters = new Set<() => void>();
 
   constructor(readonly localBrokerId: number) {}
@@ -50,7 +56,21 @@ export class MetadataCache {
 
   removeTopic(name: string): void {
     this.topics.delete(name);
+    this.topicConfigs.delete(name);
     this.notify();
+  }
+
+  /**
+   * Offers a topic's config overrides as read from the registry at `zxid`; keeps them unless a
+   * newer read is already known. Returns the overrides now in force.
+   */
+  offerTopicConfigs(name: string, configs: Record<string, string>, zxid: bigint): Record<string, string> {
+    const known = this.topicConfigs.get(name);
+    if (known !== undefined && known.zxid > zxid) return known.configs;
+    this.topicConfigs.set(name, { configs, zxid });
+    const t = this.topics.get(name);
+    if (t !== undefined) this.topics.set(name, { ...t, configs });
+    return configs;
   }
 
   getTopic(name: string): TopicMetadata | undefined {

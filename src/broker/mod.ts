@@ -7,6 +7,8 @@
 // derived from the registered handlers.
 export * from "./broker.ts";
 export * from "./config.ts";
+export * from "./config_change_watcher.ts";
+export * from "./config_describe.ts";
 export * from "./dispatch.ts";
 export * from "./metadata_cache.ts";
 export * from "./server.ts";

@@ -1,8 +1,10 @@
 // What request handlers may use. The Broker builds one of these; handlers receive it and stay
 // small: they translate wire structs to calls on these services and back.
 
-import type { TopicAdmin } from "../controller/mod.ts";
+import type { ConfigAdmin, TopicAdmin } from "../controller/mod.ts";
+import type { Coordinator } from "../coordinator/mod.ts";
 import type { Clock } from "../platform/mod.ts";
+import type { Registry } from "../registry/mod.ts";
 import type { ReplicaManager } from "../replication/mod.ts";
 import type { Logger } from "../util/mod.ts";
 import type { BrokerConfig } from "./config.ts";
@@ -14,6 +16,12 @@ export interface BrokerServices {
   metadata: MetadataCache;
   replicaManager: ReplicaManager;
   topicAdmin: TopicAdmin;
+  configAdmin: ConfigAdmin;
+  coordinator: Coordinator;
+  /** Creates __consumer_offsets if it does not exist; true once it is in the metadata. */
+  ensureOffsetsTopic(): Promise<boolean>;
+  /** For state kept in the registry by old clients (OffsetCommit v0). */
+  registry: Registry;
   clock: Clock;
   logger: Logger;
 }

@@ -16,6 +16,11 @@ export interface TopicInfo {
   topicId: Uint8Array;
   partitions: PartitionState[];
   configs: Record<string, string>;
+  /**
+   * The mzxid of /config/topics/<t> when `configs` was read (-1 for none): a broker keeps the
+   * newer of this and what its config change watcher read since.
+   */
+  configsZxid: bigint;
 }
 
 export interface ControllerChannel {

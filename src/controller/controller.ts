@@ -36,7 +36,7 @@ import {
   readAssignment,
   readLiveBrokers,
   readPartitionState,
-  readTopicConfig,
+  readTopicConfigVersioned,
   readTopicNames,
 } from "./zk_reads.ts";
 
@@ -157,7 +157,7 @@ export class KafkaController {
       this.logger.warn({ topic: name }, "topic znode is missing or malformed; skipped");
       return null;
     }
-    const configs = await readTopicConfig(this.registry, name);
+    const { configs, zxid: configsZxid } = await readTopicConfigVersioned(this.registry, name);
     const partitions: PartitionState[] = [];
     for (const [p, a] of assignment.assignment) {
       const existing = await readPartitionState(this.registry, name, p);
@@ -179,7 +179,7 @@ export class KafkaController {
       }
       partitions.push(state);
     }
-    const info: TopicInfo = { name, topicId: assignment.topicId ?? new Uint8Array(16), partitions, configs };
+    const info: TopicInfo = { name, topicId: assignment.topicId ?? new Uint8Array(16), partitions, configs, configsZxid };
     this.topics.set(name, info);
     return info;
   }

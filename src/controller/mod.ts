@@ -5,6 +5,7 @@
 // version; brokers learn partition state only from the controller (LeaderAndIsr/UpdateMetadata).
 export * from "./assignment.ts";
 export * from "./channel.ts";
+export * from "./config_admin.ts";
 export * from "./controller.ts";
 export * from "./topic_admin.ts";
 export * from "./topic_names.ts";

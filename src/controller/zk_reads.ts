@@ -49,10 +49,21 @@ export async function readPartitionState(
   return data === null ? null : TopicPartitionStateZNode.decode(data.data, data.stat);
 }
 
-export async function readTopicConfig(registry: Registry, topic: string): Promise<Record<string, string>> {
+/** A topic's config overrides as stored (none when the node is missing or malformed). */
+export interface VersionedTopicConfig {
+  configs: Record<string, string>;
+  /** The config node's mzxid (-1 when it is missing): orders two reads of the same node. */
+  zxid: bigint;
+  /** The config node's data version (-1 when it is missing), for a conditional write. */
+  version: number;
+  exists: boolean;
+}
+
+export async function readTopicConfigVersioned(registry: Registry, topic: string): Promise<VersionedTopicConfig> {
   const data = await getDataOrNull(registry, ConfigEntityZNode.path(ConfigType.Topic, topic));
-  const map = data === null ? null : ConfigEntityZNode.decode(data.data);
-  return map === null ? {} : Object.fromEntries(map);
+  if (data === null) return { configs: {}, zxid: -1n, version: -1, exists: false };
+  const map = ConfigEntityZNode.decode(data.data);
+  return { configs: map === null ? {} : Object.fromEntries(map), zxid: data.stat.mzxid, version: data.stat.version, exists: true };
 }
 
 export async function getDataOrNull(registry: Registry, path: string) {

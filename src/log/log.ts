@@ -2,24 +2,75 @@
 // ordered by base offset; only the last (active) one is appended to.
 //
 // Invariants:
-// - logStartOffset <= every readable offset < logEndOffset; logEndOffset is the active segment's
-//   nextOffset.
+// - first segment's base offset <= logStartOffset <= highWatermark <= logEndOffset; readable
+//   offsets are [logStartOffset, logEndOffset); logEndOffset is the active segment's nextOffset.
+// - logStartOffset only moves forward: by DeleteRecords, or to the first remaining segment's base
+//   when retention deletes segments. It is checkpointed per log dir (log-start-offset-checkpoint).
+// - recoveryPoint <= logEndOffset: every offset below it is fsynced. It moves forward at each
+//   flush (flush.messages, flush.ms, a roll, a clean shutdown) and is checkpointed per log dir
+//   (recovery-point-offset-checkpoint). After an unclean stop, the segment holding it and every
+//   later one is scanned and cut at the first invalid batch (see open and LogSegment.recover).
 // - Segments do not overlap: segment i+1's base offset >= segment i's next offset.
 // - A roll creates a segment whose base offset is the log end offset, when the active one would
-//   pass segment.bytes, segment.ms, or its index is full.
+//   pass segment.bytes, segment.ms, or either of its indexes is full; the rolled segment gets its
+//   closing time-index entry (its max timestamp) and is flushed.
+// - The active (last) segment is never deleted. Retention deletes from the oldest segment on,
+//   only segments wholly below the high watermark; their files are renamed `.deleted` and removed
+//   file.delete.delay.ms later.
 // - Appends are synchronous (see platform/types.ts), so the log end offset seen by a handler is
 //   the one its append produced.
 
-import type { Platform } from "../platform/mod.ts";
+import type { Platform, Timer } from "../platform/mod.ts";
 import { assignOffsets, BatchField, batchSizeAt, view } from "../protocol/mod.ts";
-import { assert, ErrorCode, KafkaError } from "../util/mod.ts";
+import { assert, ErrorCode, KafkaError, schedulerIntervalMsMax } from "../util/mod.ts";
 import type { Logger } from "../util/mod.ts";
-import { LogSegment, type SegmentConfig } from "./segment.ts";
+import { DeletedFileSuffix, LogSegment, type SegmentConfig, segmentFileName, type TimestampOffset } from "./segment.ts";
 
 export interface LogConfig extends SegmentConfig {
   segmentBytes: number;
   segmentMs: number;
+  /** retention.ms: segments whose newest batch is older are deleted; -1: no time limit. */
+  retentionMs?: number;
+  /** retention.bytes: oldest segments are deleted while the log is larger; -1: no size limit. */
+  retentionBytes?: number;
+  /** flush.messages: fsync once this many messages are unflushed. */
+  flushMessages?: number;
+  /** flush.ms: the flush scheduler fsyncs a log not flushed for this long. */
+  flushMs?: number;
+  /** file.delete.delay.ms: how long a deleted segment's `.deleted` files remain. */
+  fileDeleteDelayMs?: number;
+  /** cleanup.policy: time and size retention apply only when it includes "delete". */
+  cleanupPolicy?: string;
 }
+
+const DAY_MS = 24 * 3_600_000;
+
+/** Kafka's defaults for every LogConfig field; a config given without a field takes these. */
+export const logConfigDefaults: Required<LogConfig> = {
+  segmentBytes: 1 << 30,
+  segmentMs: 7 * DAY_MS,
+  indexIntervalBytes: 4096,
+  segmentIndexBytes: 10 << 20,
+  retentionMs: 7 * DAY_MS,
+  retentionBytes: -1,
+  flushMessages: Number.MAX_SAFE_INTEGER,
+  flushMs: Number.MAX_SAFE_INTEGER,
+  fileDeleteDelayMs: 60_000,
+  cleanupPolicy: "delete",
+};
+
+/** What the log dir's checkpoints say about this log, and whether the dir was shut down cleanly. */
+export interface LogLoadState {
+  hadCleanShutdown: boolean;
+  /** From recovery-point-offset-checkpoint; 0 (recover everything) when absent. */
+  recoveryPoint: number;
+  /** From log-start-offset-checkpoint; 0 when absent (then the first segment's base counts). */
+  logStartOffset: number;
+  /** From replication-offset-checkpoint; the log start offset when absent. */
+  highWatermark: number | null;
+}
+
+const cleanLoad: LogLoadState = { hadCleanShutdown: true, recoveryPoint: Number.MAX_SAFE_INTEGER, logStartOffset: 0, highWatermark: null };
 
 export interface AppendInfo {
   firstOffset: number;
@@ -36,21 +87,45 @@ export interface ReadResult {
 
 export class Log {
   private segments: LogSegment[];
+  private _config: Required<LogConfig>;
+  private _logStartOffset: number;
+  private _recoveryPoint: number;
+  private _highWatermark: number;
+  /** Wall-clock time of the last flush (or of the load), for flush.ms. */
+  lastFlushTimeMs: number;
+  /** Deleted segments waiting out file.delete.delay.ms, with the timer that removes them. */
+  private pendingRemoval = new Map<LogSegment, Timer>();
+  /** See closedRunningMaxTimestamps. */
+  private runningMaxCache: { count: number; first: LogSegment; lastClosed: LogSegment | undefined; values: Float64Array } | null = null;
 
   private constructor(
     private readonly platform: Platform,
     readonly dir: string,
     readonly topic: string,
     readonly partition: number,
-    public config: LogConfig,
+    config: LogConfig,
     segments: LogSegment[],
     private readonly logger: Logger,
+    state: LogLoadState,
   ) {
     assert(segments.length > 0, "a log has an active segment");
     this.segments = segments;
+    this._config = { ...logConfigDefaults, ...config };
+    this._logStartOffset = Math.max(state.logStartOffset, segments[0].baseOffset);
+    assert(this._logStartOffset <= this.logEndOffset, "log start offset <= log end offset");
+    // A clean shutdown flushed everything; otherwise what was recovered is still unflushed.
+    const recoveryPoint = state.hadCleanShutdown ? this.logEndOffset : Math.min(state.recoveryPoint, this.logEndOffset);
+    this._recoveryPoint = Math.max(this._logStartOffset, recoveryPoint);
+    this._highWatermark = Math.min(Math.max(state.highWatermark ?? this._logStartOffset, this._logStartOffset), this.logEndOffset);
+    this.lastFlushTimeMs = platform.clock.nowMs();
   }
 
-  /** Opens the log in dir (creating it when missing), recovering the active segment's tail. */
+  /**
+   * Opens the log in dir (creating it when missing). `state` comes from the log dir's
+   * checkpoints; without it the log is treated as cleanly shut down (only torn tails are cut).
+   * After an unclean shutdown, the segment holding the recovery point and every later one are
+   * scanned whole (Kafka's LogLoader.recoverLog); a segment without an index is always scanned.
+   */
   static open(
     platform: Platform,
     dir: string,
@@ -58,23 +133,28 @@ export class Log {
     partition: number,
     config: LogConfig,
     logger: Logger,
+    state: LogLoadState = cleanLoad,
   ): Log {
     platform.fs.mkdirp(dir);
-    const bases = platform.fs.readdir(dir)
-      .filter((n) => /^\d{20}\.log$/.test(n))
-      .map((n) => Number(n.slice(0, 20)))
-      .sort((a, b) => a - b);
     const log = logger.child({ topic, partition });
-    const segments: LogSegment[] = [];
-    for (const base of bases) {
-      const { segment, truncatedBytes } = LogSegment.open(platform, dir, base, config);
-      if (truncatedBytes > 0) {
-        log.warn({ segment: segment.logPath, truncatedBytes, nextOffset: segment.nextOffset }, "truncated torn tail of segment");
-      }
-      segments.push(segment);
+    const bases = listSegmentFiles(platform, dir, log);
+    const segments = loadSegments(platform, dir, bases, { ...logConfigDefaults, ...config }, state, log);
+    if (segments.length > 0 && segments[segments.length - 1].nextOffset < state.logStartOffset) {
+      // Kafka's rule: a log ending below its checkpointed start offset (the start was moved past
+      // the end, then the tail was lost) starts over, empty, at that start offset.
+      log.warn({ logEndOffset: segments[segments.length - 1].nextOffset, logStartOffset: state.logStartOffset }, "log ends below its log start offset; deleting all segments");
+      for (const seg of segments.splice(0)) seg.remove();
     }
-    if (segments.length === 0) segments.push(LogSegment.create(platform, dir, 0, config));
-    return new Log(platform, dir, topic, partition, config, segments, log);
+    if (segments.length === 0) segments.push(LogSegment.create(platform, dir, state.logStartOffset, config));
+    return new Log(platform, dir, topic, partition, config, segments, log, state);
+  }
+
+  get config(): Required<LogConfig> {
+    return this._config;
+  }
+  /** A config missing fields (one built before they existed) takes Kafka's defaults for them. */
+  set config(config: LogConfig) {
+    this._config = { ...logConfigDefaults, ...config };
   }
 
   get activeSegment(): LogSegment {
@@ -84,7 +164,13 @@ export class Log {
     return this.activeSegment.nextOffset;
   }
   get logStartOffset(): number {
-    return this.segments[0].baseOffset;
+    return this._logStartOffset;
+  }
+  get recoveryPoint(): number {
+    return this._recoveryPoint;
+  }
+  get highWatermark(): number {
+    return this._highWatermark;
   }
   get sizeBytes(): number {
     let total = 0;
@@ -93,6 +179,35 @@ export class Log {
   }
   get segmentCount(): number {
     return this.segments.length;
+  }
+  /** Base offsets of the live segments, oldest first. */
+  get segmentBaseOffsets(): number[] {
+    return this.segments.map((s) => s.baseOffset);
+  }
+
+  /** Sets the high watermark, kept within [logStartOffset, logEndOffset] (the Partition owns it). */
+  updateHighWatermark(offset: number): number {
+    this._highWatermark = Math.min(Math.max(offset, this._logStartOffset), this.logEndOffset);
+    return this._highWatermark;
+  }
+
+  /**
+   * Moves the log start offset forward (DeleteRecords; Kafka's maybeIncrementLogStartOffset).
+   * Offsets below it stop being readable at once; the segments wholly below it are deleted by
+   * the next retention check. Throws OFFSET_OUT_OF_RANGE past the high watermark.
+   */
+  maybeIncrementLogStartOffset(offset: number, reason: string): boolean {
+    if (offset > this._highWatermark) {
+      throw new KafkaError(
+        ErrorCode.OFFSET_OUT_OF_RANGE,
+        `cannot move the log start offset of ${this.topic}-${this.partition} to ${offset}, past the high watermark ${this._highWatermark}`,
+      );
+    }
+    if (offset <= this._logStartOffset) return false;
+    this._logStartOffset = offset;
+    if (this._recoveryPoint < offset) this._recoveryPoint = offset;
+    this.logger.info({ logStartOffset: offset, reason }, "incremented log start offset");
+    return true;
   }
 
   /**
@@ -105,6 +220,8 @@ export class Log {
     const next = assignOffsets(records, firstOffset, leaderEpoch);
     assert(next === firstOffset + offsetCount, "assigned offsets match the validated count");
     this.activeSegment.append(records, firstOffset, next - 1);
+    // Kafka's flush.messages: fsync once that many offsets are above the recovery point.
+    if (this.logEndOffset - this._recoveryPoint >= this._config.flushMessages) this.flush();
     return { firstOffset, lastOffset: next - 1, logAppendTimeMs: this.platform.clock.nowMs() };
   }
 
@@ -115,13 +232,19 @@ export class Log {
     const old = this.platform.clock.nowMs() - seg.createdMs > this.config.segmentMs;
     // Index entries hold offsets relative to the base as int32.
     const offsetOverflow = this.logEndOffset + offsetCount - seg.baseOffset > 0x7fffffff;
-    if (full || old || offsetOverflow || seg.index.isFull) this.roll();
+    if (full || old || offsetOverflow || seg.index.isFull || seg.timeIndex.isFull) this.roll();
   }
 
+  /**
+   * Starts a new active segment at the log end offset. The old one is complete, so it is flushed
+   * and the recovery point moves to the new base (Kafka flushes it from its scheduler; strand's
+   * file calls are synchronous, so here).
+   */
   roll(): void {
     const base = this.logEndOffset;
-    this.activeSegment.flush();
-    this.segments.push(LogSegment.create(this.platform, this.dir, base, this.config));
+    this.activeSegment.onBecomeInactive();
+    this.flush(base);
+    this.segments.push(LogSegment.create(this.platform, this.dir, base, this._config));
     this.logger.info({ baseOffset: base }, "rolled new log segment");
   }
 
@@ -151,27 +274,58 @@ export class Log {
   }
 
   /**
-   * ListOffsets by timestamp: the first offset whose batch has a timestamp >= timestampMs, or null
-   * when none has. Returns the batch's base offset and max timestamp.
+   * ListOffsets by timestamp (Kafka's fetchOffsetByTimestamp): the first record at or after the
+   * log start offset whose timestamp is >= timestampMs, with that timestamp, or null when none
+   * is. Segments are binary-searched by running max timestamp, then the one found is searched
+   * through its time index (LogSegment.findOffsetByTimestamp).
    */
-  offsetForTimestamp(timestampMs: number): { offset: number; timestamp: number } | null {
-    for (const seg of this.segments) {
-      const h = seg.findByTimestamp(timestampMs);
-      if (h !== null) return { offset: Math.max(h.baseOffset, this.logStartOffset), timestamp: h.maxTimestamp };
+  offsetForTimestamp(timestampMs: number): TimestampOffset | null {
+    // The first segment whose running max timestamp reaches timestampMs is the first whose own
+    // max does; a segment's own max may be below an earlier one's, the running max cannot.
+    const n = this.segments.length;
+    const closed = this.closedRunningMaxTimestamps();
+    const runningMax = (i: number) => (i < n - 1 ? closed[i] : Math.max(n > 1 ? closed[n - 2] : -1, this.activeSegment.maxTimestampMs));
+    let lo = 0;
+    let hi = n;
+    while (lo < hi) {
+      const mid = (lo + hi) >>> 1;
+      if (runningMax(mid) >= timestampMs) hi = mid;
+      else lo = mid + 1;
+    }
+    // Later segments only when every match in this one lies below the log start offset.
+    for (let i = lo; i < n; i++) {
+      const seg = this.segments[i];
+      if (seg.nextOffset <= this._logStartOffset) continue;
+      const found = seg.findOffsetByTimestamp(timestampMs, this._logStartOffset);
+      if (found !== null) return found;
     }
     return null;
   }
 
-  /** The batch with the largest timestamp (ListOffsets -3, KIP-734), or null for an empty log. */
-  maxTimestampOffset(): { offset: number; timestamp: number } | null {
-    let best: { offset: number; timestamp: number } | null = null;
-    for (const seg of this.segments) {
-      const h = seg.maxTimestampBatch();
-      if (h !== null && (best === null || h.maxTimestamp > best.timestamp)) {
-        best = { offset: h.lastOffset, timestamp: h.maxTimestamp };
-      }
-    }
-    return best;
+  /**
+   * Running max timestamps of the closed segments (all but the active one), cached: they change
+   * only when the list of segments does (roll, retention, truncation), which the cache checks by
+   * the list's length and its first and last closed segments.
+   */
+  private closedRunningMaxTimestamps(): Float64Array {
+    const n = this.segments.length;
+    const c = this.runningMaxCache;
+    if (c !== null && c.count === n && c.first === this.segments[0] && c.lastClosed === this.segments[n - 2]) return c.values;
+    const values = new Float64Array(Math.max(0, n - 1));
+    let max = -1;
+    for (let i = 0; i < n - 1; i++) values[i] = max = Math.max(max, this.segments[i].maxTimestampMs);
+    this.runningMaxCache = { count: n, first: this.segments[0], lastClosed: this.segments[n - 2], values };
+    return values;
+  }
+
+  /**
+   * The first record carrying the log's largest timestamp (ListOffsets -3, KIP-734), from the
+   * segment with the largest max timestamp; null when no batch carries a timestamp.
+   */
+  maxTimestampOffset(): TimestampOffset | null {
+    let best: LogSegment | null = null;
+    for (const seg of this.segments) if (best === null || seg.maxTimestampMs > best.maxTimestampMs) best = seg;
+    return best === null ? null : best.maxTimestampAndOffset();
   }
 
   /** Index of the last segment whose base offset is <= offset. */
@@ -186,11 +340,90 @@ export class Log {
     return lo;
   }
 
-  flush(): void {
-    this.activeSegment.flush();
+  /**
+   * fsyncs every segment holding offsets in [recoveryPoint, upTo) and moves the recovery point
+   * to upTo (the log end offset by default). Nothing to do when it is already there.
+   */
+  flush(upTo = this.logEndOffset): void {
+    assert(upTo <= this.logEndOffset, "flush up to at most the log end offset");
+    this.lastFlushTimeMs = this.platform.clock.nowMs();
+    if (upTo <= this._recoveryPoint) return;
+    for (const seg of this.segments) {
+      if (seg.nextOffset > this._recoveryPoint && seg.baseOffset < upTo) seg.flush();
+    }
+    this._recoveryPoint = upTo;
   }
 
+  /**
+   * Kafka's UnifiedLog.deleteOldSegments: deletes the oldest segments that lie wholly below the
+   * log start offset, then (when cleanup.policy includes delete) those that take the log past
+   * retention.bytes, then those whose newest batch is older than retention.ms at nowMs. Returns
+   * how many segments were deleted.
+   */
+  deleteOldSegments(nowMs: number): number {
+    let deleted = this.deleteSegmentsWhile("log start offset", (seg, next) => next.baseOffset <= this._logStartOffset);
+    if (!this._config.cleanupPolicy.split(",").map((p) => p.trim()).includes("delete")) return deleted;
+    const retentionBytes = this._config.retentionBytes;
+    if (retentionBytes >= 0 && this.sizeBytes > retentionBytes) {
+      let excess = this.sizeBytes - retentionBytes;
+      deleted += this.deleteSegmentsWhile("retention.bytes", (seg) => {
+        if (excess < seg.sizeBytes) return false;
+        excess -= seg.sizeBytes;
+        return true;
+      });
+    }
+    const retentionMs = this._config.retentionMs;
+    if (retentionMs >= 0) {
+      deleted += this.deleteSegmentsWhile("retention.ms", (seg) => nowMs - seg.largestTimestampMs() > retentionMs);
+    }
+    return deleted;
+  }
+
+  /**
+   * Deletes segments from the oldest on while `breached` holds, stopping at the first that does
+   * not, at the active segment, and at a segment not wholly below the high watermark (consumers
+   * may not have seen it; Kafka's rule).
+   */
+  private deleteSegmentsWhile(reason: string, breached: (seg: LogSegment, next: LogSegment) => boolean): number {
+    let n = 0;
+    while (n + 1 < this.segments.length) {
+      const seg = this.segments[n];
+      const next = this.segments[n + 1];
+      if (this._highWatermark < next.baseOffset || !breached(seg, next)) break;
+      n++;
+    }
+    if (n === 0) return 0;
+    const doomed = this.segments.splice(0, n);
+    if (this.segments[0].baseOffset > this._logStartOffset) {
+      this._logStartOffset = this.segments[0].baseOffset;
+      if (this._recoveryPoint < this._logStartOffset) this._recoveryPoint = this._logStartOffset;
+    }
+    this.logger.info(
+      { reason, segments: doomed.map((d) => d.baseOffset), logStartOffset: this._logStartOffset },
+      "deleting segments",
+    );
+    for (const seg of doomed) this.scheduleRemoval(seg);
+    return n;
+  }
+
+  /** Renames the segment's files `.deleted` now and removes them file.delete.delay.ms later. */
+  private scheduleRemoval(seg: LogSegment): void {
+    seg.changeFileSuffixes(DeletedFileSuffix);
+    const delayMs = Math.min(this._config.fileDeleteDelayMs, schedulerIntervalMsMax);
+    const timer = this.platform.clock.setTimeout(() => {
+      this.pendingRemoval.delete(seg);
+      seg.remove();
+    }, delayMs);
+    this.pendingRemoval.set(seg, timer);
+  }
+
+  /** Closes every segment; deleted segments still waiting for their delay are removed now. */
   close(): void {
+    for (const [seg, timer] of this.pendingRemoval) {
+      timer.cancel();
+      seg.remove();
+    }
+    this.pendingRemoval.clear();
     for (const s of this.segments) s.close();
   }
 
@@ -199,6 +432,70 @@ export class Log {
     this.close();
     this.platform.fs.remove(this.dir);
   }
+}
+
+/**
+ * Base offsets of the segments in dir, sorted. Removes what a stop left half done: `.deleted`
+ * files (a deletion whose delay had not passed) and index files whose log is gone.
+ */
+function listSegmentFiles(platform: Platform, dir: string, logger: Logger): number[] {
+  const names = platform.fs.readdir(dir);
+  const logs = new Set(names.filter((n) => /^\d{20}\.log$/.test(n)));
+  for (const name of names) {
+    const stray = name.endsWith(DeletedFileSuffix) || (/^\d{20}\.(time)?index$/.test(name) && !logs.has(name.slice(0, 20) + ".log"));
+    if (!stray) continue;
+    platform.fs.remove(`${dir}/${name}`);
+    logger.info({ file: `${dir}/${name}` }, "removed leftover file");
+  }
+  return [...logs].map((n) => Number(n.slice(0, 20))).sort((a, b) => a - b);
+}
+
+/**
+ * Opens the segments, recovering those that need it: after an unclean stop, the one holding the
+ * recovery point and all later ones; at any time, one whose index file is missing. A recovery
+ * that cuts bytes logs one line; when it cuts an unflushed segment, the later segments cannot
+ * follow on from it and are removed (one more line).
+ */
+function loadSegments(
+  platform: Platform,
+  dir: string,
+  bases: number[],
+  config: Required<LogConfig>,
+  state: LogLoadState,
+  logger: Logger,
+): LogSegment[] {
+  let firstUnflushed = bases.length;
+  if (!state.hadCleanShutdown) {
+    firstUnflushed = 0;
+    for (let i = 0; i < bases.length; i++) if (bases[i] <= state.recoveryPoint) firstUnflushed = i;
+  }
+  const segments: LogSegment[] = [];
+  for (let i = 0; i < bases.length; i++) {
+    const unflushed = i >= firstUnflushed;
+    const noIndex = platform.fs.stat(`${dir}/${segmentFileName(bases[i], ".index")}`) === null;
+    const { segment, truncatedBytes } = LogSegment.open(platform, dir, bases[i], config, unflushed || noIndex);
+    if (truncatedBytes > 0) logTruncation(logger, segment, truncatedBytes, "torn tail");
+    segments.push(segment);
+    if (!unflushed && !noIndex) continue;
+    const r = segment.recover();
+    if (r.truncatedBytes === 0) continue;
+    logTruncation(logger, segment, r.truncatedBytes, r.reason ?? "");
+    if (!unflushed) continue;
+    const later = bases.slice(i + 1);
+    if (later.length > 0) {
+      for (const b of later) LogSegment.open(platform, dir, b, config, true).segment.remove();
+      logger.warn({ segments: later }, "deleted segments after the truncated one");
+    }
+    break;
+  }
+  return segments;
+}
+
+function logTruncation(logger: Logger, seg: LogSegment, truncatedBytes: number, reason: string): void {
+  logger.warn(
+    { segment: seg.logPath, position: seg.sizeBytes, truncatedBytes, reason, nextOffset: seg.nextOffset },
+    "truncated torn tail of segment",
+  );
 }
 
 /** The prefix of whole batches that start below maxOffset (the high watermark, for consumers). */

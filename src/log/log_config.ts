@@ -1,12 +1,36 @@
 // Topic-level configuration (Kafka's LogConfig): the keys a topic may override, their validation,
 // and how they combine with the broker's defaults into a LogConfig.
+//
+// Topic key → broker default it overrides (Kafka's pairs):
+//   segment.bytes ← log.segment.bytes          segment.ms ← log.roll.ms|hours
+//   retention.ms ← log.retention.ms|minutes|hours (-1: no limit)
+//   retention.bytes ← log.retention.bytes (-1: no limit)
+//   flush.messages ← log.flush.interval.messages  flush.ms ← log.flush.interval.ms
+//   file.delete.delay.ms ← log.segment.delete.delay.ms   cleanup.policy ← log.cleanup.policy
+//   index.interval.bytes ← log.index.interval.bytes   segment.index.bytes ← log.index.size.max.bytes
 
-import type { LogConfig } from "./log.ts";
+import { type LogConfig, logConfigDefaults } from "./log.ts";
+
+/** Any negative retention.ms means no time limit (Kafka treats them all as -1). */
+const retentionMsOf = (ms: number) => (ms < 0 ? -1 : ms);
 
 type Check = (v: string) => string | null;
 
+// A Java long: Kafka's "never" defaults are Long.MAX_VALUE (flush.messages, flush.ms,
+// max.compaction.lag.ms), so the whole int64 range is accepted; past 2^53 a value reads as a
+// number that means the same for counts and milliseconds.
+const int64Max = (1n << 63n) - 1n;
 const long = (min: number): Check => (v) =>
-  /^-?\d+$/.test(v) && Number.isSafeInteger(Number(v)) && Number(v) >= min ? null : `must be an integer >= ${min}`;
+  /^-?\d{1,19}$/.test(v) && BigInt(v) <= int64Max && BigInt(v) >= BigInt(min) ? null : `must be an integer >= ${min}`;
+/** A Java int (Kafka's INT keys: sizes, counts). */
+const int = (min: number): Check => (v) =>
+  /^-?\d{1,10}$/.test(v) && Number(v) <= 2 ** 31 - 1 && Number(v) >= min ? null : `must be an integer >= ${min} and <= ${2 ** 31 - 1}`;
+/** One of the allowed words. */
+const word = (...allowed: string[]): Check => (v) => (allowed.includes(v) ? null : `must be one of ${allowed.join(", ")}`);
+/** A number within [min, max] (Kafka's DOUBLE keys). */
+const double = (min: number, max: number): Check => (v) =>
+  /^[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?$/.test(v) && Number(v) >= min && Number(v) <= max ? null : `must be a number between ${min} and ${max}`;
+/** A comma-separated list of allowed words (Kafka's LIST keys). */
 const oneOf = (...allowed: string[]): Check => (v) => {
   const parts = v.split(",").map((s) => s.trim());
   return parts.length > 0 && parts.every((p) => allowed.includes(p)) ? null : `must be one of ${allowed.join(", ")}`;
@@ -16,23 +40,23 @@ const bool: Check = (v) => (v === "true" || v === "false" ? null : "must be true
 /** Topic config keys strand accepts. Stored in the registry; applied where strand implements them. */
 export const topicConfigChecks: Record<string, Check> = {
   "cleanup.policy": oneOf("delete", "compact"),
-  "compression.type": oneOf("producer", "uncompressed", "gzip", "snappy", "lz4", "zstd"),
+  "compression.type": word("producer", "uncompressed", "gzip", "snappy", "lz4", "zstd"),
   "delete.retention.ms": long(0),
   "file.delete.delay.ms": long(0),
   "flush.messages": long(1),
   "flush.ms": long(0),
-  "index.interval.bytes": long(0),
+  "index.interval.bytes": int(0),
   "max.compaction.lag.ms": long(1),
-  "max.message.bytes": long(0),
-  "message.timestamp.type": oneOf("CreateTime", "LogAppendTime"),
-  "min.cleanable.dirty.ratio": (v) => (Number(v) >= 0 && Number(v) <= 1 ? null : "must be between 0 and 1"),
+  "max.message.bytes": int(0),
+  "message.timestamp.type": word("CreateTime", "LogAppendTime"),
+  "min.cleanable.dirty.ratio": double(0, 1),
   "min.compaction.lag.ms": long(0),
-  "min.insync.replicas": long(1),
+  "min.insync.replicas": int(1),
   "preallocate": bool,
   "retention.bytes": long(-1),
   "retention.ms": long(-1),
-  "segment.bytes": long(14),
-  "segment.index.bytes": long(8),
+  "segment.bytes": int(14),
+  "segment.index.bytes": int(8),
   "segment.ms": long(1),
   "unclean.leader.election.enable": bool,
 };
@@ -59,5 +83,13 @@ export function effectiveLogConfig(defaults: TopicLogConfig, overrides: Record<s
     indexIntervalBytes: num("index.interval.bytes", defaults.indexIntervalBytes),
     segmentIndexBytes: num("segment.index.bytes", defaults.segmentIndexBytes),
     maxMessageBytes: num("max.message.bytes", defaults.maxMessageBytes),
+    retentionMs: retentionMsOf(num("retention.ms", defaults.retentionMs ?? logConfigDefaults.retentionMs)),
+    retentionBytes: num("retention.bytes", defaults.retentionBytes ?? logConfigDefaults.retentionBytes),
+    flushMessages: num("flush.messages", defaults.flushMessages ?? logConfigDefaults.flushMessages),
+    flushMs: num("flush.ms", defaults.flushMs ?? logConfigDefaults.flushMs),
+    fileDeleteDelayMs: num("file.delete.delay.ms", defaults.fileDeleteDelayMs ?? logConfigDefaults.fileDeleteDelayMs),
+    cleanupPolicy: overrides["cleanup.policy"] !== undefined
+      ? overrides["cleanup.policy"].split(",").map((p) => p.trim()).join(",")
+      : defaults.cleanupPolicy ?? logConfigDefaults.cleanupPolicy,
   };
 }

@@ -1,16 +1,72 @@
-// LogManager: every partition log on this broker, across the directories of `log.dirs`.
+// LogManager: every partition log on this broker, across the directories of `log.dirs`, and the
+// background tasks over them (Kafka's LogManager): retention, flush, checkpoints.
 //
-// Layout (Kafka's): `<log.dir>/<topic>-<partition>/` per partition, plus per dir
-// `meta.properties` (version, broker.id, cluster.id). A deleted partition's directory is first
-// renamed `<topic>-<partition>.<uuid>-delete`, so a crash mid-delete never leaves a half log that
-// looks live; such directories are removed at start-up.
+// Layout (Kafka's), per log dir:
+//   meta.properties                      version, broker.id, cluster.id
+//   <topic>-<partition>/                 one Log
+//   recovery-point-offset-checkpoint     per log: offsets below are fsynced (see checkpoint.ts)
+//   log-start-offset-checkpoint          per log whose start is past its first segment's base
+//   replication-offset-checkpoint        per log: its high watermark
+//   .kafka_cleanshutdown                 exists only from a clean shutdown to the next start-up
+// A deleted partition's directory is first renamed `<topic>-<partition>.<uuid>-delete`, so a
+// crash mid-delete never leaves a half log that looks live; such directories are removed at
+// start-up.
 //
-// Invariants: one Log per topic-partition; a new partition goes to the dir holding the fewest.
+// Start-up: a dir without the clean-shutdown marker was not shut down cleanly, and its logs are
+// recovered from their recovery points. Logs load `num.recovery.threads.per.data.dir` at a time
+// per dir, yielding to the event loop between logs so the process stays responsive (signals,
+// timers) while a large recovery runs; the marker is removed once the dir's logs are loaded.
+// Shutdown: flush every log, write the three checkpoints, then the marker.
+//
+// Invariants: one Log per topic-partition; a new partition goes to the dir holding the fewest;
+// checkpoint files are replaced atomically, never edited in place.
 
-import type { Platform } from "../platform/mod.ts";
-import { uuidToString } from "../util/mod.ts";
+import type { Platform, Timer } from "../platform/mod.ts";
+import { schedulerIntervalMsMax, uuidToString } from "../util/mod.ts";
 import type { Logger } from "../util/mod.ts";
-import { Log, type LogConfig } from "./log.ts";
+import {
+  type CheckpointEntries,
+  CleanShutdownFile,
+  LogStartOffsetCheckpointFile,
+  OffsetCheckpointFile,
+  RecoveryPointCheckpointFile,
+  ReplicationOffsetCheckpointFile,
+} from "./checkpoint.ts";
+import { Log, type LogConfig, type LogLoadState } from "./log.ts";
+
+/** The broker-wide settings of the LogManager's tasks (Kafka's keys named beside each). */
+export interface LogManagerConfig {
+  /** num.recovery.threads.per.data.dir: logs of one dir loaded (recovered) at a time. */
+  numRecoveryThreadsPerDataDir: number;
+  /** log.retention.check.interval.ms */
+  retentionCheckMs: number;
+  /** log.flush.scheduler.interval.ms: how often logs are checked against their flush.ms. */
+  flushCheckMs: number;
+  /** log.flush.offset.checkpoint.interval.ms: recovery-point-offset-checkpoint. */
+  flushRecoveryOffsetCheckpointMs: number;
+  /** log.flush.start.offset.checkpoint.interval.ms: log-start-offset-checkpoint. */
+  flushStartOffsetCheckpointMs: number;
+  /** replica.high.watermark.checkpoint.interval.ms: replication-offset-checkpoint. */
+  highWatermarkCheckpointMs: number;
+}
+
+/** Kafka's defaults. */
+export const logManagerConfigDefaults: LogManagerConfig = {
+  numRecoveryThreadsPerDataDir: 1,
+  retentionCheckMs: 300_000,
+  flushCheckMs: Number.MAX_SAFE_INTEGER,
+  flushRecoveryOffsetCheckpointMs: 60_000,
+  flushStartOffsetCheckpointMs: 60_000,
+  highWatermarkCheckpointMs: 5_000,
+};
+
+/** What one log dir's files said at start-up. */
+interface DirLoadState {
+  hadCleanShutdown: boolean;
+  recoveryPoints: CheckpointEntries;
+  logStartOffsets: CheckpointEntries;
+  highWatermarks: CheckpointEntries;
+}
 
 export function topicPartitionKey(topic: string, partition: number): string {
   return `${topic}-${partition}`;
@@ -28,31 +84,107 @@ export function parseTopicPartitionDir(name: string): { topic: string; partition
 export class LogManager {
   private logs = new Map<string, Log>();
   private dirOf = new Map<string, string>();
+  private timers: Timer[] = [];
+  private readonly config: LogManagerConfig;
+  /** Set by shutdown(); a second call must not overwrite the checkpoints with empty ones. */
+  private shutDown = false;
 
   constructor(
     private readonly platform: Platform,
     readonly logDirs: string[],
     private readonly defaultConfig: LogConfig,
     private readonly logger: Logger,
-  ) {}
+    config: Partial<LogManagerConfig> = {},
+  ) {
+    this.config = { ...logManagerConfigDefaults, ...config };
+  }
 
-  /** Creates the dirs, writes meta.properties, removes leftovers of deletes, opens every log. */
-  startup(brokerId: number, clusterId: string): void {
-    for (const dir of this.logDirs) {
-      this.platform.fs.mkdirp(dir);
-      this.checkMetaProperties(dir, brokerId, clusterId);
-      for (const name of this.platform.fs.readdir(dir)) {
-        if (name.endsWith("-delete")) {
-          this.platform.fs.remove(`${dir}/${name}`);
-          continue;
-        }
-        const tp = parseTopicPartitionDir(name);
-        const st = this.platform.fs.stat(`${dir}/${name}`);
-        if (tp === null || !st?.isDirectory) continue;
-        this.openLog(dir, tp.topic, tp.partition);
+  /**
+   * Creates the dirs, writes meta.properties, removes leftovers of deletes, loads (recovering
+   * where needed) every log, then schedules the background tasks. Resolves once every log is
+   * loaded; the broker binds its listeners only then, as Kafka does.
+   */
+  async startup(brokerId: number, clusterId: string): Promise<void> {
+    const started = this.platform.clock.monotonicMs();
+    await Promise.all(this.logDirs.map((dir) => this.loadDir(dir, brokerId, clusterId)));
+    this.logger.info({ logs: this.logs.size, dirs: this.logDirs, ms: Math.round(this.platform.clock.monotonicMs() - started) }, "loaded logs");
+    this.schedule(this.config.retentionCheckMs, () => this.cleanupLogs());
+    this.schedule(this.config.flushCheckMs, () => this.flushDirtyLogs());
+    this.schedule(this.config.flushRecoveryOffsetCheckpointMs, () => this.checkpointRecoveryOffsets());
+    this.schedule(this.config.flushStartOffsetCheckpointMs, () => this.checkpointLogStartOffsets());
+    this.schedule(this.config.highWatermarkCheckpointMs, () => this.checkpointHighWatermarks());
+  }
+
+  private async loadDir(dir: string, brokerId: number, clusterId: string): Promise<void> {
+    this.platform.fs.mkdirp(dir);
+    this.checkMetaProperties(dir, brokerId, clusterId);
+    const state = this.readDirState(dir);
+    const pending: { topic: string; partition: number }[] = [];
+    for (const name of this.platform.fs.readdir(dir)) {
+      if (name.endsWith("-delete")) {
+        this.platform.fs.remove(`${dir}/${name}`);
+        continue;
       }
+      const tp = parseTopicPartitionDir(name);
+      if (tp !== null && this.platform.fs.stat(`${dir}/${name}`)?.isDirectory) pending.push(tp);
     }
-    this.logger.info({ logs: this.logs.size, dirs: this.logDirs }, "loaded logs");
+    if (!state.hadCleanShutdown) {
+      this.logger.warn({ dir, logs: pending.length }, "log dir was not shut down cleanly; recovering its logs");
+    }
+    // Kafka's recovery thread pool per dir; here workers taking turns on the one event loop,
+    // each yielding between logs.
+    const workers = Math.max(1, Math.min(this.config.numRecoveryThreadsPerDataDir, pending.length));
+    await Promise.all(Array.from({ length: workers }, async () => {
+      for (let tp = pending.shift(); tp !== undefined; tp = pending.shift()) {
+        await this.yieldToEventLoop();
+        this.openLog(dir, tp.topic, tp.partition, this.defaultConfig, this.loadStateOf(state, tp.topic, tp.partition));
+      }
+    }));
+    this.platform.fs.remove(`${dir}/${CleanShutdownFile}`);
+  }
+
+  private yieldToEventLoop(): Promise<void> {
+    return new Promise((resolve) => this.platform.clock.setTimeout(resolve, 0));
+  }
+
+  /** The dir's marker and checkpoints; a damaged checkpoint counts as absent (recover more). */
+  private readDirState(dir: string): DirLoadState {
+    const read = (file: string): CheckpointEntries => {
+      try {
+        return new OffsetCheckpointFile(this.platform, `${dir}/${file}`).read();
+      } catch (e) {
+        this.logger.warn({ dir, file, err: (e as Error).message }, "cannot read checkpoint file; treating it as empty");
+        return new Map();
+      }
+    };
+    return {
+      hadCleanShutdown: this.platform.fs.stat(`${dir}/${CleanShutdownFile}`) !== null,
+      recoveryPoints: read(RecoveryPointCheckpointFile),
+      logStartOffsets: read(LogStartOffsetCheckpointFile),
+      highWatermarks: read(ReplicationOffsetCheckpointFile),
+    };
+  }
+
+  private loadStateOf(dir: DirLoadState, topic: string, partition: number): LogLoadState {
+    const key = topicPartitionKey(topic, partition);
+    return {
+      hadCleanShutdown: dir.hadCleanShutdown,
+      recoveryPoint: dir.recoveryPoints.get(key)?.offset ?? 0,
+      logStartOffset: Math.max(0, dir.logStartOffsets.get(key)?.offset ?? 0),
+      highWatermark: dir.highWatermarks.get(key)?.offset ?? null,
+    };
+  }
+
+  /** Runs task every periodMs; a period at or past the timer limit (Kafka's "never") runs nothing. */
+  private schedule(periodMs: number, task: () => void): void {
+    if (periodMs >= schedulerIntervalMsMax) return;
+    this.timers.push(this.platform.clock.setInterval(() => {
+      try {
+        task();
+      } catch (e) {
+        this.logger.error({ err: (e as Error).stack }, "log manager task failed");
+      }
+    }, Math.max(1, periodMs)));
   }
 
   private checkMetaProperties(dir: string, brokerId: number, clusterId: string): void {
@@ -82,9 +214,11 @@ export class LogManager {
     this.platform.fs.writeFileAtomic(path, new TextEncoder().encode(text));
   }
 
-  private openLog(dir: string, topic: string, partition: number, config = this.defaultConfig): Log {
+  private openLog(dir: string, topic: string, partition: number, config = this.defaultConfig, state?: LogLoadState): Log {
     const key = topicPartitionKey(topic, partition);
-    const log = Log.open(this.platform, `${dir}/${key}`, topic, partition, config, this.logger);
+    // A log created now is new: nothing to recover, no checkpointed offsets.
+    const fresh: LogLoadState = { hadCleanShutdown: true, recoveryPoint: 0, logStartOffset: 0, highWatermark: null };
+    const log = Log.open(this.platform, `${dir}/${key}`, topic, partition, config, this.logger, state ?? fresh);
     this.logs.set(key, log);
     this.dirOf.set(key, dir);
     return log;
@@ -134,13 +268,61 @@ export class LogManager {
     for (const log of this.logs.values()) log.flush();
   }
 
-  /** Flushes and closes every log (clean shutdown). */
-  shutdown(): void {
+  /** The retention task (Kafka's cleanupLogs): each log deletes its expired segments. */
+  cleanupLogs(nowMs = this.platform.clock.nowMs()): number {
+    let deleted = 0;
+    for (const log of this.logs.values()) deleted += log.deleteOldSegments(nowMs);
+    return deleted;
+  }
+
+  /** The flush task (Kafka's flushDirtyLogs): fsyncs each log not flushed within its flush.ms. */
+  flushDirtyLogs(nowMs = this.platform.clock.nowMs()): void {
     for (const log of this.logs.values()) {
-      log.flush();
-      log.close();
+      if (nowMs - log.lastFlushTimeMs >= log.config.flushMs) log.flush();
     }
+  }
+
+  checkpointRecoveryOffsets(): void {
+    this.writeCheckpoints(RecoveryPointCheckpointFile, () => true, (log) => log.recoveryPoint);
+  }
+
+  /** Kafka writes only logs whose start offset is past their first segment's base. */
+  checkpointLogStartOffsets(): void {
+    this.writeCheckpoints(LogStartOffsetCheckpointFile, (log) => log.logStartOffset > log.segmentBaseOffsets[0], (log) => log.logStartOffset);
+  }
+
+  checkpointHighWatermarks(): void {
+    this.writeCheckpoints(ReplicationOffsetCheckpointFile, () => true, (log) => log.highWatermark);
+  }
+
+  private writeCheckpoints(file: string, include: (log: Log) => boolean, offsetOf: (log: Log) => number): void {
+    for (const dir of this.logDirs) {
+      const entries: { topic: string; partition: number; offset: number }[] = [];
+      for (const [key, log] of this.logs) {
+        if (this.dirOf.get(key) === dir && include(log)) entries.push({ topic: log.topic, partition: log.partition, offset: offsetOf(log) });
+      }
+      new OffsetCheckpointFile(this.platform, `${dir}/${file}`).write(entries);
+    }
+  }
+
+  /**
+   * Clean shutdown (Kafka's order): stop the tasks, flush and close every log, write the
+   * checkpoints, then the clean-shutdown marker, whose presence at the next start-up says no
+   * recovery is needed.
+   */
+  shutdown(): void {
+    if (this.shutDown) return;
+    this.shutDown = true;
+    for (const t of this.timers.splice(0)) t.cancel();
+    for (const log of this.logs.values()) log.flush();
+    this.checkpointRecoveryOffsets();
+    this.checkpointLogStartOffsets();
+    this.checkpointHighWatermarks();
+    for (const log of this.logs.values()) log.close();
     this.logs.clear();
+    this.dirOf.clear();
+    const marker = new TextEncoder().encode(`{"version":0,"brokerEpoch":-1}`);
+    for (const dir of this.logDirs) this.platform.fs.writeFileAtomic(`${dir}/${CleanShutdownFile}`, marker);
     this.logger.info({}, "log manager shut down");
   }
 }

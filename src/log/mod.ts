@@ -3,11 +3,22 @@
 //   <log.dir>/meta.properties                      version=0, broker.id, cluster.id
 //   <log.dir>/<topic>-<partition>/<20-digit base offset>.log    record batches v2, as on the wire
 //   <log.dir>/<topic>-<partition>/<20-digit base offset>.index  8-byte (relative offset, position)
+//   <log.dir>/<topic>-<partition>/<20-digit base offset>.timeindex  12-byte (timestamp, relative offset)
+//   <log.dir>/<topic>-<partition>/<name>.deleted  a deleted segment's file, until file.delete.delay.ms
+//   <log.dir>/recovery-point-offset-checkpoint     Kafka's text format: `0`, count, `topic partition
+//   <log.dir>/replication-offset-checkpoint         offset` lines (checkpoint.ts); recovery point,
+//   <log.dir>/log-start-offset-checkpoint           high watermark and log start offset per log
+//   <log.dir>/.kafka_cleanshutdown                  present only between a clean stop and a start
 //
 // Invariants (details in each file): batches are stored whole and unparsed beyond their header;
 // offsets increase; only the active (last) segment is written; every append is synchronous.
+// After an unclean stop, everything past each log's recovery point is checked batch by batch and
+// cut at the first invalid one; the active segment is never deleted by retention; the log start
+// offset only moves forward.
+export * from "./checkpoint.ts";
 export * from "./log.ts";
 export * from "./log_config.ts";
 export * from "./log_manager.ts";
 export * from "./offset_index.ts";
 export * from "./segment.ts";
+export * from "./time_index.ts";

@@ -7,44 +7,39 @@
 // index.interval.bytes have been appended since the previous one, so a lookup lands within about
 // that many bytes of the target and finishes with a short scan of batch headers.
 //
-// Kafka preallocates the file and trims it at roll; strand appends entries as they are made, so
-// the file always holds exactly its entries. A file whose size is not a multiple of 8 (torn
-// write) is cut down to whole entries on load; entries pointing past the log's end are dropped.
+// Kafka preallocates the file and trims it at roll; strand appends entries as they are made
+// (through a small write buffer, see index_file.ts), so the file holds whole entries only. A file
+// whose size is not a multiple of 8 (torn write) is cut down to whole entries on load; entries
+// out of order or pointing past the log's end are dropped with everything after them.
 
-import type { FileHandle, Platform } from "../platform/mod.ts";
+import type { Platform } from "../platform/mod.ts";
 import { assert } from "../util/mod.ts";
+import { IndexFile } from "./index_file.ts";
 
 const ENTRY_BYTES = 8;
 
 export class OffsetIndex {
   private entries: Int32Array; // [relOffset0, pos0, relOffset1, pos1, ...]
   private count = 0;
-  private file: FileHandle;
 
   private constructor(
-    readonly path: string,
     readonly baseOffset: number,
-    file: FileHandle,
+    private readonly file: IndexFile,
     readonly maxEntries: number,
   ) {
-    this.file = file;
     this.entries = new Int32Array(64);
   }
 
   /** Opens (creating if missing) and loads the index, keeping only entries below logSizeBytes. */
   static open(platform: Platform, path: string, baseOffset: number, maxIndexBytes: number, logSizeBytes: number) {
-    const file = platform.fs.open(path, "readwrite");
-    const idx = new OffsetIndex(path, baseOffset, file, Math.floor(maxIndexBytes / ENTRY_BYTES));
-    idx.load(logSizeBytes);
+    const { file, bytes } = IndexFile.open(platform, path, ENTRY_BYTES);
+    const idx = new OffsetIndex(baseOffset, file, Math.floor(maxIndexBytes / ENTRY_BYTES));
+    idx.load(bytes, logSizeBytes);
     return idx;
   }
 
-  private load(logSizeBytes: number): void {
-    const size = this.file.size();
-    const whole = size - (size % ENTRY_BYTES);
-    const buf = new Uint8Array(whole);
-    const n = whole > 0 ? this.file.readAt(buf, 0) : 0;
-    const dv = new DataView(buf.buffer, 0, n - (n % ENTRY_BYTES));
+  private load(bytes: Uint8Array, logSizeBytes: number): void {
+    const dv = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
     let lastRel = -1;
     let lastPos = -1;
     for (let p = 0; p + ENTRY_BYTES <= dv.byteLength; p += ENTRY_BYTES) {
@@ -55,7 +50,7 @@ export class OffsetIndex {
       lastRel = rel;
       lastPos = pos;
     }
-    if (this.count * ENTRY_BYTES !== size) this.file.truncate(this.count * ENTRY_BYTES);
+    this.file.truncateEntries(this.count);
   }
 
   private push(rel: number, pos: number): void {
@@ -69,6 +64,9 @@ export class OffsetIndex {
     this.count++;
   }
 
+  get path(): string {
+    return this.file.path;
+  }
   get entryCount(): number {
     return this.count;
   }
@@ -78,12 +76,17 @@ export class OffsetIndex {
   get sizeBytes(): number {
     return this.count * ENTRY_BYTES;
   }
+  /** Entries not yet written to the file. */
+  get pendingEntries(): number {
+    return this.file.pendingEntries;
+  }
 
   /** Last indexed position, or 0: recovery after a clean stop scans from here. */
   get lastPosition(): number {
     return this.count === 0 ? 0 : this.entries[this.count * 2 - 1];
   }
 
+  /** Adds an entry (nothing when full: the log rolls before that matters). No allocation. */
   append(offset: number, position: number): void {
     const rel = offset - this.baseOffset;
     assert(rel >= 0 && rel <= 0x7fffffff, "index relative offset fits int32");
@@ -92,11 +95,10 @@ export class OffsetIndex {
       assert(position > this.entries[this.count * 2 - 1], "index positions increase");
     }
     if (this.isFull) return;
-    const b = new Uint8Array(ENTRY_BYTES);
-    const dv = new DataView(b.buffer);
-    dv.setInt32(0, rel);
-    dv.setInt32(4, position);
-    this.file.append(b);
+    const at = this.file.reserve();
+    this.file.view.setInt32(at, rel);
+    this.file.view.setInt32(at + 4, position);
+    this.file.commit();
     this.push(rel, position);
   }
 
@@ -116,10 +118,26 @@ export class OffsetIndex {
     return found < 0 ? 0 : this.entries[found * 2 + 1];
   }
 
+  /** Drops every entry (before a rebuild from the log). */
+  reset(): void {
+    this.count = 0;
+    this.file.truncateEntries(0);
+  }
+
+  /** Writes buffered entries to the file (the segment keeps both index files in step). */
+  writePending(): void {
+    this.file.writePending();
+  }
+
+  /** Renames the file (segment deletion adds `.deleted`); the open handle stays valid. */
+  renameTo(platform: Platform, path: string): void {
+    this.file.renameTo(platform, path);
+  }
+
   /** Drops entries at or past a log position (after the log is truncated there). */
   truncateToPosition(position: number): void {
     while (this.count > 0 && this.entries[this.count * 2 - 1] >= position) this.count--;
-    this.file.truncate(this.count * ENTRY_BYTES);
+    this.file.truncateEntries(this.count);
   }
 
   flush(): void {

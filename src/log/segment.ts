@@ -1,18 +1,56 @@
 // LogSegment: one `<20-digit baseOffset>.log` file of whole record batches, stored exactly as the
-// wire carries them (base offset and leader epoch patched), with its sparse OffsetIndex.
+// wire carries them (base offset and leader epoch patched), with its sparse OffsetIndex
+// (`.index`) and TimeIndex (`.timeindex`).
 //
 // Invariants:
 // - The file is a concatenation of whole, valid batches; the next append goes at `sizeBytes`.
 // - Every offset in the segment is >= baseOffset, and offsets increase batch by batch.
 // - nextOffset is one past the last offset stored (baseOffset when the segment is empty).
+// - A segment being deleted has its files renamed `<name>.deleted` first (Kafka's suffix) and
+//   keeps its open handles until removed, so a read already under way completes; `.deleted` files
+//   found at start-up are leftovers of a stop before the removal and are removed.
+// - recover() is the one place that rebuilds a segment's indexes from its log (crash recovery, a
+//   missing index): every kind of index hooks its rebuild into it, through indexBatch().
+// - Both indexes get their entries at the same points: indexBatch() runs for every batch, appended
+//   or recovered, and adds an entry to each once more than index.interval.bytes were appended
+//   since the last (Kafka's cadence); the time index only when the max timestamp grew.
+// - maxTimestampSoFar is the largest batch max timestamp in the file (-1 when none), known without
+//   reading the file: the time index's last entry holds it at close, roll and end of recovery
+//   (Kafka's rule), and open folds in the few batches after the last offset-index entry.
+// - A missing or damaged `.timeindex` next to a non-empty log makes open() recover the segment.
 
 import type { FileHandle, Platform } from "../platform/mod.ts";
-import { BatchField, batchCrcValid, batchLogOverhead } from "../protocol/mod.ts";
-import { assert, recordBatchHeaderBytes, segmentReadChunkBytesMax } from "../util/mod.ts";
+import { BatchField, batchCrcValid, batchLogOverhead, readBatchRecords } from "../protocol/mod.ts";
+import {
+  assert,
+  crc32c,
+  indexWriteBufferEntries,
+  recordBatchHeaderBytes,
+  recoveryReadChunkBytes,
+  segmentReadChunkBytesMax,
+} from "../util/mod.ts";
 import { OffsetIndex } from "./offset_index.ts";
+import { TimeIndex } from "./time_index.ts";
 
 export function segmentFileName(baseOffset: number, suffix: string): string {
   return String(baseOffset).padStart(20, "0") + suffix;
+}
+
+/** Suffix a segment's files take between their deletion and their removal (Kafka's). */
+export const DeletedFileSuffix = ".deleted";
+
+/** Where crash recovery of one segment stopped (Kafka's LogSegment.recover result). */
+export interface RecoverResult {
+  /** Bytes cut off after the last valid batch (0 when the whole file was valid). */
+  truncatedBytes: number;
+  /** Why the scan stopped before the end of the file, or null when it reached it. */
+  reason: string | null;
+}
+
+/** A record's timestamp and offset, as ListOffsets answers them. */
+export interface TimestampOffset {
+  timestamp: number;
+  offset: number;
 }
 
 /** Header fields of one stored batch, read from disk. */
@@ -32,6 +70,12 @@ export interface SegmentConfig {
 
 export class LogSegment {
   private bytesSinceIndexEntry = 0;
+  /** "" while live, DeletedFileSuffix once deleted and waiting for removal. */
+  private fileSuffix = "";
+  /** Largest batch max timestamp in the segment, -1 when none. */
+  private maxTimestampSoFar = -1;
+  /** Last offset of the first batch carrying maxTimestampSoFar (Kafka's shallow offset). */
+  private offsetOfMaxTimestampSoFar = -1;
   private headerBuf = new Uint8Array(recordBatchHeaderBytes);
   private headerView = new DataView(this.headerBuf.buffer);
 
@@ -41,6 +85,7 @@ export class LogSegment {
     readonly baseOffset: number,
     private readonly log: FileHandle,
     readonly index: OffsetIndex,
+    readonly timeIndex: TimeIndex,
     private readonly config: SegmentConfig,
     public sizeBytes: number,
     public nextOffset: number,
@@ -49,23 +94,29 @@ export class LogSegment {
   ) {}
 
   get logPath(): string {
-    return `${this.dir}/${segmentFileName(this.baseOffset, ".log")}`;
+    return `${this.dir}/${segmentFileName(this.baseOffset, ".log")}${this.fileSuffix}`;
   }
 
   static create(platform: Platform, dir: string, baseOffset: number, config: SegmentConfig): LogSegment {
     const log = platform.fs.open(`${dir}/${segmentFileName(baseOffset, ".log")}`, "create-new");
     const indexPath = `${dir}/${segmentFileName(baseOffset, ".index")}`;
-    platform.fs.remove(indexPath); // a stale index from an earlier, removed segment
+    const timeIndexPath = `${dir}/${segmentFileName(baseOffset, ".timeindex")}`;
+    // Stale indexes from an earlier, removed segment.
+    platform.fs.remove(indexPath);
+    platform.fs.remove(timeIndexPath);
     const index = OffsetIndex.open(platform, indexPath, baseOffset, config.segmentIndexBytes, 0);
-    return new LogSegment(platform, dir, baseOffset, log, index, config, 0, baseOffset, platform.clock.nowMs());
+    const timeIndex = TimeIndex.open(platform, timeIndexPath, baseOffset, config.segmentIndexBytes, baseOffset);
+    return new LogSegment(platform, dir, baseOffset, log, index, timeIndex, config, 0, baseOffset, platform.clock.nowMs());
   }
 
   /**
    * Opens an existing segment. Batches after the last index entry are walked to find the next
    * offset; the first one that does not look whole or fails its CRC32C (a torn tail) is cut off,
-   * with everything after it, and the count of bytes cut is returned in `truncatedBytes`.
+   * with everything after it, and the count of bytes cut is returned in `truncatedBytes`. A
+   * missing or damaged `.timeindex` makes it recover() the whole segment instead (Kafka's answer to
+   * a corrupt index), which rebuilds both indexes.
    */
-  static open(platform: Platform, dir: string, baseOffset: number, config: SegmentConfig) {
+  static open(platform: Platform, dir: string, baseOffset: number, config: SegmentConfig, recovering = false) {
     const log = platform.fs.open(`${dir}/${segmentFileName(baseOffset, ".log")}`, "readwrite");
     const fileSize = log.size();
     const index = OffsetIndex.open(
@@ -75,10 +126,42 @@ export class LogSegment {
       config.segmentIndexBytes,
       fileSize,
     );
+    const timeIndexPath = `${dir}/${segmentFileName(baseOffset, ".timeindex")}`;
+    const hadTimeIndex = platform.fs.stat(timeIndexPath) !== null;
+    // Entries past the log's end are dropped by truncateTo() once the tail walk has found it.
+    const timeIndex = TimeIndex.open(platform, timeIndexPath, baseOffset, config.segmentIndexBytes, Number.MAX_SAFE_INTEGER);
     const mtime = platform.fs.stat(`${dir}/${segmentFileName(baseOffset, ".log")}`)?.mtimeMs ?? platform.clock.nowMs();
-    const seg = new LogSegment(platform, dir, baseOffset, log, index, config, fileSize, baseOffset, mtime);
+    const seg = new LogSegment(platform, dir, baseOffset, log, index, timeIndex, config, fileSize, baseOffset, mtime);
+    // A segment about to be recovered is scanned whole by recover(); walking its tail here too
+    // would read it twice.
+    if (recovering) return { segment: seg, truncatedBytes: 0 };
+    if (!hadTimeIndex && fileSize > 0) timeIndex.damaged = true;
+    // An empty time index beside offset-index entries: the first index point saw the first
+    // batch, whose timestamp would have made an entry if it had one.
+    if (timeIndex.entryCount === 0 && index.entryCount > 0 && (seg.readHeader(0)?.maxTimestamp ?? -1) >= 0) timeIndex.damaged = true;
+    if (timeIndex.damaged) return { segment: seg, truncatedBytes: seg.recover().truncatedBytes };
     const truncatedBytes = seg.recoverTail(index.lastPosition);
+    if (truncatedBytes === 0) seg.restoreMaxTimestamp(); // truncateTo() did it otherwise
     return { segment: seg, truncatedBytes };
+  }
+
+  /**
+   * Sets maxTimestampSoFar from the time index's last entry and the batches from the last
+   * offset-index entry on, which the time index may not cover yet (its closing entry is written
+   * at close; a stop without one leaves the entries of the last index point).
+   */
+  private restoreMaxTimestamp(): void {
+    this.maxTimestampSoFar = this.timeIndex.lastTimestamp;
+    this.offsetOfMaxTimestampSoFar = this.timeIndex.entryCount === 0 ? -1 : this.timeIndex.lastOffset;
+    for (let pos = this.index.lastPosition; ;) {
+      const h = this.readHeader(pos);
+      if (h === null) return;
+      if (h.maxTimestamp > this.maxTimestampSoFar) {
+        this.maxTimestampSoFar = h.maxTimestamp;
+        this.offsetOfMaxTimestampSoFar = h.lastOffset;
+      }
+      pos += h.size;
+    }
   }
 
   private recoverTail(from: number): number {
@@ -108,35 +191,155 @@ export class LogSegment {
     }
   }
 
+  /**
+   * Crash recovery (Kafka's LogSegment.recover): checks every batch from the start of the file
+   * (length, magic, offsets increasing, CRC32C), rebuilds the indexes from the valid ones, and
+   * truncates the file after the last valid batch. The caller removes later segments when bytes
+   * were cut. Reads go in large chunks so the scan runs at CRC32C speed.
+   */
+  recover(): RecoverResult {
+    this.resetIndexes();
+    const end = this.scanBatches((h) => this.indexBatch(h.position, h.size, h.lastOffset, h.maxTimestamp));
+    const truncatedBytes = this.sizeBytes - end.validBytes;
+    if (truncatedBytes > 0) this.log.truncate(end.validBytes);
+    this.sizeBytes = end.validBytes;
+    this.nextOffset = end.nextOffset;
+    // Kafka ends a recovery with the segment's max timestamp in the time index.
+    this.timeIndex.maybeAppend(this.maxTimestampSoFar, this.offsetOfMaxTimestampSoFar, true);
+    this.writeIndexes();
+    return { truncatedBytes, reason: truncatedBytes > 0 ? end.reason : null };
+  }
+
+  /** Empties both indexes and the state behind them, before they are rebuilt from the log. */
+  private resetIndexes(): void {
+    this.index.reset();
+    this.timeIndex.reset();
+    this.bytesSinceIndexEntry = 0;
+    this.maxTimestampSoFar = -1;
+    this.offsetOfMaxTimestampSoFar = -1;
+  }
+
+  /**
+   * Index bookkeeping for one batch, appended or recovered, at `position` (Kafka's
+   * LogSegment.append cadence): tracks the max timestamp, and once more than index.interval.bytes
+   * were appended since the last entry, adds this batch to the offset index and the max timestamp
+   * so far to the time index. No allocation.
+   */
+  private indexBatch(position: number, size: number, lastOffset: number, maxTimestamp: number): void {
+    if (maxTimestamp > this.maxTimestampSoFar) {
+      this.maxTimestampSoFar = maxTimestamp;
+      this.offsetOfMaxTimestampSoFar = lastOffset;
+    }
+    this.bytesSinceIndexEntry += size;
+    if (this.bytesSinceIndexEntry <= this.config.indexIntervalBytes) return;
+    this.index.append(lastOffset, position);
+    this.timeIndex.maybeAppend(this.maxTimestampSoFar, this.offsetOfMaxTimestampSoFar);
+    this.bytesSinceIndexEntry = 0;
+    if (this.index.pendingEntries >= indexWriteBufferEntries) this.writeIndexes();
+  }
+
+  /**
+   * Writes both indexes' buffered entries, the time index first: a stop between the two writes
+   * leaves it ahead of the offset index, never behind (restoreMaxTimestamp relies on that).
+   */
+  private writeIndexes(): void {
+    this.timeIndex.writePending();
+    this.index.writePending();
+  }
+
+  /**
+   * Visits every valid batch from position 0, stopping at the first invalid one. Returns the end
+   * of the last valid batch, the offset after it, and why the scan stopped (null at end of file).
+   */
+  private scanBatches(visit: (h: BatchHeader) => void): { validBytes: number; nextOffset: number; reason: string | null } {
+    const chunk = new Uint8Array(Math.max(recordBatchHeaderBytes, Math.min(recoveryReadChunkBytes, this.sizeBytes)));
+    const dv = new DataView(chunk.buffer);
+    let chunkStart = 0;
+    let chunkLength = 0;
+    const fill = (position: number) => {
+      chunkStart = position;
+      chunkLength = this.log.readAt(chunk.subarray(0, Math.min(chunk.length, this.sizeBytes - position)), position);
+    };
+    let pos = 0;
+    let next = this.baseOffset;
+    const stop = (reason: string) => ({ validBytes: pos, nextOffset: next, reason });
+    while (pos < this.sizeBytes) {
+      if (pos + recordBatchHeaderBytes > chunkStart + chunkLength) fill(pos);
+      if (pos + recordBatchHeaderBytes > chunkStart + chunkLength) return stop("partial batch header at end of file");
+      const h = parseHeader(dv, pos - chunkStart, pos);
+      const why = this.implausible(h, next);
+      if (why !== null) return stop(why);
+      if (pos + h.size > chunkStart + chunkLength && h.size <= chunk.length) fill(pos);
+      const storedCrc = dv.getUint32(pos - chunkStart + BatchField.crc);
+      let crc: number;
+      if (pos + h.size <= chunkStart + chunkLength) {
+        crc = crc32c(chunk, pos - chunkStart + BatchField.attributes, pos - chunkStart + h.size);
+      } else {
+        crc = this.crcOfLargeBatch(chunk, pos, h.size);
+        chunkLength = 0; // the chunk now holds the batch's last piece, not what fill() read
+      }
+      if (crc !== storedCrc) return stop("CRC32C mismatch");
+      visit(h);
+      next = h.lastOffset + 1;
+      pos += h.size;
+    }
+    return { validBytes: pos, nextOffset: next, reason: null };
+  }
+
+  /** Why a parsed header cannot start a valid batch here, or null when it can. */
+  private implausible(h: BatchHeader, nextOffset: number): string | null {
+    if (h.magic !== 2) return `magic ${h.magic}`;
+    if (h.size < recordBatchHeaderBytes) return `batch length ${h.size - batchLogOverhead}`;
+    if (h.position + h.size > this.sizeBytes) return "batch runs past the end of the file";
+    if (h.lastOffset < h.baseOffset) return "negative last offset delta";
+    if (h.baseOffset < nextOffset) return `offset ${h.baseOffset} does not follow ${nextOffset - 1}`;
+    if (h.lastOffset - this.baseOffset > 0x7fffffff) return "offset too far from the segment's base";
+    return null;
+  }
+
+  /** CRC32C of a batch bigger than the read chunk, read piece by piece into the chunk. */
+  private crcOfLargeBatch(chunk: Uint8Array, position: number, size: number): number {
+    let crc = 0;
+    for (let done = BatchField.attributes; done < size;) {
+      const n = this.log.readAt(chunk.subarray(0, Math.min(chunk.length, size - done)), position + done);
+      if (n === 0) return -1; // the file shrank under us: treat as invalid
+      crc = crc32c(chunk, 0, n, crc);
+      done += n;
+    }
+    return crc;
+  }
+
   /** Reads the header of the batch at position, or null if no whole, plausible batch is there. */
   readHeader(position: number): BatchHeader | null {
     if (position + recordBatchHeaderBytes > this.sizeBytes) return null;
     const n = this.log.readAt(this.headerBuf, position);
     if (n < recordBatchHeaderBytes) return null;
-    const dv = this.headerView;
-    const size = batchLogOverhead + dv.getInt32(BatchField.batchLength);
-    const magic = dv.getInt8(BatchField.magic);
-    const lastOffsetDelta = dv.getInt32(BatchField.lastOffsetDelta);
-    const baseOffset = Number(dv.getBigInt64(BatchField.baseOffset));
-    if (size < recordBatchHeaderBytes || position + size > this.sizeBytes || magic !== 2 || lastOffsetDelta < 0) {
+    const h = parseHeader(this.headerView, 0, position);
+    if (h.size < recordBatchHeaderBytes || position + h.size > this.sizeBytes || h.magic !== 2 || h.lastOffset < h.baseOffset) {
       return null;
     }
-    const maxTimestamp = Number(dv.getBigInt64(BatchField.maxTimestamp));
-    return { position, size, baseOffset, lastOffset: baseOffset + lastOffsetDelta, magic, maxTimestamp };
+    return h;
   }
 
-  /** Appends validated batches whose offsets are already assigned. */
+  /**
+   * Appends validated batches whose offsets are already assigned, and indexes each of them
+   * (reading only the header fields it needs, without allocating).
+   */
   append(records: Uint8Array, firstOffset: number, lastOffset: number): void {
     assert(firstOffset >= this.nextOffset, "appended offsets increase");
     const position = this.sizeBytes;
     this.log.append(records);
     this.sizeBytes += records.length;
     this.nextOffset = lastOffset + 1;
-    this.bytesSinceIndexEntry += records.length;
-    if (this.bytesSinceIndexEntry > this.config.indexIntervalBytes) {
-      this.index.append(lastOffset, position);
-      this.bytesSinceIndexEntry = 0;
+    let at = 0;
+    let batchLastOffset = -1;
+    while (at < records.length) {
+      const size = batchLogOverhead + int32At(records, at + BatchField.batchLength);
+      batchLastOffset = int64At(records, at + BatchField.baseOffset) + int32At(records, at + BatchField.lastOffsetDelta);
+      this.indexBatch(position + at, size, batchLastOffset, int64At(records, at + BatchField.maxTimestamp));
+      at += size;
     }
+    assert(at === records.length && batchLastOffset === lastOffset, "appended batches end at the last offset");
   }
 
   /**
@@ -176,28 +379,82 @@ export class LogSegment {
     return buf.subarray(0, whole);
   }
 
+  /** Largest batch max timestamp in the segment, -1 when no batch carries one. */
+  get maxTimestampMs(): number {
+    return this.maxTimestampSoFar;
+  }
+
   /**
-   * First batch whose max timestamp is >= timestampMs, walking headers from the start (the time
-   * index of the storage issue replaces this walk).
+   * ListOffsets by timestamp within this segment (Kafka's findOffsetByTimestamp): the first
+   * record at or after startingOffset whose timestamp is >= timestampMs, or null when there is
+   * none here. The time index gives the batch to start from, the offset index its position, and a
+   * short scan of batch headers the batch; only that batch's records are read.
    */
-  findByTimestamp(timestampMs: number): BatchHeader | null {
-    for (let pos = 0; ;) {
+  findOffsetByTimestamp(timestampMs: number, startingOffset = this.baseOffset): TimestampOffset | null {
+    if (this.maxTimestampSoFar < timestampMs) return null;
+    const from = Math.max(this.timeIndex.lookup(timestampMs), startingOffset);
+    for (let pos = this.index.lookup(from); ;) {
       const h = this.readHeader(pos);
       if (h === null) return null;
-      if (h.maxTimestamp >= timestampMs) return h;
+      if (h.maxTimestamp >= timestampMs && h.lastOffset >= startingOffset) {
+        const found = this.firstRecordWhere(h, startingOffset, (ts) => ts >= timestampMs);
+        if (found !== null) return found;
+      }
       pos += h.size;
     }
   }
 
-  /** Largest batch max timestamp in the segment and the batch holding it (-1 when empty). */
-  maxTimestampBatch(): BatchHeader | null {
-    let best: BatchHeader | null = null;
-    for (let pos = 0; ;) {
+  /**
+   * The segment's max timestamp and the first record carrying it (ListOffsets -3, KIP-734, as
+   * Kafka 3.8 answers it), or null when no batch carries a timestamp.
+   */
+  maxTimestampAndOffset(): TimestampOffset | null {
+    const max = this.maxTimestampSoFar;
+    if (max < 0) return null;
+    for (let pos = this.index.lookup(this.offsetOfMaxTimestampSoFar); ;) {
       const h = this.readHeader(pos);
-      if (h === null) return best;
-      if (best === null || h.maxTimestamp > best.maxTimestamp) best = h;
+      if (h === null) return null;
+      if (h.maxTimestamp === max) {
+        return this.firstRecordWhere(h, this.baseOffset, (ts) => ts === max) ?? { timestamp: max, offset: h.lastOffset };
+      }
       pos += h.size;
     }
+  }
+
+  /**
+   * The first record of the batch at or after minOffset whose timestamp passes `wanted`. A batch
+   * whose records cannot be read (corrupt, or past the decompression bound) answers with its own
+   * header: its first offset at or after minOffset and its max timestamp.
+   */
+  private firstRecordWhere(h: BatchHeader, minOffset: number, wanted: (ts: number) => boolean): TimestampOffset | null {
+    const bytes = new Uint8Array(h.size);
+    if (this.log.readAt(bytes, h.position) !== h.size) return null;
+    const decoded = readBatchRecords(bytes, 0);
+    if (!decoded.ok) return { timestamp: h.maxTimestamp, offset: Math.max(h.baseOffset, minOffset) };
+    // LogAppendTime (attribute bit 3): every record's timestamp is the batch's max timestamp.
+    const logAppendTime = (decoded.batch.attributes & 0x08) !== 0;
+    for (const r of decoded.records) {
+      const ts = logAppendTime ? h.maxTimestamp : Number(r.timestamp);
+      if (r.offset >= minOffset && wanted(ts)) return { timestamp: ts, offset: r.offset };
+    }
+    return null;
+  }
+
+  /**
+   * Kafka's LogSegment.largestTimestamp, which time-based retention compares with: the largest
+   * batch timestamp, or the file's last modification when no batch carries one.
+   */
+  largestTimestampMs(): number {
+    if (this.maxTimestampSoFar >= 0) return this.maxTimestampSoFar;
+    return this.platform.fs.stat(this.logPath)?.mtimeMs ?? this.createdMs;
+  }
+
+  /**
+   * The segment stops being the active one (Kafka's onBecomeInactiveSegment): the time index's
+   * last entry records the segment's max timestamp.
+   */
+  onBecomeInactive(): void {
+    this.timeIndex.maybeAppend(this.maxTimestampSoFar, this.offsetOfMaxTimestampSoFar, true);
   }
 
   /** Cuts the segment at a batch boundary, leaving nextOffset as the next offset to write. */
@@ -206,16 +463,34 @@ export class LogSegment {
     this.sizeBytes = position;
     this.nextOffset = nextOffset;
     this.index.truncateToPosition(position);
+    this.timeIndex.truncateToOffset(nextOffset);
     this.bytesSinceIndexEntry = 0;
+    this.restoreMaxTimestamp();
+  }
+
+  /**
+   * Renames every file of the segment to carry `suffix` (DeletedFileSuffix on deletion). Open
+   * handles stay valid across a rename, so reads under way are unaffected.
+   */
+  changeFileSuffixes(suffix: string): void {
+    const from = this.logPath;
+    this.fileSuffix = suffix;
+    this.platform.fs.rename(from, this.logPath);
+    this.index.renameTo(this.platform, `${this.dir}/${segmentFileName(this.baseOffset, ".index")}${suffix}`);
+    this.timeIndex.renameTo(this.platform, `${this.dir}/${segmentFileName(this.baseOffset, ".timeindex")}${suffix}`);
   }
 
   flush(): void {
     this.log.sync();
+    this.timeIndex.flush();
     this.index.flush();
   }
 
+  /** Closes the files; the time index first gets its closing entry (Kafka's rule). */
   close(): void {
+    this.onBecomeInactive();
     this.log.close();
+    this.timeIndex.close();
     this.index.close();
   }
 
@@ -224,7 +499,31 @@ export class LogSegment {
     this.close();
     this.platform.fs.remove(this.logPath);
     this.platform.fs.remove(this.index.path);
+    this.platform.fs.remove(this.timeIndex.path);
   }
+}
+
+/** Big-endian int32 at b[i]. */
+function int32At(b: Uint8Array, i: number): number {
+  return (b[i] << 24) | (b[i + 1] << 16) | (b[i + 2] << 8) | b[i + 3];
+}
+
+/** Big-endian int64 at b[i], as a number (offsets and timestamps are safe integers). */
+function int64At(b: Uint8Array, i: number): number {
+  return int32At(b, i) * 0x1_0000_0000 + (int32At(b, i + 4) >>> 0);
+}
+
+/** The header fields of the batch whose bytes start at dv[at]; it sits at `position` in the file. */
+function parseHeader(dv: DataView, at: number, position: number): BatchHeader {
+  const baseOffset = Number(dv.getBigInt64(at + BatchField.baseOffset));
+  return {
+    position,
+    size: batchLogOverhead + dv.getInt32(at + BatchField.batchLength),
+    baseOffset,
+    lastOffset: baseOffset + dv.getInt32(at + BatchField.lastOffsetDelta),
+    magic: dv.getInt8(at + BatchField.magic),
+    maxTimestamp: Number(dv.getBigInt64(at + BatchField.maxTimestamp)),
+  };
 }
 
 /** Length of the longest prefix of buf[0..n) made of whole batches. */

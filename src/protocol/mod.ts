@@ -5,12 +5,26 @@
 // - codec.ts: encoder and decoder derived from a declaration for one version; flexible versions
 //   use compact lengths and tagged-field sections. Decoding never throws on malformed input.
 // - headers.ts: request header v0-v2, response header v0-v1 (ApiVersions always answers in v0).
-// - record_batch.ts: the record batch v2 header (61 bytes), validation and offset assignment.
+// - record_batch.ts: the record batch v2 header (61 bytes), validation and offset assignment;
+//   record_batch_builder.ts: a v2 batch built record by record (for the broker's own writes).
+//   records.ts: the records inside a batch, decoded (loading __consumer_offsets, compaction).
+// - compression.ts: Kafka's codecs (gzip, snappy, lz4, zstd) on bytes; decompression is bounded
+//   and answers an error code instead of throwing.
+// - message_set.ts: legacy message sets (magic 0/1, Produce v0-2) up-converted to one v2 batch.
+// - internal/offsets_records.ts: the __consumer_offsets key and value formats (version-prefixed);
+//   internal/consumer_protocol.ts: consumer subscription and assignment bytes (JoinGroup, SyncGroup).
 //
 // Invariants: every length read from the wire is checked against the bytes left and a named
-// limit before allocating; records stay bytes (only batch headers are parsed).
+// limit before allocating; records stay bytes (only batch headers are parsed), except on the
+// legacy up-conversion path, which only clients too old for record batch v2 take.
 export * from "./api/mod.ts";
 export * from "./codec.ts";
+export * from "./compression.ts";
 export * from "./headers.ts";
+export * from "./internal/consumer_protocol.ts";
+export * from "./internal/offsets_records.ts";
+export * from "./message_set.ts";
 export * from "./record_batch.ts";
+export * from "./record_batch_builder.ts";
+export * from "./records.ts";
 export * from "./schema.ts";

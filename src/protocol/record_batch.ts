@@ -138,3 +138,15 @@ export function assignOffsets(records: Uint8Array, firstOffset: number, leaderEp
 export function batchCrcValid(buf: Uint8Array, pos: number, size: number): boolean {
   return crc32c(buf, pos + BatchField.attributes, pos + size) === view(buf).getUint32(pos + BatchField.crc);
 }
+
+/** Whether any whole v2 batch in the set uses codec (Produce before v7 may not carry zstd). */
+export function anyBatchUsesCodec(records: Uint8Array, codec: number): boolean {
+  const dv = view(records);
+  for (let pos = 0; pos + recordBatchHeaderBytes <= records.length;) {
+    if (dv.getInt8(pos + BatchField.magic) === 2 && (dv.getInt16(pos + BatchField.attributes) & 7) === codec) return true;
+    const size = batchSizeAt(dv, pos);
+    if (size < recordBatchHeaderBytes) return false;
+    pos += size;
+  }
+  return false;
+}

@@ -5,7 +5,7 @@
 import type { LogManager, TopicLogConfig } from "../log/mod.ts";
 import { topicPartitionKey } from "../log/mod.ts";
 import type { Clock } from "../platform/mod.ts";
-import { validateBatches } from "../protocol/mod.ts";
+import { recordSetMagic, upConvertMessageSet, validateBatches } from "../protocol/mod.ts";
 import { ErrorCode, KafkaError } from "../util/mod.ts";
 import type { Logger } from "../util/mod.ts";
 import { Partition, type PartitionState } from "./partition.ts";
@@ -18,6 +18,13 @@ export interface ProduceResult {
   logAppendTimeMs: number;
   logStartOffset: number;
   recordCount: number;
+}
+
+export interface DeleteRecordsResult {
+  topic: string;
+  partition: number;
+  lowWatermark: number;
+  errorCode: number;
 }
 
 export interface FetchPartitionRequest {
@@ -66,30 +73,55 @@ export class ReplicaManager {
     return [...this.partitions.values()];
   }
 
+  /**
+   * Told after this broker becomes or stops being a partition's leader (the group coordinator
+   * loads and unloads __consumer_offsets partitions this way, as Kafka's onLeadershipChange does).
+   */
+  readonly leadershipListeners: ((topic: string, partition: number, isLeader: boolean) => void)[] = [];
+
+  private tellLeadership(topic: string, partition: number, isLeader: boolean): void {
+    for (const l of this.leadershipListeners) l(topic, partition, isLeader);
+  }
+
   /** LeaderAndIsr for one partition this broker is a replica of. */
   becomeLeaderOrFollower(state: PartitionState, config: TopicLogConfig): void {
     const key = topicPartitionKey(state.topic, state.partition);
     const existing = this.partitions.get(key);
     if (existing !== undefined) {
+      const wasLeader = existing.isLeader;
       existing.applyState(state);
       existing.log.config = config;
+      if (wasLeader !== existing.isLeader) this.tellLeadership(state.topic, state.partition, existing.isLeader);
       return;
     }
     const log = this.logManager.getOrCreateLog(state.topic, state.partition, config);
-    this.partitions.set(key, new Partition(this.brokerId, state, log));
+    const p = new Partition(this.brokerId, state, log);
+    this.partitions.set(key, p);
     this.logger.info({ topic: state.topic, partition: state.partition, leader: state.leader, leaderEpoch: state.leaderEpoch }, "partition online");
+    if (p.isLeader) this.tellLeadership(state.topic, state.partition, true);
   }
 
   /** StopReplica: forget the partition, deleting its log when asked. */
   stopReplica(topic: string, partition: number, deletePartition: boolean): void {
     const key = topicPartitionKey(topic, partition);
+    if (this.partitions.get(key)?.isLeader) this.tellLeadership(topic, partition, false);
     this.partitions.delete(key);
     if (deletePartition) this.logManager.deleteLog(topic, partition);
     this.fetchPurgatory.checkAndComplete(key);
   }
 
-  /** Validates and appends one partition's record set as leader. Never throws for bad input. */
-  appendToPartition(topic: string, partition: number, records: Uint8Array | null, maxMessageBytesDefault: number): ProduceResult {
+  /**
+   * Validates and appends one partition's record set as leader. Never throws for bad input.
+   * With `legacyFormat` (Produce v0-2) a message set of magic 0 or 1 is first up-converted into
+   * one record batch v2; magic 2 batches pass as they are, as Kafka accepts them in v0-2 too.
+   */
+  appendToPartition(
+    topic: string,
+    partition: number,
+    records: Uint8Array | null,
+    maxMessageBytesDefault: number,
+    legacyFormat = false,
+  ): ProduceResult {
     const result: ProduceResult = {
       errorCode: ErrorCode.NONE,
       errorMessage: null,
@@ -110,6 +142,16 @@ export class ReplicaManager {
       return result;
     }
     const maxBytes = (p.log.config as TopicLogConfig).maxMessageBytes ?? maxMessageBytesDefault;
+    const magic = recordSetMagic(records);
+    if (legacyFormat && (magic === 0 || magic === 1)) {
+      const converted = upConvertMessageSet(records);
+      if (converted.batch === null) {
+        result.errorCode = converted.errorCode;
+        result.errorMessage = converted.message;
+        return result;
+      }
+      records = converted.batch;
+    }
     const summary = validateBatches(records, maxBytes);
     if (summary.errorCode !== ErrorCode.NONE) {
       result.errorCode = summary.errorCode;
@@ -207,6 +249,31 @@ export class ReplicaManager {
       budget = Math.max(0, budget - n);
       return r;
     });
+  }
+
+  /**
+   * DeleteRecords (Kafka's ReplicaManager.deleteRecords): moves each partition's log start offset
+   * (offset -1: to the high watermark) and answers its low watermark. With no followers yet the
+   * answer needs no waiting. A moved start offset is checkpointed at once, so deleted records do
+   * not come back after a crash.
+   */
+  deleteRecords(requests: { topic: string; partition: number; offset: number }[]): DeleteRecordsResult[] {
+    let moved = false;
+    const results = requests.map((req): DeleteRecordsResult => {
+      const p = this.getPartition(req.topic, req.partition);
+      if (p === undefined) return { ...req, lowWatermark: -1, errorCode: ErrorCode.UNKNOWN_TOPIC_OR_PARTITION };
+      try {
+        const before = p.log.logStartOffset;
+        const lowWatermark = p.deleteRecordsOnLeader(req.offset);
+        moved ||= lowWatermark !== before;
+        return { ...req, lowWatermark, errorCode: ErrorCode.NONE };
+      } catch (e) {
+        if (!(e instanceof KafkaError)) throw e;
+        return { ...req, lowWatermark: -1, errorCode: e.code };
+      }
+    });
+    if (moved) this.logManager.checkpointLogStartOffsets();
+    return results;
   }
 
   shutdown(): void {

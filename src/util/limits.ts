@@ -21,3 +21,37 @@ export const recordBatchHeaderBytes = 61;
 export const requestHeaderBytesMin = 8;
 /** Bytes read from a segment at once when a fetch asks for more. */
 export const segmentReadChunkBytesMax = 8 * 1024 * 1024;
+/**
+ * Index entries (offset and time index alike) gathered in memory before one write to the index
+ * file: 512 offset-index entries are 4 KiB, and stand for at least 2 MiB of log at the default
+ * index.interval.bytes. A crash loses at most these, and the log is walked from the last entry
+ * the file has.
+ */
+export const indexWriteBufferEntries = 512;
+/**
+ * Most bytes one decompression may produce (a compressed batch's records, or a legacy wrapper
+ * message's inner message set). A compression bomb stops here with an error instead of taking the
+ * process's memory; 64 times Kafka's default message.max.bytes covers any real producer's batch.
+ */
+export const decompressedBytesMax = 64 * 1024 * 1024;
+/** Most entries a checkpoint file (recovery point, high watermark, log start offset) may list. */
+export const checkpointEntriesMax = 10_000_000;
+/**
+ * Bytes read from a segment at once by crash recovery: big enough that the scan runs at memory
+ * and CRC32C speed rather than per-call cost, small enough to keep in memory per recovery worker.
+ */
+export const recoveryReadChunkBytes = 8 * 1024 * 1024;
+/**
+ * Longest period a scheduled task may have. Timers take a signed 32-bit millisecond count; Kafka's
+ * "never" defaults (Long.MAX_VALUE for log.flush.scheduler.interval.ms) are at or above this and
+ * mean the task is not scheduled at all.
+ */
+export const schedulerIntervalMsMax = 2_147_483_647;
+/**
+ * Tries of one topic-config change (read, compute, conditional write) before giving up when other
+ * writers keep changing the same config node in between.
+ */
+export const configWriteAttemptsMax = 10;
+
+/** Longest string (UTF-8 bytes) that fits an int16-length (non-flexible) protocol or record field. */
+export const int16StringBytesMax = 32_767;

@@ -3,6 +3,7 @@
 // lives in limits.ts; error codes are Kafka's numbers under Kafka's names.
 export * from "./assert.ts";
 export * from "./bytes.ts";
+export * from "./crc32.ts";
 export * from "./crc32c.ts";
 export * from "./errors.ts";
 export * from "./limits.ts";

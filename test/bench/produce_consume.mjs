@@ -6,7 +6,7 @@
 // (what the broker's log write and read amount to without the protocol). Machines here are
 // shared and noisy, so the ratio matters more than the absolute figures.
 import { spawn, spawnSync } from "node:child_process";
-import { closeSync, mkdtempSync, openSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { closeSync, mkdtempSync, openSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
@@ -90,20 +90,28 @@ async function benchRuntime(runtime) {
     await waitForBroker(port);
     const b = `127.0.0.1:${port}`;
     spawnSync("kcat", ["-b", b, "-L", "-t", "bench"]); // auto-create outside the timing
+    // utime + stime of the broker process in clock ticks (100 per second on Linux).
+    const cpu = () => {
+      const f = readFileSync(`/proc/${broker.pid}/stat`, "utf8").split(") ")[1].split(" ");
+      return (Number(f[11]) + Number(f[12])) / 100;
+    };
+    const cpu0 = cpu();
     const produce = timeCmd("kcat", ["-b", b, "-P", "-t", "bench", "-p", "0", "-X", "acks=1", "-X", "linger.ms=5",
       "-X", "batch.size=1000000", "-X", "queue.buffering.max.kbytes=1048576", "-l", input]);
     // Output goes to /dev/null so the timing is the broker and the client, not a pipe into this
     // process; a second, formatted pass checks that every record came back.
+    const cpu1 = cpu();
     const devnull = openSync("/dev/null", "w");
     const consume = timeCmd("kcat", ["-b", b, "-C", "-t", "bench", "-p", "0", "-o", "beginning", "-e", "-q",
       "-X", "fetch.message.max.bytes=10485760"], { stdio: ["ignore", devnull, "pipe"] });
     closeSync(devnull);
+    const cpu2 = cpu();
     const check = timeCmd("kcat", ["-b", b, "-C", "-t", "bench", "-p", "0", "-o", "beginning", "-e", "-q", "-f", "%S\n"]);
     const sizes = check.stdout.toString().trim().split("\n");
     const got = sizes.reduce((n, x) => n + Number(x) + 1, 0);
     if (sizes.length !== records || got !== inputBytes) fail(`${runtime}: consumed ${sizes.length} records / ${got} bytes, produced ${records} / ${inputBytes}`);
     const rss = spawnSync("ps", ["-o", "rss=", "-p", String(broker.pid)]).stdout.toString().trim();
-    return { produce: produce.ms, consume: consume.ms, rssMb: Number(rss) / 1024 };
+    return { produce: produce.ms, consume: consume.ms, rssMb: Number(rss) / 1024, cpuProduce: cpu1 - cpu0, cpuConsume: cpu2 - cpu1 };
   } finally {
     broker.kill("SIGTERM");
     await new Promise((r) => broker.on("exit", r));
@@ -124,5 +132,8 @@ for (const rt of runtimes) {
   const p = row("produce (kcat -P, acks=1)", r.produce, inputBytes, records);
   const c = row("consume (kcat -C)", r.consume, inputBytes, records);
   console.log(`  ratio to baseline: produce ${fmt(p / baseW, 3)} of dd write, consume ${fmt(c / baseR, 3)} of dd read`);
+  // The broker's own CPU seconds against the wall time: how much of the
+  // run the broker was busy; the rest is the client (kcat formats every record) and the kernel.
+  console.log(`  broker CPU: produce ${fmt(r.cpuProduce, 2)} s of ${fmt(r.produce / 1000, 2)} s wall, consume ${fmt(r.cpuConsume, 2)} s of ${fmt(r.consume / 1000, 2)} s wall`);
 }
 rmSync(work, { recursive: true, force: true });

@@ -1,18 +1,25 @@
 // The Debian Python clients against a real broker in this process, through the scripts in py/
 // (run with /usr/bin/python3; each takes bootstrap, topic, count and compression and prints one
 // JSON summary line): kafka-python 2.0.2 (python3-kafka) produces with acks='all', plain and
-// gzip, and reads back through assign() + seek_to_beginning() with no group; confluent-kafka
-// (python3-confluent-kafka, librdkafka) produces plain, lz4 and zstd, and reads back through
-// assign() at OFFSET_BEGINNING with a group.id it never uses. Every message comes back with its
-// key, value, header and offset, in order, and the batches are stored with the codec they came in.
+// gzip, and reads back through assign() + seek_to_beginning() with no group; forced to speak
+// Kafka 0.10.1 or 0.9 it produces legacy message sets (magic 1 over Produce v2, magic 0 over
+// Produce v1), which the broker up-converts to record batches v2. confluent-kafka
+// (python3-confluent-kafka, librdkafka) produces plain, gzip, snappy, lz4 and zstd, and reads
+// back through assign() at OFFSET_BEGINNING with a group.id it never uses. Every message comes
+// back with its key, value, header and offset, in order, and the batches are stored with the
+// codec they came in.
 import { test } from "node:test";
 import assert from "node:assert/strict";
+import { readFileSync } from "node:fs";
+import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
+import { apiHandlers } from "../../src/broker/api/mod.ts";
 import { startBroker } from "../helpers/broker.ts";
 import { run, skipUnless } from "../helpers/tools.ts";
-import { Codec, storedCodecs } from "./stored_batches.ts";
+import { assertStoredCodec, Codec } from "./stored_batches.ts";
 
 const PYTHON = "/usr/bin/python3";
+const PY_DIR = join(dirname(fileURLToPath(import.meta.url)), "py");
 const N = 10_000;
 const kafkaPythonSkip = skipUnless("kafka");
 const confluentSkip = skipUnless("confluent_kafka");
@@ -26,9 +33,9 @@ interface Summary {
   [k: string]: unknown;
 }
 
-async function roundTrip(script: string, bootstrap: string, topic: string, compression: string): Promise<Summary> {
-  const path = fileURLToPath(new URL(`./py/${script}`, import.meta.url));
-  const r = await run(PYTHON, [path, bootstrap, topic, String(N), compression], { timeoutMs: 120_000 });
+async function roundTrip(script: string, bootstrap: string, topic: string, compression: string, ...extra: string[]): Promise<Summary> {
+  const path = join(PY_DIR, script);
+  const r = await run(PYTHON, [path, bootstrap, topic, String(N), compression, ...extra], { timeoutMs: 120_000 });
   const last = r.stdout.toString().trim().split("\n").pop() ?? "";
   let summary: Summary;
   try {
@@ -55,14 +62,41 @@ for (const compression of ["none", "gzip"] as const) {
       // "2.4.0", the newest it knows; a wrong guess would make it pick versions strand refuses.
       assert.equal(s.api_version, "2.4.0");
       assert.equal(s.end_offset, N);
-      assert.deepEqual([...storedCodecs(b.logDir, topic, 0)], [Codec[compression]]);
+      assertStoredCodec(b.logDir, topic, 0, Codec[compression]);
     } finally {
       await b.stop();
     }
   });
 }
 
-for (const compression of ["none", "lz4", "zstd"] as const) {
+// kafka-python's api_version (0, 10, 1) means Produce v2 with magic 1 messages (timestamps, no
+// headers), (0, 9) Produce v1 with magic 0 (no timestamps); gzip wraps each batch in one
+// compressed message. The broker stores one record batch v2 per request, in the same codec.
+for (const [apiVersion, compression] of [["0.10.1", "none"], ["0.10.1", "gzip"], ["0.9", "none"], ["0.9", "gzip"]] as const) {
+  test(`kafka-python as Kafka ${apiVersion}: ${N} legacy messages, ${compression}, up-converted and read back in order`, { skip: kafkaPythonSkip }, async () => {
+    const b = await startBroker();
+    try {
+      const topic = `kafka-python-${apiVersion.replaceAll(".", "-")}-${compression}`;
+      const s = await roundTrip("kafka_python_roundtrip.py", b.bootstrap, topic, compression, apiVersion);
+      assert.equal(s.api_version, apiVersion, "the producer spoke the forced version");
+      assert.equal(s.end_offset, N);
+      assertStoredCodec(b.logDir, topic, 0, Codec[compression]);
+      // The first stored batch's maxTimestamp (byte 35): magic 0 messages have none (-1).
+      const log = readFileSync(join(b.logDir, `${topic}-0`, "00000000000000000000.log"));
+      const maxTimestamp = log.readBigInt64BE(35);
+      assert.ok(apiVersion === "0.9" ? maxTimestamp === -1n : maxTimestamp > 1_600_000_000_000n, `maxTimestamp ${maxTimestamp}`);
+    } finally {
+      await b.stop();
+    }
+  });
+}
+
+// librdkafka (Debian: 2.0.2) enables gzip and snappy only when the broker lists Produce v0, and
+// lz4 only when ApiVersions lists FindCoordinator (API 10); without them it sends batches
+// uncompressed, logging "Broker does not support compression type" at debug level only.
+const lz4Stored = apiHandlers.some((h) => h.api.apiKey === 10) ? Codec.lz4 : Codec.none;
+
+for (const compression of ["none", "gzip", "snappy", "lz4", "zstd"] as const) {
   test(`confluent-kafka: ${N} messages, acks=all, ${compression}; assign at OFFSET_BEGINNING reads all in order`, { skip: confluentSkip }, async () => {
     const b = await startBroker();
     try {
@@ -71,7 +105,7 @@ for (const compression of ["none", "lz4", "zstd"] as const) {
       assert.deepEqual(s.watermarks, [0, N]);
       // No error callback fired: in particular no coordinator error for the unused group.id.
       assert.deepEqual(s.client_logs, []);
-      assert.deepEqual([...storedCodecs(b.logDir, topic, 0)], [Codec[compression]]);
+      assertStoredCodec(b.logDir, topic, 0, compression === "lz4" ? lz4Stored : Codec[compression]);
     } finally {
       await b.stop();
     }

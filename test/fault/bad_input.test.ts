@@ -725,3 +725,20 @@ test("bad input: a connection that sends half a frame and goes quiet is closed a
     }
   });
 });
+
+test("bad input: a zstd batch in Produce v6 is UNSUPPORTED_COMPRESSION_TYPE (zstd needs v7+)", async () => {
+  await withBroker({}, async (b) => {
+    const c = await WireClient.connect(b.port);
+    try {
+      const zstd = buildBatch([{ value: "z" }], { attributes: 4 });
+      const r = await c.request(ProduceApi, 6, {
+        transactionalId: null, acks: 1, timeoutMs: 1000,
+        topicData: [{ name: TOPIC, partitionData: [{ index: 0, records: zstd }] }],
+      });
+      const p = (r.responses as { partitionResponses: { errorCode: number }[] }[])[0].partitionResponses[0];
+      assert.equal(p.errorCode, 76);
+    } finally {
+      c.close();
+    }
+  });
+});

@@ -7,7 +7,7 @@ import { join } from "node:path";
 import { Broker, parseBrokerConfig } from "../../src/broker/mod.ts";
 import { loadPlatform } from "../../src/platform/mod.ts";
 import type { Platform } from "../../src/platform/types.ts";
-import { EmbeddedRegistryStore } from "../../src/registry/mod.ts";
+import { EmbeddedRegistryStore, type Registry } from "../../src/registry/mod.ts";
 import { type Logger, silentLogger } from "../../src/util/logger.ts";
 
 export interface TestBroker {
@@ -20,6 +20,8 @@ export interface TestBroker {
   restart(): Promise<void>;
   /** Stops the broker; removes the log dir unless keepFiles. */
   stop(keepFiles?: boolean): Promise<void>;
+  /** A new session on the broker's embedded registry (to read znodes as zkCli.sh would); close it after use. */
+  registrySession(): Registry;
 }
 
 export function tempDir(prefix = "strand-test-"): string {
@@ -55,6 +57,9 @@ export async function startBroker(overrides: Record<string, string> = {}, logDir
       await current.store.close();
       current = await boot();
       t.broker = current.broker;
+    },
+    registrySession() {
+      return current.store.session();
     },
     async stop(keepFiles = false) {
       await current.broker.shutdown();

@@ -98,7 +98,9 @@ test("segment: an index entry is added once more than index.interval.bytes were 
       const counts = Array.from({ length: 60 }, (_, i) => 1 + (i % 4));
       const batches = appendBatches(seg, counts, 0, 30);
       const maxBatch = Math.max(...batches.map((b) => b.size));
-      // The index file, read raw: big-endian (relative offset, position) pairs.
+      // The index file, read raw: big-endian (relative offset, position) pairs. Entries are
+      // written in groups; flush() writes those still buffered.
+      seg.flush();
       const raw = nodeFs.readFileSync(indexPath(dir, 0));
       assert.equal(raw.length, seg.index.entryCount * 8);
       assert.ok(seg.index.entryCount >= 3, `entries: ${seg.index.entryCount}`);
@@ -341,10 +343,11 @@ test("segment: torn tail under the last index entry: the index is cut back with 
   });
 });
 
-test("segment: timestamps: findByTimestamp and maxTimestampBatch walk batch headers", async () => {
+test("segment: timestamps: findOffsetByTimestamp and maxTimestampAndOffset answer with the record", async () => {
   await withTempDir((dir) => {
     const seg = LogSegment.create(platform, dir, 0, config());
     try {
+      // Batch i: offsets 2i (timestamp 1000 + 100i) and 2i + 1 (10 ms later).
       for (let i = 0; i < 4; i++) {
         const bytes = buildBatch([{ value: "a" }, { value: "b", timestampDelta: 10 }], {
           baseOffset: BigInt(i * 2),
@@ -352,15 +355,17 @@ test("segment: timestamps: findByTimestamp and maxTimestampBatch walk batch head
         });
         seg.append(bytes, i * 2, i * 2 + 1);
       }
-      assert.equal(seg.findByTimestamp(0)?.baseOffset, 0);
-      assert.equal(seg.findByTimestamp(1010)?.baseOffset, 0);
-      assert.equal(seg.findByTimestamp(1011)?.baseOffset, 2);
-      assert.equal(seg.findByTimestamp(1310)?.baseOffset, 6);
-      assert.equal(seg.findByTimestamp(1311), null);
-      const max = seg.maxTimestampBatch();
-      assert.equal(max?.baseOffset, 6);
-      assert.equal(max?.maxTimestamp, 1310);
-      assert.equal(text(parseBatches(seg.read(max!.position, 1 << 20, true))[0].records[1].value), "b");
+      assert.deepEqual(seg.findOffsetByTimestamp(0), { offset: 0, timestamp: 1000 });
+      assert.deepEqual(seg.findOffsetByTimestamp(1001), { offset: 1, timestamp: 1010 });
+      assert.deepEqual(seg.findOffsetByTimestamp(1010), { offset: 1, timestamp: 1010 });
+      assert.deepEqual(seg.findOffsetByTimestamp(1011), { offset: 2, timestamp: 1100 });
+      assert.deepEqual(seg.findOffsetByTimestamp(1310), { offset: 7, timestamp: 1310 });
+      assert.equal(seg.findOffsetByTimestamp(1311), null);
+      // A starting offset (the log start offset) skips the records below it.
+      assert.deepEqual(seg.findOffsetByTimestamp(0, 3), { offset: 3, timestamp: 1110 });
+      assert.deepEqual(seg.maxTimestampAndOffset(), { offset: 7, timestamp: 1310 });
+      assert.equal(seg.maxTimestampMs, 1310);
+      assert.equal(seg.largestTimestampMs(), 1310);
     } finally {
       seg.close();
     }

@@ -1,10 +1,13 @@
-// Produce (0), v3-9. Each partition's record set is validated (header, CRC32C, counts, size) and
-// appended as bytes by the partition leader. acks: 0 (no response; a failure closes the
-// connection, as Kafka does, so the client refreshes metadata), 1, or -1 (all: the same as 1
-// while partitions have no followers; the replication issue adds the purgatory wait).
-import { ProduceApi } from "../../protocol/mod.ts";
+// Produce (0), v0-9. Each partition's record set is validated (header, CRC32C, counts, size) and
+// appended as bytes by the partition leader; in v0-2 a legacy message set (magic 0/1) is first
+// up-converted into one record batch v2 (protocol/message_set.ts), the only format stored.
+// acks: 0 (no response; a failure closes the connection, as Kafka does, so the client refreshes
+// metadata), 1, or -1 (all: the same as 1 while partitions have no followers; the replication
+// issue adds the purgatory wait).
+import { anyBatchUsesCodec, Compression, ProduceApi } from "../../protocol/mod.ts";
 import type { Struct } from "../../protocol/mod.ts";
 import { ErrorCode } from "../../util/mod.ts";
+import { internalTopics } from "../../controller/mod.ts";
 import type { ApiHandler } from "../dispatch.ts";
 import { type BrokerServices, CloseConnection } from "../services.ts";
 
@@ -27,9 +30,16 @@ export const produceHandler: ApiHandler<BrokerServices> = {
     const responses = topics.map((t) => ({
       name: t.name,
       partitionResponses: t.partitionData.map((p): Struct => {
+        // Internal topics (__consumer_offsets) take only their coordinator's writes, which do not
+        // come through here: a client's produce is INVALID_TOPIC_EXCEPTION, as Kafka answers.
         const r = badAcks
           ? { errorCode: ErrorCode.INVALID_REQUIRED_ACKS, errorMessage: `acks=${acks}`, baseOffset: -1, logStartOffset: -1 }
-          : s.replicaManager.appendToPartition(t.name, p.index, p.records, s.config.messageMaxBytes);
+          : internalTopics.has(t.name)
+          ? { errorCode: ErrorCode.INVALID_TOPIC_EXCEPTION, errorMessage: `cannot append to internal topic ${t.name}`, baseOffset: -1, logStartOffset: -1 }
+          // zstd arrived with Produce v7 (KIP-110); older requests may not carry it.
+          : ctx.version < 7 && p.records !== null && anyBatchUsesCodec(p.records, Compression.zstd)
+          ? { errorCode: ErrorCode.UNSUPPORTED_COMPRESSION_TYPE, errorMessage: `zstd needs Produce v7+, got v${ctx.version}`, baseOffset: -1, logStartOffset: -1 }
+          : s.replicaManager.appendToPartition(t.name, p.index, p.records, s.config.messageMaxBytes, ctx.version < 3);
         if (r.errorCode !== ErrorCode.NONE) {
           failed = true;
           s.logger.debug({ topic: t.name, partition: p.index, errorCode: r.errorCode, reason: r.errorMessage }, "produce refused");

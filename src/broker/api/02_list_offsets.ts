@@ -1,6 +1,7 @@
 // ListOffsets (2), v1-7: -1 latest (the high watermark; the same for read_committed while there
 // are no transactions), -2 earliest (log start offset), -3 the record with the largest timestamp
-// (v7, KIP-734), or a timestamp: the first offset whose batch timestamp is at or after it.
+// (v7, KIP-734), or a timestamp: the first record whose timestamp is at or after it, found through
+// the segments' time indexes (Log.offsetForTimestamp); -1 when none is below the high watermark.
 import { ListOffsetsApi } from "../../protocol/mod.ts";
 import { ErrorCode } from "../../util/mod.ts";
 import type { ApiHandler } from "../dispatch.ts";

@@ -43,6 +43,9 @@ function topicEntry(s: BrokerServices, name: string, errorCode: number = ErrorCo
 async function autoCreate(s: BrokerServices, name: string): Promise<number> {
   const nameError = topicNameError(name);
   if (nameError !== null) return ErrorCode.INVALID_TOPIC_EXCEPTION;
+  // Internal topics are made only with their own settings (compacted, offsets.topic.*), as Kafka does.
+  if (name === "__consumer_offsets") return (await s.ensureOffsetsTopic()) ? ErrorCode.NONE : ErrorCode.LEADER_NOT_AVAILABLE;
+  if (internalTopics.has(name)) return ErrorCode.UNKNOWN_TOPIC_OR_PARTITION;
   const outcome = await s.topicAdmin.createTopic(
     {
       name,

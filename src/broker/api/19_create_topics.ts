@@ -1,12 +1,14 @@
 // CreateTopics (19), v2-7. Each topic is validated (name, partitions, replication factor,
 // assignment, configs) and written to the registry; the answer waits (up to timeout_ms) until the
 // controller has made the partitions known to this broker. validate_only checks without writing.
+// From v5 the answer lists every topic key with its value and source, as DescribeConfigs does.
 import { CreateTopicsApi } from "../../protocol/mod.ts";
 import type { Struct } from "../../protocol/mod.ts";
 import { ErrorCode } from "../../util/mod.ts";
 import type { ApiHandler } from "../dispatch.ts";
 import type { CreateTopicSpec } from "../../controller/mod.ts";
 import type { BrokerServices } from "../services.ts";
+import { describeTopicConfigs } from "../config_describe.ts";
 
 interface CreatableTopic {
   name: string;
@@ -64,7 +66,13 @@ export const createTopicsHandler: ApiHandler<BrokerServices> = {
         topicId: meta?.topicId ?? out.topicId,
         numPartitions: spec.numPartitions,
         replicationFactor: spec.replicationFactor,
-        configs: Object.entries(spec.configs).map(([name, value]) => ({ name, value, readOnly: false, configSource: 1, isSensitive: false })),
+        configs: describeTopicConfigs(s.config, spec.configs).map((e) => ({
+          name: e.name,
+          value: e.value,
+          readOnly: e.readOnly,
+          configSource: e.source,
+          isSensitive: e.isSensitive,
+        })),
       };
     }));
     return { throttleTimeMs: 0, topics: results };

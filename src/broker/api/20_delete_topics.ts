@@ -4,6 +4,7 @@
 import { DeleteTopicsApi } from "../../protocol/mod.ts";
 import type { Struct } from "../../protocol/mod.ts";
 import { bytesEqual, zeroUuid, ErrorCode } from "../../util/mod.ts";
+import { internalTopics } from "../../controller/mod.ts";
 import type { ApiHandler } from "../dispatch.ts";
 import type { BrokerServices } from "../services.ts";
 
@@ -19,6 +20,9 @@ export const deleteTopicsHandler: ApiHandler<BrokerServices> = {
       if (name === null && !bytesEqual(w.topicId, zeroUuid)) name = s.metadata.getTopicById(w.topicId)?.name ?? null;
       const base = { name, topicId: w.topicId, errorCode: ErrorCode.NONE, errorMessage: null as string | null };
       if (name === null) return { ...base, errorCode: ErrorCode.UNKNOWN_TOPIC_ID, errorMessage: "unknown topic id" };
+      if (internalTopics.has(name)) {
+        return { ...base, errorCode: ErrorCode.INVALID_TOPIC_EXCEPTION, errorMessage: `Topic ${name} is an internal topic and cannot be deleted` };
+      }
       if (!s.config.deleteTopicEnable) return { ...base, errorCode: ErrorCode.TOPIC_DELETION_DISABLED, errorMessage: "delete.topic.enable is false" };
       const topicId = s.metadata.getTopic(name)?.topicId ?? w.topicId;
       const r = await s.topicAdmin.deleteTopic(name, timeoutMs);

@@ -5,16 +5,46 @@ import { produceHandler } from "./00_produce.ts";
 import { fetchHandler } from "./01_fetch.ts";
 import { listOffsetsHandler } from "./02_list_offsets.ts";
 import { metadataHandler } from "./03_metadata.ts";
+import { offsetCommitHandler } from "./08_offset_commit.ts";
+import { offsetFetchHandler } from "./09_offset_fetch.ts";
+import { findCoordinatorHandler } from "./10_find_coordinator.ts";
+import { joinGroupHandler } from "./11_join_group.ts";
+import { heartbeatHandler } from "./12_heartbeat.ts";
+import { leaveGroupHandler } from "./13_leave_group.ts";
+import { syncGroupHandler } from "./14_sync_group.ts";
+import { describeGroupsHandler } from "./15_describe_groups.ts";
+import { listGroupsHandler } from "./16_list_groups.ts";
 import { apiVersionsHandler } from "./18_api_versions.ts";
 import { createTopicsHandler } from "./19_create_topics.ts";
 import { deleteTopicsHandler } from "./20_delete_topics.ts";
+import { deleteRecordsHandler } from "./21_delete_records.ts";
+import { deleteGroupsHandler } from "./42_delete_groups.ts";
+import { offsetDeleteHandler } from "./47_offset_delete.ts";
+import { describeConfigsHandler } from "./32_describe_configs.ts";
+import { alterConfigsHandler } from "./33_alter_configs.ts";
+import { incrementalAlterConfigsHandler } from "./44_incremental_alter_configs.ts";
 
 export const apiHandlers: ApiHandler<BrokerServices>[] = [
   produceHandler,
   fetchHandler,
   listOffsetsHandler,
   metadataHandler,
+  offsetCommitHandler,
+  offsetFetchHandler,
+  findCoordinatorHandler,
+  joinGroupHandler,
+  heartbeatHandler,
+  leaveGroupHandler,
+  syncGroupHandler,
+  describeGroupsHandler,
+  listGroupsHandler,
   apiVersionsHandler,
   createTopicsHandler,
   deleteTopicsHandler,
+  deleteRecordsHandler,
+  describeConfigsHandler,
+  alterConfigsHandler,
+  deleteGroupsHandler,
+  incrementalAlterConfigsHandler,
+  offsetDeleteHandler,
 ];

@@ -3,7 +3,11 @@
 # keyed messages with a header (acks='all', optionally compressed), flushes; then a KafkaConsumer
 # without a group (explicit assign + seek_to_beginning, no group_id, no commits) reads partition 0
 # back and checks every message's key, value, header and offset, in order.
-# Usage: kafka_python_roundtrip.py BOOTSTRAP TOPIC [N] [COMPRESSION]
+# With PRODUCER_API_VERSION (e.g. 0.10.1 or 0.9) the producer skips version probing and speaks
+# that broker version: below 0.11 it sends legacy message sets (0.10: Produce v2 with magic 1;
+# 0.9: Produce v1 with magic 0), which carry no headers, so none are sent or expected; the
+# consumer still probes (strand has no Fetch below v4).
+# Usage: kafka_python_roundtrip.py BOOTSTRAP TOPIC [N] [COMPRESSION] [PRODUCER_API_VERSION]
 # Prints one JSON line: {"client": ..., "api_version": ..., "sent": N, "received": N, "ok": bool, ...}
 import json
 import sys
@@ -16,10 +20,13 @@ def main():
     bootstrap, topic = sys.argv[1], sys.argv[2]
     n = int(sys.argv[3]) if len(sys.argv) > 3 else 1000
     compression = sys.argv[4] if len(sys.argv) > 4 and sys.argv[4] != "none" else None
+    forced = tuple(int(x) for x in sys.argv[5].split(".")) if len(sys.argv) > 5 else None
+    legacy = forced is not None and forced < (0, 11)
     summary = {"client": "kafka-python", "topic": topic, "compression": compression or "none", "sent": 0, "received": 0}
 
     producer = KafkaProducer(
         bootstrap_servers=bootstrap,
+        **({"api_version": forced} if forced else {}),
         acks="all",
         compression_type=compression,
         linger_ms=5,
@@ -30,7 +37,7 @@ def main():
     offsets = []
     futures = [
         producer.send(topic, partition=0, key=b"k%d" % i, value=b"value-%d-" % i + b"y" * (i % 100),
-                      headers=[("seq", b"%d" % i)])
+                      headers=[] if legacy else [("seq", b"%d" % i)])
         for i in range(n)
     ]
     producer.flush(timeout=30)
@@ -60,7 +67,8 @@ def main():
             for r in records:
                 i = received
                 want_value = b"value-%d-" % i + b"y" * (i % 100)
-                if r.offset != i or r.key != b"k%d" % i or r.value != want_value or list(r.headers) != [("seq", b"%d" % i)]:
+                want_headers = [] if legacy else [("seq", b"%d" % i)]
+                if r.offset != i or r.key != b"k%d" % i or r.value != want_value or list(r.headers) != want_headers:
                     if len(errors) < 5:
                         errors.append({"at": i, "offset": r.offset, "key": repr(r.key), "headers": repr(r.headers)})
                 received += 1

@@ -1,0 +1,62 @@
+// OffsetCommit (8), v0-9. v0 stores offsets in the registry at
+// /consumers/<group>/offsets/<topic>/<partition>, as Kafka 0.8 clients expect; v1+ in
+// __consumer_offsets through the group coordinator (generation-fenced, see coordinator/offsets.ts).
+import { OffsetCommitApi } from "../../protocol/mod.ts";
+import { ErrorCode } from "../../util/mod.ts";
+import type { ApiHandler } from "../dispatch.ts";
+import type { BrokerServices } from "../services.ts";
+import { commitToRegistry } from "./registry_offsets.ts";
+
+interface CommitTopic {
+  name: string;
+  partitions: {
+    partitionIndex: number;
+    committedOffset: bigint;
+    committedLeaderEpoch: number;
+    commitTimestamp: bigint;
+    committedMetadata: string | null;
+  }[];
+}
+
+export const offsetCommitHandler: ApiHandler<BrokerServices> = {
+  api: OffsetCommitApi,
+  async handle(s, ctx, req) {
+    const groupId = req.groupId as string;
+    const topics = req.topics as CommitTopic[];
+    const flat = topics.flatMap((t) =>
+      t.partitions.map((p) => ({
+        topic: t.name,
+        partition: p.partitionIndex,
+        offset: p.committedOffset,
+        leaderEpoch: p.committedLeaderEpoch,
+        metadata: p.committedMetadata,
+        commitTimestamp: p.commitTimestamp,
+      }))
+    );
+    // As Kafka: partitions this cluster does not have are refused one by one, the rest committed.
+    const known = (o: { topic: string; partition: number }) =>
+      s.metadata.getTopic(o.topic)?.partitions.some((p) => p.partition === o.partition) ?? false;
+    const existing = flat.filter(known);
+    const committed = ctx.version === 0
+      ? await commitToRegistry(s, groupId, existing)
+      : await s.coordinator.offsets.commit({
+        groupId,
+        generationId: req.generationIdOrMemberEpoch as number,
+        memberId: req.memberId as string,
+        groupInstanceId: req.groupInstanceId as string | null,
+        commitTimestampMs: ctx.version === 1 ? (existing[0]?.commitTimestamp ?? -1n) : -1n,
+        retentionTimeMs: req.retentionTimeMs as bigint,
+        offsets: existing,
+      });
+    let j = 0;
+    const results = flat.map((o) => known(o) ? committed[j++] : { errorCode: ErrorCode.UNKNOWN_TOPIC_OR_PARTITION });
+    let i = 0;
+    return {
+      throttleTimeMs: 0,
+      topics: topics.map((t) => ({
+        name: t.name,
+        partitions: t.partitions.map((p) => ({ partitionIndex: p.partitionIndex, errorCode: results[i++]?.errorCode ?? ErrorCode.UNKNOWN_SERVER_ERROR })),
+      })),
+    };
+  },
+};

@@ -1,0 +1,355 @@
+// Config entries as DescribeConfigs (and CreateTopics v5+) report them, worked out as Kafka's
+// ConfigHelper does: for a topic, every topic key strand knows with its effective value, where
+// that value comes from (a topic override, server.properties, or Kafka's default) and the
+// synonyms behind it; for a broker, every broker key strand reads.
+//
+// A topic key without an override takes its value from the broker key it is named after in
+// Kafka's LogConfig (retention.ms ← log.retention.ms | log.retention.minutes | log.retention.hours,
+// segment.bytes ← log.segment.bytes, max.message.bytes ← message.max.bytes, …): the first of those
+// synonyms that has a value, converted to the topic key's unit. The synonyms are listed as Kafka
+// lists them: the topic override first, then every synonym set in server.properties
+// (STATIC_BROKER_CONFIG), then every synonym with a default (DEFAULT_CONFIG). A broker key strand
+// does not read yet (log.cleaner.*, log.retention.minutes, …) counts with Kafka's default.
+
+import { topicConfigChecks } from "../log/mod.ts";
+import { ErrorCode } from "../util/mod.ts";
+import { brokerConfigKeys, type BrokerConfig } from "./config.ts";
+
+/** Where a config value comes from (Kafka's DescribeConfigsResponse.ConfigSource). */
+export const ConfigSource = {
+  UNKNOWN: 0,
+  TOPIC_CONFIG: 1,
+  DYNAMIC_BROKER_CONFIG: 2,
+  DYNAMIC_DEFAULT_BROKER_CONFIG: 3,
+  STATIC_BROKER_CONFIG: 4,
+  DEFAULT_CONFIG: 5,
+  DYNAMIC_BROKER_LOGGER_CONFIG: 6,
+} as const;
+
+/** A config's data type (Kafka's DescribeConfigsResponse.ConfigType). */
+export const ConfigDataType = {
+  UNKNOWN: 0,
+  BOOLEAN: 1,
+  STRING: 2,
+  INT: 3,
+  SHORT: 4,
+  LONG: 5,
+  DOUBLE: 6,
+  LIST: 7,
+  CLASS: 8,
+  PASSWORD: 9,
+} as const;
+
+/** Config resource types (Kafka's ConfigResource.Type). */
+export const ConfigResourceType = {
+  UNKNOWN: 0,
+  TOPIC: 2,
+  BROKER: 4,
+  BROKER_LOGGER: 8,
+} as const;
+
+export interface ConfigSynonym {
+  name: string;
+  value: string | null;
+  source: number;
+}
+
+export interface ConfigEntry {
+  name: string;
+  value: string | null;
+  readOnly: boolean;
+  source: number;
+  isSensitive: boolean;
+  synonyms: ConfigSynonym[];
+  configType: number;
+  documentation: string | null;
+}
+
+interface BrokerSynonym {
+  key: string;
+  /** Kafka's default for the broker key, used while strand's BrokerConfig does not know it. */
+  kafkaDefault: string | null;
+  /** Milliseconds per unit when the broker key counts hours or minutes. */
+  msPerUnit?: number;
+}
+
+interface TopicKeyDef {
+  type: number;
+  synonyms: BrokerSynonym[];
+  doc: string;
+}
+
+const HOUR_MS = 3_600_000;
+const MINUTE_MS = 60_000;
+const LONG_MAX = "9223372036854775807";
+const T = ConfigDataType;
+
+/** Every topic key strand accepts, as Kafka's LogConfig and ServerTopicConfigSynonyms define it. */
+export const topicConfigDefs: Record<string, TopicKeyDef> = {
+  "cleanup.policy": {
+    type: T.LIST,
+    synonyms: [{ key: "log.cleanup.policy", kafkaDefault: "delete" }],
+    doc: 'A string that is either "delete" or "compact" or both: how old log segments are retired. ' +
+      '"delete" discards them once their retention time or size limit is reached; "compact" keeps the latest value of each key.',
+  },
+  "compression.type": {
+    type: T.STRING,
+    synonyms: [{ key: "compression.type", kafkaDefault: "producer" }],
+    doc: "The final compression type for the topic: uncompressed, gzip, snappy, lz4 or zstd, " +
+      'or "producer" to keep the codec the producer chose.',
+  },
+  "delete.retention.ms": {
+    type: T.LONG,
+    synonyms: [{ key: "log.cleaner.delete.retention.ms", kafkaDefault: "86400000" }],
+    doc: "How long delete tombstones are kept on log compacted topics; a consumer must finish reading from offset 0 " +
+      "within this time to see the final state of every key.",
+  },
+  "file.delete.delay.ms": {
+    type: T.LONG,
+    synonyms: [{ key: "log.segment.delete.delay.ms", kafkaDefault: "60000" }],
+    doc: "The time to wait before deleting a file from the filesystem.",
+  },
+  "flush.messages": {
+    type: T.LONG,
+    synonyms: [{ key: "log.flush.interval.messages", kafkaDefault: LONG_MAX }],
+    doc: "The number of messages written to a partition after which its log is fsynced.",
+  },
+  "flush.ms": {
+    type: T.LONG,
+    synonyms: [
+      { key: "log.flush.interval.ms", kafkaDefault: null },
+      { key: "log.flush.scheduler.interval.ms", kafkaDefault: LONG_MAX },
+    ],
+    doc: "The time after which a partition's log is fsynced.",
+  },
+  "index.interval.bytes": {
+    type: T.INT,
+    synonyms: [{ key: "log.index.interval.bytes", kafkaDefault: "4096" }],
+    doc: "How often an entry is added to the offset index: one every this many bytes of log.",
+  },
+  "max.compaction.lag.ms": {
+    type: T.LONG,
+    synonyms: [{ key: "log.cleaner.max.compaction.lag.ms", kafkaDefault: LONG_MAX }],
+    doc: "The longest time a message stays ineligible for compaction in the log (compacted topics only).",
+  },
+  "max.message.bytes": {
+    type: T.INT,
+    synonyms: [{ key: "message.max.bytes", kafkaDefault: "1048588" }],
+    doc: "The largest record batch size allowed by Kafka (after compression if compression is enabled).",
+  },
+  "message.timestamp.type": {
+    type: T.STRING,
+    synonyms: [{ key: "log.message.timestamp.type", kafkaDefault: "CreateTime" }],
+    doc: "Whether the timestamp in the message is message create time or log append time: CreateTime or LogAppendTime.",
+  },
+  "min.cleanable.dirty.ratio": {
+    type: T.DOUBLE,
+    synonyms: [{ key: "log.cleaner.min.cleanable.ratio", kafkaDefault: "0.5" }],
+    doc: "The smallest share of the log that must be dirty (not yet compacted) before the cleaner compacts it.",
+  },
+  "min.compaction.lag.ms": {
+    type: T.LONG,
+    synonyms: [{ key: "log.cleaner.min.compaction.lag.ms", kafkaDefault: "0" }],
+    doc: "The shortest time a message stays uncompacted in the log (compacted topics only).",
+  },
+  "min.insync.replicas": {
+    type: T.INT,
+    synonyms: [{ key: "min.insync.replicas", kafkaDefault: "1" }],
+    doc: "When a producer sets acks to all (-1), the least number of replicas that must acknowledge a write for it to succeed.",
+  },
+  "preallocate": {
+    type: T.BOOLEAN,
+    synonyms: [{ key: "log.preallocate", kafkaDefault: "false" }],
+    doc: "True if the file should be preallocated on disk when creating a new log segment.",
+  },
+  "retention.bytes": {
+    type: T.LONG,
+    synonyms: [{ key: "log.retention.bytes", kafkaDefault: "-1" }],
+    doc: 'The most a partition can grow to before old log segments are discarded (with the "delete" policy); -1 for no limit.',
+  },
+  "retention.ms": {
+    type: T.LONG,
+    synonyms: [
+      { key: "log.retention.ms", kafkaDefault: null },
+      { key: "log.retention.minutes", kafkaDefault: null, msPerUnit: MINUTE_MS },
+      { key: "log.retention.hours", kafkaDefault: "168", msPerUnit: HOUR_MS },
+    ],
+    doc: 'The longest time a log is kept before old log segments are discarded (with the "delete" policy); -1 for no limit.',
+  },
+  "segment.bytes": {
+    type: T.INT,
+    synonyms: [{ key: "log.segment.bytes", kafkaDefault: "1073741824" }],
+    doc: "The segment file size for the log: retention and cleaning are done a file at a time.",
+  },
+  "segment.index.bytes": {
+    type: T.INT,
+    synonyms: [{ key: "log.index.size.max.bytes", kafkaDefault: "10485760" }],
+    doc: "The size of the index that maps offsets to file positions, preallocated and shrunk when the log rolls.",
+  },
+  "segment.ms": {
+    type: T.LONG,
+    synonyms: [
+      { key: "log.roll.ms", kafkaDefault: null },
+      { key: "log.roll.hours", kafkaDefault: "168", msPerUnit: HOUR_MS },
+    ],
+    doc: "The time after which the log rolls to a new segment even if the current one is not full.",
+  },
+  "unclean.leader.election.enable": {
+    type: T.BOOLEAN,
+    synonyms: [{ key: "unclean.leader.election.enable", kafkaDefault: "false" }],
+    doc: "Whether replicas not in the ISR may be elected leader as a last resort, even though that may lose data.",
+  },
+};
+
+/** True for keys whose value is a comma-separated list (IncrementalAlterConfigs APPEND/SUBTRACT). */
+export function isListTopicKey(key: string): boolean {
+  return topicConfigDefs[key]?.type === ConfigDataType.LIST;
+}
+
+/** A broker key's default: strand's when its BrokerConfig knows the key, else Kafka's. */
+function synonymDefault(s: BrokerSynonym): string | null {
+  const known = brokerConfigKeys[s.key];
+  return known !== undefined ? known.default : s.kafkaDefault;
+}
+
+/** A broker key's value as this broker runs with it: from server.properties, else its default. */
+function brokerValue(config: BrokerConfig, s: BrokerSynonym): string | null {
+  return config.raw.get(s.key) ?? synonymDefault(s);
+}
+
+/** A broker value in the topic key's unit (hours and minutes to ms; a negative time is -1). */
+function toTopicUnit(value: string, s: BrokerSynonym): string {
+  if (s.msPerUnit === undefined || !/^-?\d+$/.test(value.trim())) return value;
+  const ms = BigInt(value.trim()) * BigInt(s.msPerUnit);
+  return ms < 0n ? "-1" : ms.toString();
+}
+
+/** Kafka shows a value as its type prints it: lists without blanks, everything trimmed. */
+function normalize(key: string, value: string): string {
+  return isListTopicKey(key) ? value.split(",").map((p) => p.trim()).filter((p) => p !== "").join(",") : value.trim();
+}
+
+/** The value a topic key has when the topic does not override it: the broker's default for it. */
+export function topicDefaultValue(config: BrokerConfig, key: string): string | null {
+  const def = topicConfigDefs[key];
+  if (def === undefined) return null;
+  for (const s of def.synonyms) {
+    const v = brokerValue(config, s);
+    if (v !== null) return toTopicUnit(v, s);
+  }
+  return null;
+}
+
+/** The broker synonyms of a topic key, as Kafka lists them: those set in server.properties, then defaults. */
+function brokerSynonyms(config: BrokerConfig, def: TopicKeyDef): ConfigSynonym[] {
+  const out: ConfigSynonym[] = [];
+  for (const s of def.synonyms) {
+    if (config.configured.has(s.key)) out.push({ name: s.key, value: config.raw.get(s.key)!, source: ConfigSource.STATIC_BROKER_CONFIG });
+  }
+  for (const s of def.synonyms) {
+    const d = synonymDefault(s);
+    if (d !== null) out.push({ name: s.key, value: d, source: ConfigSource.DEFAULT_CONFIG });
+  }
+  return out;
+}
+
+/** One topic key's entry, given the topic's overrides. */
+export function topicConfigEntry(config: BrokerConfig, overrides: Record<string, string>, key: string): ConfigEntry {
+  const def = topicConfigDefs[key];
+  const override = Object.hasOwn(overrides, key) ? overrides[key] : undefined;
+  const synonyms: ConfigSynonym[] = def === undefined ? [] : brokerSynonyms(config, def);
+  if (override !== undefined) synonyms.unshift({ name: key, value: normalize(key, override), source: ConfigSource.TOPIC_CONFIG });
+  return {
+    name: key,
+    value: override !== undefined ? normalize(key, override) : topicDefaultValue(config, key),
+    readOnly: false,
+    source: synonyms[0]?.source ?? ConfigSource.DEFAULT_CONFIG,
+    isSensitive: false,
+    synonyms,
+    configType: def?.type ?? ConfigDataType.UNKNOWN,
+    documentation: def?.doc ?? null,
+  };
+}
+
+/**
+ * Every topic key strand knows, sorted by name, plus any other key the topic's stored overrides
+ * hold (a topic first configured by Kafka's own tools may carry keys strand does not apply).
+ */
+export function describeTopicConfigs(config: BrokerConfig, overrides: Record<string, string>): ConfigEntry[] {
+  const keys = new Set([...Object.keys(topicConfigChecks), ...Object.keys(overrides)]);
+  return [...keys].sort().map((k) => topicConfigEntry(config, overrides, k));
+}
+
+const brokerKindTypes: Record<string, number> = {
+  int: T.INT,
+  long: T.LONG,
+  bool: T.BOOLEAN,
+  string: T.STRING,
+  list: T.LIST,
+  password: T.PASSWORD,
+};
+
+/**
+ * Every broker key strand reads, sorted by name, as this broker runs with it. strand has no
+ * dynamic broker configs yet, so each is read-only and comes from server.properties
+ * (STATIC_BROKER_CONFIG) or its default (DEFAULT_CONFIG); a password's value is never shown.
+ */
+export function describeBrokerConfigs(config: BrokerConfig): ConfigEntry[] {
+  return Object.keys(brokerConfigKeys).sort().map((name) => {
+    const def = brokerConfigKeys[name];
+    const isSensitive = def.kind === "password";
+    const shown = (v: string | null) => (isSensitive ? null : v);
+    const value = config.raw.get(name) ?? null;
+    const isStatic = config.configured.has(name);
+    const synonyms: ConfigSynonym[] = [];
+    if (isStatic) synonyms.push({ name, value: shown(value), source: ConfigSource.STATIC_BROKER_CONFIG });
+    if (def.default !== null) synonyms.push({ name, value: shown(def.default), source: ConfigSource.DEFAULT_CONFIG });
+    return {
+      name,
+      value: shown(value),
+      readOnly: true,
+      source: isStatic ? ConfigSource.STATIC_BROKER_CONFIG : ConfigSource.DEFAULT_CONFIG,
+      isSensitive,
+      synonyms,
+      configType: brokerKindTypes[def.kind] ?? T.UNKNOWN,
+      documentation: null,
+    };
+  });
+}
+
+/** Null when a broker resource names this broker (or "" for cluster defaults), else why not (Kafka's wording). */
+export function brokerResourceError(name: string, brokerId: number): string | null {
+  if (name === "") return null;
+  if (!/^-?\d{1,10}$/.test(name)) return `Broker id must be an integer, but it is: ${name}`;
+  if (Number(name) !== brokerId) return `Unexpected broker id, expected ${brokerId} or empty string, but received ${name}`;
+  return null;
+}
+
+/** The (type, name) pairs that appear more than once in a request, as "type/name" keys. */
+export function duplicateResources(resources: { resourceType: number; resourceName: string }[]): Set<string> {
+  const seen = new Set<string>();
+  const dup = new Set<string>();
+  for (const r of resources) {
+    const k = resourceKey(r);
+    if (seen.has(k)) dup.add(k);
+    seen.add(k);
+  }
+  return dup;
+}
+
+export function resourceKey(r: { resourceType: number; resourceName: string }): string {
+  return `${r.resourceType}/${r.resourceName}`;
+}
+
+/**
+ * The answer to altering a broker resource: strand has no dynamic broker configs yet, so only a
+ * change that changes nothing (no keys) succeeds.
+ */
+export function brokerAlterOutcome(name: string, brokerId: number, keyCount: number): { errorCode: number; errorMessage: string | null } {
+  const why = brokerResourceError(name, brokerId);
+  if (why !== null) return { errorCode: ErrorCode.INVALID_REQUEST, errorMessage: why };
+  if (keyCount > 0) {
+    return { errorCode: ErrorCode.INVALID_REQUEST, errorMessage: "dynamic broker configs are not supported yet; set them in server.properties" };
+  }
+  return { errorCode: ErrorCode.NONE, errorMessage: null };
+}

@@ -1,0 +1,100 @@
+// Wires the group coordinator to this broker: its __consumer_offsets log (through the
+// ReplicaManager, bypassing the produce path's refusal of internal topics), its leadership of
+// the offsets partitions, and the creation of __consumer_offsets on first use.
+
+import { Coordinator, OFFSETS_TOPIC, type OffsetsTopicLog } from "../coordinator/mod.ts";
+import type { TopicAdmin } from "../controller/mod.ts";
+import type { Platform } from "../platform/mod.ts";
+import type { ReplicaManager } from "../replication/mod.ts";
+import { ErrorCode, type Logger } from "../util/mod.ts";
+import type { BrokerConfig } from "./config.ts";
+import type { MetadataCache } from "./metadata_cache.ts";
+
+/** How long a FindCoordinator waits for __consumer_offsets to be created before answering. */
+const OFFSETS_TOPIC_CREATE_WAIT_MS = 5000;
+
+class ReplicaOffsetsLog implements OffsetsTopicLog {
+  constructor(private readonly replicaManager: ReplicaManager, private readonly maxMessageBytes: number) {}
+
+  append(partition: number, batch: Uint8Array): Promise<number> {
+    // The append itself is synchronous: the batch is in the log when this returns.
+    const r = this.replicaManager.appendToPartition(OFFSETS_TOPIC, partition, batch, this.maxMessageBytes);
+    return Promise.resolve(r.errorCode);
+  }
+
+  read(partition: number, offset: number, maxBytes: number) {
+    const p = this.replicaManager.getPartition(OFFSETS_TOPIC, partition);
+    if (p === undefined) return null;
+    const r = p.log.read(Math.max(offset, p.log.logStartOffset), maxBytes, true);
+    return { records: r.records, logEndOffset: r.logEndOffset };
+  }
+
+  logStartOffset(partition: number): number {
+    return this.replicaManager.getPartition(OFFSETS_TOPIC, partition)?.log.logStartOffset ?? 0;
+  }
+}
+
+export function createCoordinator(
+  platform: Platform,
+  config: BrokerConfig,
+  replicaManager: ReplicaManager,
+  logger: Logger,
+): Coordinator {
+  const randomHex = () => {
+    const b = new Uint8Array(16);
+    platform.randomBytes(b);
+    const h = [...b].map((x) => x.toString(16).padStart(2, "0")).join("");
+    return `${h.slice(0, 8)}-${h.slice(8, 12)}-${h.slice(12, 16)}-${h.slice(16, 20)}-${h.slice(20)}`;
+  };
+  // The coordinator's own batches may hold a whole group's assignment: allow them the topic's size.
+  const log = new ReplicaOffsetsLog(replicaManager, Math.max(config.messageMaxBytes, config.groupCoordinator.offsetsTopicSegmentBytes));
+  const coordinator = new Coordinator(log, config.groupCoordinator, platform.clock, logger.child({ component: "group-coordinator" }), randomHex);
+  replicaManager.leadershipListeners.push((topic, partition, isLeader) => {
+    if (topic !== OFFSETS_TOPIC) return;
+    if (isLeader) {
+      coordinator.onElection(partition).catch((e) => logger.error({ partition, err: String(e) }, "loading offsets partition failed"));
+    } else coordinator.onResignation(partition);
+  });
+  return coordinator;
+}
+
+/**
+ * Makes sure __consumer_offsets exists, creating it as Kafka does (compacted, with the offsets.*
+ * settings). The replication factor is capped at the live brokers so a single node works out of
+ * the box (Kafka instead refuses until enough brokers are up); the cap is logged.
+ */
+export function offsetsTopicEnsurer(
+  config: BrokerConfig,
+  metadata: MetadataCache,
+  topicAdmin: TopicAdmin,
+  logger: Logger,
+): () => Promise<boolean> {
+  let creating: Promise<boolean> | null = null;
+  return () => {
+    if (metadata.getTopic(OFFSETS_TOPIC) !== undefined) return Promise.resolve(true);
+    creating ??= (async () => {
+      const gc = config.groupCoordinator;
+      const live = Math.max(1, metadata.aliveBrokers().length);
+      const rf = Math.min(gc.offsetsTopicReplicationFactor, live);
+      if (rf < gc.offsetsTopicReplicationFactor) {
+        logger.warn({ configured: gc.offsetsTopicReplicationFactor, used: rf }, "offsets.topic.replication.factor capped at the live brokers");
+      }
+      const r = await topicAdmin.createTopic({
+        name: OFFSETS_TOPIC,
+        numPartitions: gc.offsetsTopicNumPartitions,
+        replicationFactor: rf,
+        assignment: null,
+        configs: {
+          "cleanup.policy": "compact",
+          "compression.type": "producer",
+          "segment.bytes": String(gc.offsetsTopicSegmentBytes),
+        },
+      }, false, OFFSETS_TOPIC_CREATE_WAIT_MS);
+      creating = null;
+      const ok = r.errorCode === ErrorCode.NONE || r.errorCode === ErrorCode.TOPIC_ALREADY_EXISTS;
+      if (!ok) logger.warn({ errorCode: r.errorCode, reason: r.errorMessage }, "could not create __consumer_offsets");
+      return ok && metadata.getTopic(OFFSETS_TOPIC) !== undefined;
+    })();
+    return creating;
+  };
+}

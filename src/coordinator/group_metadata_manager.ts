@@ -1,0 +1,332 @@
+// GroupMetadataManager: where groups live. Each group belongs to one partition of
+// __consumer_offsets (java_hash.ts); the broker leading that partition is the group's coordinator.
+// The partition's log is the group's durable state, in Kafka's record formats
+// (protocol/internal/offsets_records.ts): an OffsetCommit record per committed offset
+// (key group/topic/partition), a GroupMetadata record per generation (key group), and
+// tombstones (null values) for expired offsets and deleted groups. Compaction keeps the latest
+// record per key, so replaying the partition from its start rebuilds every group.
+//
+// Invariants: a group is answered for only while its partition is owned and loaded
+// (NOT_COORDINATOR / COORDINATOR_LOAD_IN_PROGRESS otherwise); the in-memory state changes only
+// after the records describing it are appended.
+
+import type { Clock } from "../platform/mod.ts";
+import {
+  decodeGroupMetadataValue,
+  decodeOffsetCommitValue,
+  decodeOffsetsKey,
+  encodeGroupMetadataKey,
+  encodeGroupMetadataValue,
+  encodeOffsetCommitKey,
+  encodeOffsetCommitValue,
+  forEachBatch,
+  readBatchRecords,
+  RecordBatchBuilder,
+} from "../protocol/mod.ts";
+import { ErrorCode, int16StringBytesMax, type Logger, utf8Length } from "../util/mod.ts";
+import type { GroupCoordinatorConfig } from "./config.ts";
+import { type CommittedOffset, GroupMetadata, MemberMetadata, offsetKey, splitOffsetKey } from "./group.ts";
+import { partitionForGroup } from "./java_hash.ts";
+
+/** The broker's side of __consumer_offsets, as the coordinator needs it. */
+export interface OffsetsTopicLog {
+  /** Appends one batch to the partition as its leader; resolves to a Kafka error code. */
+  append(partition: number, batch: Uint8Array): Promise<number>;
+  /** Whole batches from offset (at most maxBytes, at least one), or null when not held here. */
+  read(partition: number, offset: number, maxBytes: number): { records: Uint8Array; logEndOffset: number } | null;
+  logStartOffset(partition: number): number;
+}
+
+export interface OffsetsRecord {
+  key: Uint8Array;
+  value: Uint8Array | null;
+}
+
+const LOAD_READ_BYTES = 4 * 1024 * 1024;
+/** Characters of the client id kept in a generated member id (Kafka keeps all; ids must fit int16 strings). */
+const memberIdClientPrefixMax = 1024;
+
+export class GroupMetadataManager {
+  readonly groups = new Map<string, GroupMetadata>();
+  private owned = new Set<number>();
+  private loading = new Set<number>();
+
+  constructor(
+    private readonly log: OffsetsTopicLog,
+    private readonly config: GroupCoordinatorConfig,
+    private readonly clock: Clock,
+    private readonly logger: Logger,
+    private readonly randomHex: () => string,
+  ) {}
+
+  partitionFor(groupId: string): number {
+    return partitionForGroup(groupId, this.config.offsetsTopicNumPartitions);
+  }
+
+  coordinatorError(groupId: string): number {
+    // Records below their flexible versions carry int16-length strings: a longer id cannot be stored.
+    if (utf8Length(groupId) > int16StringBytesMax) return ErrorCode.INVALID_GROUP_ID;
+    const p = this.partitionFor(groupId);
+    if (this.loading.has(p)) return ErrorCode.COORDINATOR_LOAD_IN_PROGRESS;
+    if (!this.owned.has(p)) return ErrorCode.NOT_COORDINATOR;
+    return ErrorCode.NONE;
+  }
+
+  isOwned(partition: number): boolean {
+    return this.owned.has(partition) && !this.loading.has(partition);
+  }
+
+  getGroup(groupId: string): GroupMetadata | undefined {
+    return this.groups.get(groupId);
+  }
+
+  getOrCreateGroup(groupId: string): GroupMetadata {
+    let g = this.groups.get(groupId);
+    if (g === undefined) this.groups.set(groupId, (g = new GroupMetadata(groupId, this.partitionFor(groupId))));
+    return g;
+  }
+
+  /** Kafka's `clientId-uuid`, with the client id cut so the id stays storable. */
+  newMemberId(clientId: string): string {
+    return `${clientId.slice(0, memberIdClientPrefixMax)}-${this.randomHex()}`;
+  }
+
+  // ---- writing ---------------------------------------------------------------------------------
+
+  /** Appends records to the group's partition; resolves to a Kafka error code. */
+  async append(groupId: string, records: OffsetsRecord[]): Promise<number> {
+    if (records.length === 0) return ErrorCode.NONE;
+    const b = new RecordBatchBuilder();
+    const now = BigInt(this.clock.nowMs());
+    for (const r of records) b.append(now, r.key, r.value);
+    const code = await this.log.append(this.partitionFor(groupId), b.build(0));
+    // Kafka maps storage errors on the offsets topic to errors clients retry on.
+    if (code === ErrorCode.UNKNOWN_TOPIC_OR_PARTITION || code === ErrorCode.NOT_LEADER_OR_FOLLOWER) return ErrorCode.NOT_COORDINATOR;
+    if (code === ErrorCode.MESSAGE_TOO_LARGE || code === ErrorCode.RECORD_LIST_TOO_LARGE) return ErrorCode.UNKNOWN_SERVER_ERROR;
+    return code;
+  }
+
+  groupRecord(group: GroupMetadata, assignments: Map<string, Uint8Array>): OffsetsRecord {
+    const key = encodeGroupMetadataKey({ group: group.groupId });
+    const value = encodeGroupMetadataValue({
+      protocolType: group.protocolType ?? "",
+      generation: group.generationId,
+      protocol: group.protocolName,
+      leader: group.leaderId,
+      currentStateTimestamp: group.currentStateTimestampMs,
+      members: [...group.members.values()].map((m) => ({
+        memberId: m.memberId,
+        groupInstanceId: m.groupInstanceId,
+        clientId: m.clientId,
+        clientHost: m.clientHost,
+        rebalanceTimeout: m.rebalanceTimeoutMs,
+        sessionTimeout: m.sessionTimeoutMs,
+        subscription: group.protocolName === null ? new Uint8Array(0) : m.metadataFor(group.protocolName),
+        assignment: assignments.get(m.memberId) ?? m.assignment,
+      })),
+    });
+    return { key, value };
+  }
+
+  storeGroup(group: GroupMetadata, assignments: Map<string, Uint8Array>): Promise<number> {
+    return this.append(group.groupId, [this.groupRecord(group, assignments)]);
+  }
+
+  offsetRecord(groupId: string, topic: string, partition: number, o: CommittedOffset | null): OffsetsRecord {
+    const key = encodeOffsetCommitKey({ group: groupId, topic, partition });
+    if (o === null) return { key, value: null };
+    const value = encodeOffsetCommitValue({
+      offset: o.offset,
+      leaderEpoch: o.leaderEpoch,
+      metadata: o.metadata,
+      commitTimestamp: o.commitTimestampMs,
+      expireTimestamp: o.expireTimestampMs,
+    });
+    return { key, value };
+  }
+
+  /** Appends the commits, then applies them to the group (only once they are in the log). */
+  async storeOffsets(group: GroupMetadata, offsets: Map<string, CommittedOffset>): Promise<number> {
+    const records = [...offsets].map(([k, o]) => {
+      const { topic, partition } = splitOffsetKey(k);
+      return this.offsetRecord(group.groupId, topic, partition, o);
+    });
+    const code = await this.append(group.groupId, records);
+    if (code === ErrorCode.NONE) for (const [k, o] of offsets) group.offsets.set(k, o);
+    return code;
+  }
+
+  /** Tombstones for the given offsets (and the group itself when deleteGroup); then forgets them. */
+  async removeOffsets(group: GroupMetadata, keys: string[], deleteGroup: boolean): Promise<number> {
+    const records = keys.map((k) => {
+      const { topic, partition } = splitOffsetKey(k);
+      return this.offsetRecord(group.groupId, topic, partition, null);
+    });
+    if (deleteGroup) records.push({ key: encodeGroupMetadataKey({ group: group.groupId }), value: null });
+    const code = await this.append(group.groupId, records);
+    if (code !== ErrorCode.NONE) return code;
+    for (const k of keys) group.offsets.delete(k);
+    return ErrorCode.NONE;
+  }
+
+  // ---- loading ---------------------------------------------------------------------------------
+
+  /**
+   * Becoming leader of an offsets partition: replays it from its start and owns its groups.
+   * Requests for them answer COORDINATOR_LOAD_IN_PROGRESS until the replay is done.
+   */
+  async loadPartition(partition: number, onLoaded: (group: GroupMetadata) => void): Promise<void> {
+    if (this.owned.has(partition)) return;
+    this.owned.add(partition);
+    this.loading.add(partition);
+    const t0 = this.clock.monotonicMs();
+    const loaded = new Map<string, GroupMetadata>();
+    let offset = this.log.logStartOffset(partition);
+    let records = 0;
+    try {
+      for (;;) {
+        const chunk = this.log.read(partition, offset, LOAD_READ_BYTES);
+        if (chunk === null || chunk.records.length === 0) break;
+        let last = offset;
+        forEachBatch(chunk.records, (pos) => {
+          const r = readBatchRecords(chunk.records, pos);
+          if (!r.ok) {
+            this.logger.warn({ partition, reason: r.message }, "skipped an unreadable batch of __consumer_offsets");
+            return;
+          }
+          last = r.batch.lastOffset + 1;
+          if (r.batch.isControl) return;
+          for (const rec of r.records) {
+            records++;
+            this.replay(loaded, partition, rec.key, rec.value);
+          }
+        });
+        if (last <= offset) break;
+        offset = last;
+        // Let other work run between chunks: a large partition must not stall the broker.
+        await new Promise<void>((res) => this.clock.setTimeout(res, 0));
+        if (!this.owned.has(partition)) return; // unloaded meanwhile
+      }
+    } finally {
+      this.loading.delete(partition);
+    }
+    for (const g of loaded.values()) {
+      if (g.is("Dead")) continue;
+      this.groups.set(g.groupId, g);
+      onLoaded(g);
+    }
+    this.logger.info(
+      { partition, groups: loaded.size, records, ms: Math.round(this.clock.monotonicMs() - t0) },
+      "loaded __consumer_offsets partition",
+    );
+  }
+
+  private replay(groups: Map<string, GroupMetadata>, partition: number, keyBytes: Uint8Array | null, value: Uint8Array | null): void {
+    if (keyBytes === null) return;
+    const key = decodeOffsetsKey(keyBytes);
+    const get = (id: string) => {
+      let g = groups.get(id);
+      if (g === undefined) groups.set(id, (g = new GroupMetadata(id, partition)));
+      return g;
+    };
+    if (key.kind === "offsetCommit") {
+      const g = get(key.group);
+      const k = offsetKey(key.topic, key.partition);
+      if (value === null) return void g.offsets.delete(k);
+      const v = decodeOffsetCommitValue(value);
+      if (v.kind === "invalid") return;
+      g.offsets.set(k, {
+        offset: v.offset,
+        leaderEpoch: v.leaderEpoch,
+        metadata: v.metadata,
+        commitTimestampMs: v.commitTimestamp,
+        expireTimestampMs: v.expireTimestamp,
+      });
+    } else if (key.kind === "groupMetadata") {
+      if (value === null) {
+        groups.delete(key.group);
+        return;
+      }
+      const v = decodeGroupMetadataValue(value);
+      if (v.kind === "invalid") return;
+      const g = get(key.group);
+      const offsets = new Map(g.offsets);
+      const fresh = new GroupMetadata(key.group, partition);
+      for (const [k, o] of offsets) fresh.offsets.set(k, o);
+      fresh.generationId = v.generation;
+      fresh.protocolType = v.protocolType === "" ? null : v.protocolType;
+      fresh.protocolName = v.protocol;
+      fresh.leaderId = v.leader;
+      fresh.currentStateTimestampMs = v.currentStateTimestamp;
+      for (const m of v.members) {
+        const member = new MemberMetadata(
+          m.memberId,
+          m.groupInstanceId,
+          m.clientId,
+          m.clientHost,
+          m.rebalanceTimeout,
+          m.sessionTimeout,
+          v.protocolType,
+          v.protocol === null ? [] : [{ name: v.protocol, metadata: m.subscription }],
+        );
+        member.assignment = m.assignment;
+        fresh.members.set(member.memberId, member);
+        if (member.groupInstanceId !== null) fresh.staticMembers.set(member.groupInstanceId, member.memberId);
+      }
+      fresh.state = fresh.members.size > 0 ? "Stable" : "Empty";
+      groups.set(key.group, fresh);
+    }
+  }
+
+  /** The partition moved away (or the broker stops): forget its groups. */
+  unloadPartition(partition: number, onUnload: (group: GroupMetadata) => void): void {
+    this.owned.delete(partition);
+    this.loading.delete(partition);
+    for (const [id, g] of this.groups) {
+      if (g.partition !== partition) continue;
+      onUnload(g);
+      this.groups.delete(id);
+    }
+  }
+
+  // ---- expiry ----------------------------------------------------------------------------------
+
+  /**
+   * offsets.retention.minutes (Kafka 2.1+, KIP-211): offsets of a group with no members expire
+   * once retention has passed since the group became Empty (its currentStateTimestamp), or, for a
+   * group never managed by the coordinator (simple commits only, no protocol type) or stored
+   * without that timestamp, since the last commit; offsets with an explicit expire timestamp
+   * (OffsetCommit v2-4 with a retention time) expire at it. Empty groups with no offsets left are deleted.
+   */
+  async expireOffsets(): Promise<number> {
+    const now = BigInt(this.clock.nowMs());
+    const retention = BigInt(this.config.offsetsRetentionMs);
+    let removed = 0;
+    for (const g of [...this.groups.values()]) {
+      if (!this.isOwned(g.partition)) continue;
+      const expired: string[] = [];
+      for (const [k, o] of g.offsets) {
+        const explicit = o.expireTimestampMs >= 0n && o.expireTimestampMs <= now;
+        const since = g.protocolType !== null && g.currentStateTimestampMs >= 0n ? g.currentStateTimestampMs : o.commitTimestampMs;
+        const byRetention = g.is("Empty") && since + retention <= now;
+        if (explicit || byRetention) expired.push(k);
+      }
+      const nothingLeft = g.offsets.size === expired.length;
+      const deleteGroup = g.is("Empty") && nothingLeft && (expired.length > 0 || this.groupIsStale(g, now, retention));
+      if (expired.length === 0 && !deleteGroup) continue;
+      if (await this.removeOffsets(g, expired, deleteGroup) !== ErrorCode.NONE) continue;
+      removed += expired.length;
+      // The group may have gained members while the tombstones were written.
+      if (deleteGroup && g.is("Empty") && g.offsets.size === 0) {
+        g.transitionTo("Dead", this.clock.nowMs());
+        this.groups.delete(g.groupId);
+      }
+    }
+    if (removed > 0) this.logger.info({ offsets: removed }, "expired committed offsets");
+    return removed;
+  }
+
+  private groupIsStale(g: GroupMetadata, now: bigint, retention: bigint): boolean {
+    return g.currentStateTimestampMs >= 0n && g.currentStateTimestampMs + retention <= now;
+  }
+}

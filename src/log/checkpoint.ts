@@ -1,0 +1,84 @@
+// OffsetCheckpointFile: Kafka's per-log-dir checkpoint files, byte for byte as Kafka writes them,
+// so an operator (or Kafka's own tools) reading `recovery-point-offset-checkpoint`,
+// `replication-offset-checkpoint` or `log-start-offset-checkpoint` sees what they expect:
+//
+//   0                      version (always 0)
+//   3                      number of entries that follow
+//   orders 0 1234          one line per partition: topic, partition, offset, separated by a space
+//   orders 1 987
+//   payments-eu 0 42
+//
+// Invariants: a file is replaced whole (temp file, fsync, rename, fsync of the dir: see
+// FileSystem.writeFileAtomic), so a reader sees the old content or the new, never a mix. A file
+// that does not parse (wrong version, count not matching the lines, a bad line) is an error the
+// caller handles; Kafka's LogManager then falls back to the safe value (recover everything, start
+// at the first segment) and so does strand's.
+
+import type { Platform } from "../platform/mod.ts";
+import { checkpointEntriesMax } from "../util/mod.ts";
+
+export const RecoveryPointCheckpointFile = "recovery-point-offset-checkpoint";
+export const ReplicationOffsetCheckpointFile = "replication-offset-checkpoint";
+export const LogStartOffsetCheckpointFile = "log-start-offset-checkpoint";
+/** Present in a log dir only between a clean shutdown and the next start-up (Kafka's name). */
+export const CleanShutdownFile = ".kafka_cleanshutdown";
+
+const CHECKPOINT_VERSION = 0;
+
+export class CheckpointFormatError extends Error {
+  override name = "CheckpointFormatError";
+}
+
+/** Key `<topic>-<partition>`, as topicPartitionKey builds it, mapped to an offset. */
+export type CheckpointEntries = Map<string, { topic: string; partition: number; offset: number }>;
+
+/** The file's text for these entries, in Kafka's format. */
+export function formatCheckpoint(entries: Iterable<{ topic: string; partition: number; offset: number }>): string {
+  const lines: string[] = [];
+  for (const e of entries) lines.push(`${e.topic} ${e.partition} ${e.offset}`);
+  return `${CHECKPOINT_VERSION}\n${lines.length}\n${lines.map((l) => l + "\n").join("")}`;
+}
+
+/** Parses a checkpoint file's text; throws CheckpointFormatError naming what is wrong. */
+export function parseCheckpoint(text: string): CheckpointEntries {
+  const lines = text.split("\n");
+  if (lines.length > 0 && lines[lines.length - 1] === "") lines.pop(); // the final newline
+  if (lines[0]?.trim() !== String(CHECKPOINT_VERSION)) {
+    throw new CheckpointFormatError(`unrecognized checkpoint version "${lines[0] ?? ""}"`);
+  }
+  const count = Number(lines[1]?.trim());
+  if (!Number.isSafeInteger(count) || count < 0 || count > checkpointEntriesMax) {
+    throw new CheckpointFormatError(`bad entry count "${lines[1] ?? ""}"`);
+  }
+  if (lines.length - 2 !== count) {
+    throw new CheckpointFormatError(`expected ${count} entries, found ${lines.length - 2}`);
+  }
+  const out: CheckpointEntries = new Map();
+  for (const line of lines.slice(2)) {
+    const parts = line.trim().split(/\s+/);
+    const partition = Number(parts[1]);
+    const offset = Number(parts[2]);
+    if (parts.length !== 3 || !/^\d+$/.test(parts[1]) || !/^-?\d+$/.test(parts[2]) || !Number.isSafeInteger(partition) || !Number.isSafeInteger(offset)) {
+      throw new CheckpointFormatError(`malformed line "${line}"`);
+    }
+    out.set(`${parts[0]}-${partition}`, { topic: parts[0], partition, offset });
+  }
+  return out;
+}
+
+/** One checkpoint file of one log dir. */
+export class OffsetCheckpointFile {
+  constructor(private readonly platform: Platform, readonly path: string) {}
+
+  /** Replaces the file atomically. */
+  write(entries: Iterable<{ topic: string; partition: number; offset: number }>): void {
+    this.platform.fs.writeFileAtomic(this.path, new TextEncoder().encode(formatCheckpoint(entries)));
+  }
+
+  /** The entries; empty when the file does not exist; throws CheckpointFormatError when damaged. */
+  read(): CheckpointEntries {
+    const bytes = this.platform.fs.readFile(this.path);
+    if (bytes === null) return new Map();
+    return parseCheckpoint(new TextDecoder().decode(bytes));
+  }
+}

@@ -1,0 +1,63 @@
+#!/usr/bin/env node
+// npm run bench:log [-- --runtime bun|deno|both --append-mib 256 --mib 1024 --rounds 7 --lookups 20000]
+// Runs test/bench/log_bench.ts (the Log class directly: append, read, lookups, recovery, each
+// next to a baseline measured in the same run) under Bun, then under Deno, and ends with one
+// summary table of both. Machines here are shared and noisy: the ratios, measured back to back
+// in the same run, matter more than the absolute figures.
+import { spawn } from "node:child_process";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+
+const root = fileURLToPath(new URL("../../", import.meta.url));
+const args = process.argv.slice(2);
+const at = args.indexOf("--runtime");
+const which = at >= 0 ? args[at + 1] : "both";
+const pass = at >= 0 ? [...args.slice(0, at), ...args.slice(at + 2)] : args;
+const runtimes = which === "both" ? ["bun", "deno"] : [which];
+const bench = join(root, "test/bench/log_bench.ts");
+
+function runOne(runtime) {
+  const bin = join(root, "node_modules/.bin", runtime);
+  const argv = runtime === "bun" ? [bench, ...pass] : ["run", "-A", bench, ...pass];
+  return new Promise((resolve, reject) => {
+    const child = spawn(bin, argv, { cwd: root, stdio: ["ignore", "pipe", "inherit"] });
+    let result = null;
+    let buffered = "";
+    child.stdout.on("data", (d) => {
+      buffered += d.toString();
+      const lines = buffered.split("\n");
+      buffered = lines.pop();
+      for (const line of lines) {
+        if (line.startsWith("RESULT ")) result = JSON.parse(line.slice(7));
+        else console.log(line);
+      }
+    });
+    child.on("error", reject);
+    child.on("close", (code) => (code === 0 && result !== null ? resolve(result) : reject(new Error(`${runtime} bench exited ${code}`))));
+  });
+}
+
+const fmt = (n, digits = 0) => n.toLocaleString("en-US", { maximumFractionDigits: digits, minimumFractionDigits: digits });
+const results = [];
+for (const rt of runtimes) {
+  results.push(await runOne(rt));
+  console.log("");
+}
+
+console.log("summary (MB/s; ratios against baselines measured in the same run):");
+const col = (s) => String(s).padStart(24);
+console.log("".padEnd(34) + results.map((r) => col(r.runtime)).join(""));
+const row = (label, f) => console.log(label.padEnd(34) + results.map((r) => col(f(r))).join(""));
+for (const key of ["appendSmall", "appendBig"]) {
+  const a = results[0][key];
+  row(`append ${a.recordBytes}-byte records`, (r) => `${fmt(r[key].logMBps)}`);
+  row("  / dd bs=16k", (r) => `${fmt(r[key].ratio, 2)} (dd ${fmt(r[key].ddMBps)})`);
+  row(`  / dd bs=${a.batchBytes} (same writes)`, (r) => `${fmt(r[key].ratioSameSize, 2)} (dd ${fmt(r[key].ddSameSizeMBps)})`);
+}
+row("read, 1 MiB fetches", (r) => `${fmt(r.read.logMBps)}`);
+row("  / dd bs=1M", (r) => `${fmt(r.read.ratio, 2)} (dd ${fmt(r.read.ddMBps)})`);
+row("read(random offset) p50/p99 µs", (r) => `${fmt(r.lookup.offset.p50Us, 1)} / ${fmt(r.lookup.offset.p99Us, 1)}`);
+row("offsetForTimestamp p50/p99 µs", (r) => `${fmt(r.lookup.timestamp.p50Us, 1)} / ${fmt(r.lookup.timestamp.p99Us, 1)}`);
+row("recovery scan", (r) => `${fmt(r.recovery.scanMBps)}`);
+row("  CRC32C alone, in memory", (r) => `${fmt(r.recovery.crcMBps)}`);
+console.log("targets: append >= 0.70 of dd; recovery scan >= 500 MB/s");

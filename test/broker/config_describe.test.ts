@@ -1,0 +1,147 @@
+// Config entries as DescribeConfigs reports them, without a broker: the topic-key table covers
+// exactly the keys strand accepts and agrees with the broker's own defaults; effective values,
+// sources and synonyms follow Kafka's rules; IncrementalAlterConfigs operations compose.
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import { applyOperations } from "../../src/broker/api/44_incremental_alter_configs.ts";
+import { brokerConfigKeys, parseBrokerConfig } from "../../src/broker/config.ts";
+import {
+  brokerResourceError,
+  ConfigSource,
+  describeBrokerConfigs,
+  describeTopicConfigs,
+  topicConfigDefs,
+  topicConfigEntry,
+  topicDefaultValue,
+} from "../../src/broker/config_describe.ts";
+import { checkTopicConfig, topicConfigChecks } from "../../src/log/mod.ts";
+
+const config = (raw: Record<string, string> = {}) => parseBrokerConfig(new Map(Object.entries({ "log.dirs": "/tmp/x", ...raw }))).config;
+
+test("the topic-key table covers exactly the topic keys strand accepts, with valid defaults", () => {
+  assert.deepEqual(Object.keys(topicConfigDefs).sort(), Object.keys(topicConfigChecks).sort());
+  const c = config();
+  for (const key of Object.keys(topicConfigDefs)) {
+    const v = topicDefaultValue(c, key);
+    assert.notEqual(v, null, `${key} has a default`);
+    assert.equal(checkTopicConfig(key, v), null, `${key}'s default ${v} passes its own check`);
+  }
+});
+
+test("Kafka's broker defaults in the table agree with strand's BrokerConfig where it knows the key", () => {
+  for (const [topicKey, def] of Object.entries(topicConfigDefs)) {
+    for (const s of def.synonyms) {
+      const known = brokerConfigKeys[s.key];
+      if (known !== undefined) assert.equal(known.default, s.kafkaDefault, `${topicKey} ← ${s.key}`);
+    }
+  }
+});
+
+test("a topic key's value: override, else server.properties, else default, in the topic key's unit", () => {
+  const defaults = config();
+  assert.equal(topicDefaultValue(defaults, "retention.ms"), "604800000");
+  assert.equal(topicDefaultValue(defaults, "segment.ms"), "604800000");
+  assert.equal(topicDefaultValue(defaults, "flush.ms"), "9223372036854775807");
+  assert.equal(topicDefaultValue(defaults, "min.cleanable.dirty.ratio"), "0.5");
+
+  const tuned = config({ "log.roll.hours": "2", "message.max.bytes": "5000" });
+  const segmentMs = topicConfigEntry(tuned, {}, "segment.ms");
+  assert.equal(segmentMs.value, "7200000");
+  assert.equal(segmentMs.source, ConfigSource.STATIC_BROKER_CONFIG);
+  assert.deepEqual(segmentMs.synonyms, [
+    { name: "log.roll.hours", value: "2", source: ConfigSource.STATIC_BROKER_CONFIG },
+    { name: "log.roll.hours", value: "168", source: ConfigSource.DEFAULT_CONFIG },
+  ]);
+  // log.roll.ms, when given, wins over log.roll.hours, as in Kafka.
+  const both = topicConfigEntry(config({ "log.roll.hours": "2", "log.roll.ms": "1234" }), {}, "segment.ms");
+  assert.equal(both.value, "1234");
+  assert.deepEqual(both.synonyms.map((s) => [s.name, s.source]), [
+    ["log.roll.ms", ConfigSource.STATIC_BROKER_CONFIG],
+    ["log.roll.hours", ConfigSource.STATIC_BROKER_CONFIG],
+    ["log.roll.hours", ConfigSource.DEFAULT_CONFIG],
+  ]);
+
+  const overridden = topicConfigEntry(tuned, { "max.message.bytes": " 100 " }, "max.message.bytes");
+  assert.equal(overridden.value, "100");
+  assert.equal(overridden.source, ConfigSource.TOPIC_CONFIG);
+  assert.deepEqual(overridden.synonyms.map((s) => [s.name, s.value, s.source]), [
+    ["max.message.bytes", "100", ConfigSource.TOPIC_CONFIG],
+    ["message.max.bytes", "5000", ConfigSource.STATIC_BROKER_CONFIG],
+    ["message.max.bytes", "1048588", ConfigSource.DEFAULT_CONFIG],
+  ]);
+  assert.equal(topicConfigEntry(tuned, { "cleanup.policy": "compact , delete" }, "cleanup.policy").value, "compact,delete");
+});
+
+test("describeTopicConfigs lists every known key once, sorted, plus foreign keys the topic stores", () => {
+  const entries = describeTopicConfigs(config(), { "message.downconversion.enable": "false" });
+  const names = entries.map((e) => e.name);
+  assert.deepEqual(names, [...Object.keys(topicConfigChecks), "message.downconversion.enable"].sort());
+  const foreign = entries.find((e) => e.name === "message.downconversion.enable")!;
+  assert.deepEqual([foreign.value, foreign.source, foreign.documentation], ["false", ConfigSource.TOPIC_CONFIG, null]);
+});
+
+test("describeBrokerConfigs: every key strand reads, read-only, static or default", () => {
+  const entries = describeBrokerConfigs(config({ "num.partitions": "4" }));
+  assert.deepEqual(entries.map((e) => e.name), Object.keys(brokerConfigKeys).sort());
+  const np = entries.find((e) => e.name === "num.partitions")!;
+  assert.deepEqual([np.value, np.source, np.readOnly], ["4", ConfigSource.STATIC_BROKER_CONFIG, true]);
+  const logDirs = entries.find((e) => e.name === "log.dirs")!;
+  assert.equal(logDirs.source, ConfigSource.STATIC_BROKER_CONFIG);
+  const rack = entries.find((e) => e.name === "broker.rack")!;
+  assert.deepEqual([rack.value, rack.source, rack.synonyms], [null, ConfigSource.DEFAULT_CONFIG, []]);
+});
+
+test("broker resource names: this broker's id or the empty name", () => {
+  assert.equal(brokerResourceError("0", 0), null);
+  assert.equal(brokerResourceError("", 0), null);
+  assert.match(brokerResourceError("1", 0)!, /Unexpected broker id/);
+  assert.match(brokerResourceError("zero", 0)!, /must be an integer/);
+});
+
+test("IncrementalAlterConfigs operations apply in order; APPEND/SUBTRACT only for list keys", () => {
+  const c = config();
+  const ops = (list: [string, number, string | null][]) => list.map(([name, configOperation, value]) => ({ name, configOperation, value }));
+  assert.deepEqual(applyOperations(c, { "retention.ms": "1" }, ops([["segment.bytes", 0, "100"], ["retention.ms", 1, null]])), {
+    configs: { "segment.bytes": "100" },
+  });
+  assert.deepEqual(applyOperations(c, {}, ops([["cleanup.policy", 2, "compact"]])), { configs: { "cleanup.policy": "delete,compact" } });
+  assert.deepEqual(applyOperations(c, { "cleanup.policy": "compact,delete" }, ops([["cleanup.policy", 3, "compact"]])), {
+    configs: { "cleanup.policy": "delete" },
+  });
+  assert.deepEqual(applyOperations(c, {}, ops([["cleanup.policy", 3, "delete"]])), { configs: { "cleanup.policy": "" } });
+  const refused = applyOperations(c, {}, ops([["retention.ms", 2, "1"]]));
+  assert.ok("error" in refused && /append is not allowed for config key: retention\.ms/.test(refused.error.errorMessage ?? ""));
+});
+
+test("checkTopicConfig: Kafka's types and ranges, messages naming the key", () => {
+  const ok = [
+    ["flush.messages", "9223372036854775807"],
+    ["max.compaction.lag.ms", "9223372036854775807"],
+    ["retention.ms", "-1"],
+    ["segment.bytes", "2147483647"],
+    ["min.cleanable.dirty.ratio", "0.25"],
+    ["min.cleanable.dirty.ratio", "1"],
+    ["cleanup.policy", "compact,delete"],
+    ["compression.type", "zstd"],
+  ];
+  for (const [k, v] of ok) assert.equal(checkTopicConfig(k, v), null, `${k}=${v}`);
+  const bad = [
+    ["flush.messages", "9223372036854775808"],
+    ["flush.messages", "0"],
+    ["retention.ms", "-2"],
+    ["segment.bytes", "2147483648"],
+    ["max.message.bytes", "1e6"],
+    ["min.cleanable.dirty.ratio", ""],
+    ["min.cleanable.dirty.ratio", "1.5"],
+    ["min.cleanable.dirty.ratio", "0x1"],
+    ["compression.type", "gzip,lz4"],
+    ["message.timestamp.type", "Now"],
+    ["cleanup.policy", "shred"],
+    ["preallocate", "yes"],
+    ["no.such.key", "1"],
+  ];
+  for (const [k, v] of bad) {
+    const why = checkTopicConfig(k, v);
+    assert.ok(why !== null && why.includes(k), `${k}=${v}: ${why}`);
+  }
+});
