@@ -1,7 +1,7 @@
 // EmbeddedRegistryStore: the registry tree inside the broker process, for a single node run
 // without ZooKeeper. It keeps ZooKeeper's semantics (see types.ts) so the controller cannot tell
 // it from a real ensemble: a Stat per node, one zxid per transaction, sequential suffixes taken
-// from the parent's cversion (as ZooKeeper's PrepRequestProcessor does), ephemerals per session,
+// from the parent's count of child creations (as ZooKeeper's), ephemerals per session,
 // one-shot watches, all-or-nothing multi.
 //
 // Invariants:
@@ -20,7 +20,8 @@
 //   {"path":"/","data":"<base64>","czxid":"0","mzxid":"0","pzxid":"7","ctime":0,"mtime":0,
 //    "version":0,"cversion":3},
 //   ...]}
-// zxids are decimal strings (64-bit); cversion doubles as the sequence counter for sequential
+// zxids are decimal strings (64-bit); cversion (creations + deletions of children, as ZooKeeper
+// shows it) with the number of children gives the sequence counter for sequential
 // children. On open the zxid epoch (high 32 bits) is bumped, as a new ZooKeeper leader does, so
 // zxids stay unique even though changes to ephemerals after the last snapshot were not saved.
 
@@ -279,7 +280,7 @@ export class EmbeddedRegistryStore {
     const parentName = parentPath(path);
     const parent = this.nodes.get(parentName);
     if (parent === undefined) throw new RegistryError("NoNode", path, `parent ${parentName} does not exist`);
-    const realPath = sequential ? path + String(parent.cversion).padStart(10, "0") : path;
+    const realPath = sequential ? path + String(childCreations(parent)).padStart(10, "0") : path;
     if (this.nodes.has(realPath)) throw new RegistryError("NodeExists", realPath);
     if (parent.ephemeralOwner !== 0n) throw new RegistryError("NoChildrenForEphemerals", realPath);
     const ephemeralOwner = mode.startsWith("ephemeral") ? owner : 0n;
@@ -510,6 +511,11 @@ class EmbeddedSession implements Registry {
     return this.mutate(ops, true);
   }
 
+  /** Embedded sessions end only by close(): never renewed, so fn is never called. */
+  onNewSession(_fn: () => void): () => void {
+    return () => {};
+  }
+
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
@@ -559,6 +565,15 @@ function newNode(data: Uint8Array, zxid: bigint, nowMs: number, ephemeralOwner: 
     ephemeralOwner,
     children: new Set(),
   };
+}
+
+/**
+ * The next sequential suffix: how many children were ever created. ZooKeeper keeps that count
+ * (DataNode's internal cversion) and shows cversion as 2 * creations - children, which counts
+ * deletions too; so creations = (cversion + children) / 2, and a deletion consumes no number.
+ */
+function childCreations(node: ZNode): number {
+  return (node.cversion + node.children.size) / 2;
 }
 
 function statOf(node: ZNode): Stat {

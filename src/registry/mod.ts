@@ -4,10 +4,13 @@
 //
 // Invariants:
 // - Both backends pass the same contract tests (test/registry/contract.ts): versions, child
-//   versions, sequential suffixes (10 digits, from the parent's cversion), ephemerals owned by a
+//   versions, sequential suffixes (10 digits, counting the parent's child creations), ephemerals owned by a
 //   session and gone when it closes, one-shot watches delivered after the change and in order,
 //   multi applied whole or not at all, ZooKeeper's path rules (BadArguments otherwise).
-// - Paths are absolute and chroot-free; the ZooKeeper backend applies the chroot.
+// - Paths are absolute and chroot-free; the ZooKeeper backend (zookeeper.ts, over zk/) applies
+//   the chroot, creating it when missing.
+// - A ZooKeeper session can expire and be replaced; onNewSession tells the owners of ephemerals
+//   to re-create them (embedded sessions never expire).
 // - Payloads are Kafka's JSON, byte for byte in field names and versions; decoders return null
 //   on foreign or malformed content instead of throwing.
 //
@@ -18,7 +21,7 @@
 //    "mtime":<ms>,"version":0,"cversion":2},
 //   ...]}
 // One node per line, parents before children, ephemerals never written; zxids are decimal
-// strings; cversion is also the parent's sequence counter. A file that does not parse, or whose
+// strings; cversion and the child count give the parent's sequence counter. A file that does not parse, or whose
 // nodes lack parents, stops start-up with an error naming the file.
 export * from "./types.ts";
 export * from "./znodes.ts";
@@ -32,3 +35,4 @@ export {
   snapshotFileName,
   validatePath,
 } from "./embedded.ts";
+export { toRegistryError, ZooKeeperRegistry, type ZooKeeperRegistryOptions } from "./zookeeper.ts";

@@ -95,6 +95,14 @@ export interface Registry {
   multi(ops: Op[]): Promise<OpResult[]>;
   /** This client's session id (ephemeral owner of the nodes it creates). */
   readonly sessionId: bigint;
+  /**
+   * Calls fn after the backend replaced an expired session with a new one (ZooKeeper; embedded
+   * sessions never expire). The new session owns none of the old one's ephemerals, so their
+   * owners re-create them (the broker its /brokers/ids/<id>, as Kafka's KafkaZkClient does).
+   * Watches set before the expiry stay set and fire for any change the gap hid. Returns a
+   * function that unsubscribes.
+   */
+  onNewSession(fn: () => void): () => void;
   /** Ends the session: its ephemeral nodes are deleted and their watches fire. */
   close(): Promise<void>;
 }
