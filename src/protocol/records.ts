@@ -16,6 +16,8 @@ import { recordBatchHeaderBytes } from "../util/mod.ts";
 export interface RecordHeader {
   key: string;
   value: Uint8Array | null;
+  /** The key's bytes as read (a key that is not valid UTF-8 survives a rewrite unchanged). */
+  keyBytes?: Uint8Array;
 }
 
 export interface BatchRecord {
@@ -94,7 +96,7 @@ export function readBatchRecords(buf: Uint8Array, pos = 0, maxDecompressedBytes?
     const headers: RecordHeader[] = [];
     for (let h = 0; h < headerCount && r.ok; h++) {
       const k = nullableBytes(r);
-      headers.push({ key: k === null ? "" : new TextDecoder().decode(k), value: nullableBytes(r) });
+      headers.push({ key: k === null ? "" : new TextDecoder().decode(k), value: nullableBytes(r), keyBytes: k ?? undefined });
     }
     if (r.pos !== end) r.fail("record fields do not fill its length");
     records.push({ offset, timestamp, key, value, headers });
