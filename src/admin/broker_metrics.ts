@@ -1,0 +1,184 @@
+// BrokerMetrics: the figures GET /metrics reports, under the names Kafka's JMX exporter gives them
+// (so existing Grafana dashboards and alerts work), plus process memory and event-loop delay.
+//
+//   kafka_server_brokertopicmetrics_messagesin_total{topic}   counter  records appended
+//   kafka_server_brokertopicmetrics_bytesin_total{topic}      counter  batch bytes appended
+//   kafka_server_brokertopicmetrics_bytesout_total{topic}     counter  record bytes fetched by consumers
+//   kafka_server_replicamanager_underreplicatedpartitions    gauge    led here, ISR smaller than replicas
+//   kafka_server_replicamanager_partitioncount / leadercount gauge
+//   kafka_server_replicamanager_offlinereplicacount          gauge    replicas whose log dir failed
+//   kafka_controller_kafkacontroller_activecontrollercount   gauge    1 on the active controller
+//   kafka_controller_kafkacontroller_offlinepartitionscount  gauge    (controller only) partitions without a live leader
+//   kafka_network_requestmetrics_requests_total{request,version}  counter
+//   kafka_network_requestmetrics_totaltimems{request}        histogram  ms from decode to encoded answer
+//   kafka_log_log_size / _logstartoffset / _logendoffset{topic,partition}  gauge  local replicas
+//   kafka_consumergroup_lag{group,topic,partition}           gauge    high watermark - committed offset
+//   process_resident_memory_bytes                            gauge
+//   nodejs_eventloop_lag_seconds / nodejs_eventloop_lag_max_seconds  gauge  timer delay, latest / max over a minute
+//
+// Per-topic totals, partition state and group offsets are read at scrape time from where the
+// broker keeps them (pull); only the per-request counter and histogram are pushed, by the
+// dispatcher's RequestObserver, through series objects cached per (request, version). The
+// metrics outlive a broker attached to them: counters keep counting across the admin server's
+// life, and while no broker is attached only the process figures are reported.
+
+import type { BrokerServices, RequestObserver } from "../broker/mod.ts";
+import type { Clock, Timer } from "../platform/mod.ts";
+import { eventLoopSampleMs, eventLoopSamplesKept, metricsGroupLagSeriesMax } from "../util/mod.ts";
+import { type HistogramSeries, MetricsRegistry, type ValueSeries } from "./metrics.ts";
+import { groupOffsetsWithLag } from "./views.ts";
+
+/** What the metrics read from a running broker (the Broker class has these). */
+export interface MetricsTarget {
+  services: BrokerServices;
+  readonly isActiveController: boolean;
+}
+
+/** Upper bounds, in ms, of the request latency buckets (Kafka's TotalTimeMs). */
+export const requestLatencyBucketsMs = [0.1, 0.25, 0.5, 1, 2.5, 5, 10, 25, 50, 100, 250, 500, 1000, 2500, 5000, 10000, 30000];
+
+export interface ProcessFigures {
+  memoryRssBytes(): number;
+}
+
+export class BrokerMetrics {
+  readonly registry = new MetricsRegistry();
+  private target: MetricsTarget | null = null;
+  private readonly perRequest = new Map<string, { count: ValueSeries; time: HistogramSeries }>();
+  private lagSampler: Timer | null = null;
+  private readonly lagSamplesMs: number[] = [];
+
+  readonly requestObserver: RequestObserver;
+
+  constructor(private readonly clock: Clock, process: ProcessFigures) {
+    const r = this.registry;
+    const messagesIn = r.counter("kafka_server_brokertopicmetrics_messagesin_total", "Records appended to the topic's partitions on this broker.", ["topic"]);
+    const bytesIn = r.counter("kafka_server_brokertopicmetrics_bytesin_total", "Record batch bytes appended to the topic's partitions on this broker.", ["topic"]);
+    const bytesOut = r.counter("kafka_server_brokertopicmetrics_bytesout_total", "Record bytes fetched from the topic by consumers on this broker.", ["topic"]);
+    const underReplicated = r.gauge("kafka_server_replicamanager_underreplicatedpartitions", "Partitions led by this broker whose ISR is smaller than their replica set.");
+    const partitionCount = r.gauge("kafka_server_replicamanager_partitioncount", "Partitions this broker holds a replica of.");
+    const leaderCount = r.gauge("kafka_server_replicamanager_leadercount", "Partitions this broker leads.");
+    const offlineReplicas = r.gauge("kafka_server_replicamanager_offlinereplicacount", "Replicas on this broker whose log dir has failed.");
+    const activeController = r.gauge("kafka_controller_kafkacontroller_activecontrollercount", "1 when this broker is the active controller, else 0.");
+    const offlinePartitions = r.gauge("kafka_controller_kafkacontroller_offlinepartitionscount", "Partitions without a live leader (reported by the active controller only).");
+    const requests = r.counter("kafka_network_requestmetrics_requests_total", "Requests answered, by API and version.", ["request", "version"]);
+    const totalTime = r.histogram(
+      "kafka_network_requestmetrics_totaltimems",
+      "Milliseconds from a decoded request to its encoded answer, by API.",
+      ["request"],
+      requestLatencyBucketsMs,
+    );
+    const logSize = r.gauge("kafka_log_log_size", "Bytes of the partition's log segments on this broker.", ["topic", "partition"]);
+    const logStart = r.gauge("kafka_log_log_logstartoffset", "The partition's log start offset on this broker.", ["topic", "partition"]);
+    const logEnd = r.gauge("kafka_log_log_logendoffset", "The partition's log end offset on this broker.", ["topic", "partition"]);
+    const groupLag = r.gauge("kafka_consumergroup_lag", "High watermark minus the group's committed offset, for partitions led by this broker.", ["group", "topic", "partition"]);
+    const rss = r.gauge("process_resident_memory_bytes", "Resident memory size in bytes.");
+    const loopLag = r.gauge("nodejs_eventloop_lag_seconds", "How late the latest event-loop timer sample fired, in seconds.");
+    const loopLagMax = r.gauge("nodejs_eventloop_lag_max_seconds", "The largest event-loop timer delay over the last minute, in seconds.");
+
+    this.requestObserver = {
+      monotonicMs: () => clock.monotonicMs(),
+      requestDone: (apiName, apiVersion, elapsedMs) => {
+        const key = `${apiName}/${apiVersion}`;
+        let s = this.perRequest.get(key);
+        if (s === undefined) {
+          s = { count: requests.labels(apiName, String(apiVersion)), time: totalTime.labels(apiName) };
+          this.perRequest.set(key, s);
+        }
+        s.count.inc();
+        s.time.observe(elapsedMs);
+      },
+    };
+
+    r.onCollect(() => {
+      rss.labels().set(process.memoryRssBytes());
+      const n = this.lagSamplesMs.length;
+      loopLag.labels().set(n === 0 ? 0 : this.lagSamplesMs[n - 1] / 1000);
+      loopLagMax.labels().set(n === 0 ? 0 : Math.max(...this.lagSamplesMs) / 1000);
+      for (const f of [messagesIn, bytesIn, bytesOut, logSize, logStart, logEnd, groupLag]) f.clear();
+      for (const f of [underReplicated, partitionCount, leaderCount, offlineReplicas, activeController, offlinePartitions]) f.clear();
+      const t = this.target;
+      if (t === null) return;
+      const s = t.services;
+      for (const [topic, c] of s.replicaManager.topicStats.entries()) {
+        messagesIn.labels(topic).set(c.messagesIn);
+        bytesIn.labels(topic).set(c.bytesIn);
+        bytesOut.labels(topic).set(c.bytesOut);
+      }
+      let under = 0, leaders = 0, all = 0, offline = 0;
+      for (const p of s.replicaManager.allPartitions()) {
+        all++;
+        if (s.replicaManager.isOffline(p.topic, p.partition)) {
+          offline++;
+          continue;
+        }
+        if (p.isLeader) {
+          leaders++;
+          if (p.state.isr.length < p.state.replicas.length) under++;
+        }
+        const part = String(p.partition);
+        logSize.labels(p.topic, part).set(p.log.sizeBytes);
+        logStart.labels(p.topic, part).set(p.log.logStartOffset);
+        logEnd.labels(p.topic, part).set(p.log.logEndOffset);
+      }
+      underReplicated.labels().set(under);
+      partitionCount.labels().set(all);
+      leaderCount.labels().set(leaders);
+      offlineReplicas.labels().set(offline);
+      activeController.labels().set(t.isActiveController ? 1 : 0);
+      if (t.isActiveController) offlinePartitions.labels().set(countOfflinePartitions(s));
+      this.collectGroupLag(s, (group, topic, partition, lag) => groupLag.labels(group, topic, String(partition)).set(lag));
+    });
+  }
+
+  /** The broker whose figures to report from now on (null: none, while it starts or stops). */
+  attach(target: MetricsTarget | null): void {
+    this.target = target;
+  }
+
+  /** Starts sampling the event-loop delay: a timer re-armed each time, late by however long the loop was busy. */
+  start(): void {
+    if (this.lagSampler !== null) return;
+    const arm = () => {
+      const armedAt = this.clock.monotonicMs();
+      this.lagSampler = this.clock.setTimeout(() => {
+        const lateMs = Math.max(0, this.clock.monotonicMs() - armedAt - eventLoopSampleMs);
+        this.lagSamplesMs.push(lateMs);
+        if (this.lagSamplesMs.length > eventLoopSamplesKept) this.lagSamplesMs.shift();
+        arm();
+      }, eventLoopSampleMs);
+    };
+    arm();
+  }
+
+  stop(): void {
+    this.lagSampler?.cancel();
+    this.lagSampler = null;
+  }
+
+  render(): string {
+    return this.registry.render();
+  }
+
+  private collectGroupLag(s: BrokerServices, emit: (group: string, topic: string, partition: number, lag: number) => void): void {
+    let series = 0;
+    for (const g of s.coordinator.listGroups([])) {
+      for (const o of groupOffsetsWithLag(s, g.groupId)) {
+        if (o.lag === null) continue;
+        if (series++ >= metricsGroupLagSeriesMax) return;
+        emit(g.groupId, o.topic, o.partition, o.lag);
+      }
+    }
+  }
+}
+
+/** Partitions whose leader is none or not a live broker, as the metadata shows them. */
+function countOfflinePartitions(s: BrokerServices): number {
+  let n = 0;
+  for (const name of s.metadata.topicNames()) {
+    for (const p of s.metadata.getTopic(name)?.partitions ?? []) {
+      if (p.leader < 0 || s.metadata.getBroker(p.leader) === undefined) n++;
+    }
+  }
+  return n;
+}

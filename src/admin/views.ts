@@ -1,0 +1,177 @@
+// What the admin API shows, built from the broker's services: pure functions from state to plain
+// JSON objects (snake_case keys, as Redpanda's admin API and Kafka's tools print them). Nothing
+// here changes state or knows HTTP.
+//
+// Offsets are int64 in Kafka; here they are numbers (every offset strand keeps is a safe integer,
+// see ARCHITECTURE "64-bit integers"), and a committed offset past 2^53 (a client's nonsense) is
+// shown as a string rather than rounded.
+
+import type { BrokerServices, TopicMetadata } from "../broker/mod.ts";
+import { decodeConsumerAssignment, decodeConsumerSubscription, type TopicPartitions } from "../protocol/mod.ts";
+import type { PartitionState } from "../replication/mod.ts";
+import { uuidToBase64 } from "../util/mod.ts";
+
+export interface BrokerView {
+  id: number;
+  host: string;
+  port: number;
+  rack: string | null;
+  is_controller: boolean;
+  is_local: boolean;
+}
+
+export function brokersView(s: BrokerServices): BrokerView[] {
+  return s.metadata.aliveBrokers().map((b) => ({
+    id: b.id,
+    host: b.host,
+    port: b.port,
+    rack: b.rack,
+    is_controller: b.id === s.metadata.controllerId,
+    is_local: b.id === s.brokerId,
+  }));
+}
+
+export function clusterView(s: BrokerServices) {
+  const controllerId = s.metadata.controllerId;
+  return {
+    cluster_id: s.metadata.clusterId,
+    controller_id: controllerId >= 0 ? controllerId : null,
+    local_broker_id: s.brokerId,
+    brokers: brokersView(s),
+  };
+}
+
+const isOfflineLeader = (s: BrokerServices, p: PartitionState) => p.leader < 0 || s.metadata.getBroker(p.leader) === undefined;
+
+export function topicSummaryView(s: BrokerServices, t: TopicMetadata) {
+  return {
+    name: t.name,
+    topic_id: uuidToBase64(t.topicId),
+    internal: t.isInternal,
+    partitions: t.partitions.length,
+    replication_factor: t.partitions[0]?.replicas.length ?? 0,
+    under_replicated_partitions: t.partitions.filter((p) => p.isr.length < p.replicas.length).length,
+    offline_partitions: t.partitions.filter((p) => isOfflineLeader(s, p)).length,
+  };
+}
+
+export function topicsView(s: BrokerServices) {
+  return s.metadata.topicNames().flatMap((name) => {
+    const t = s.metadata.getTopic(name);
+    return t === undefined ? [] : [topicSummaryView(s, t)];
+  });
+}
+
+/** One partition: the controller's state, and this broker's replica of it when it holds one. */
+export function partitionView(s: BrokerServices, p: PartitionState) {
+  const local = s.replicaManager.getPartition(p.topic, p.partition);
+  const localOffline = s.replicaManager.isOffline(p.topic, p.partition);
+  const log = local !== undefined && !localOffline ? local.log : null;
+  return {
+    partition: p.partition,
+    leader: p.leader >= 0 ? p.leader : null,
+    leader_epoch: p.leaderEpoch,
+    replicas: p.replicas,
+    isr: p.isr,
+    under_replicated: p.isr.length < p.replicas.length,
+    offline: isOfflineLeader(s, p),
+    local_replica: local !== undefined || localOffline ? (localOffline ? "offline" : "online") : null,
+    log_start_offset: log?.logStartOffset ?? null,
+    log_end_offset: log?.logEndOffset ?? null,
+    high_watermark: log?.highWatermark ?? null,
+    size_bytes: log?.sizeBytes ?? null,
+  };
+}
+
+export function topicView(s: BrokerServices, t: TopicMetadata) {
+  return {
+    ...topicSummaryView(s, t),
+    configs: t.configs,
+    partition_details: [...t.partitions].sort((a, b) => a.partition - b.partition).map((p) => partitionView(s, p)),
+  };
+}
+
+export interface OffsetWithLag {
+  topic: string;
+  partition: number;
+  committed_offset: number | string;
+  metadata: string;
+  /** The partition's high watermark when this broker leads it, else null. */
+  high_watermark: number | null;
+  lag: number | null;
+}
+
+/** A bigint offset as JSON shows it: a number when safe, else its decimal string. */
+function offsetJson(o: bigint): number | string {
+  return o >= BigInt(Number.MIN_SAFE_INTEGER) && o <= BigInt(Number.MAX_SAFE_INTEGER) ? Number(o) : o.toString();
+}
+
+/**
+ * A group's committed offsets with lag (high watermark - committed, never below 0) where this
+ * broker leads the partition; sorted by topic and partition. Empty when this broker is not the
+ * group's coordinator.
+ */
+export function groupOffsetsWithLag(s: BrokerServices, groupId: string): OffsetWithLag[] {
+  const fetched = s.coordinator.offsets.fetch(groupId, null);
+  return fetched.partitions
+    .filter((o) => o.offset >= 0n)
+    .sort((a, b) => (a.topic === b.topic ? a.partition - b.partition : a.topic < b.topic ? -1 : 1))
+    .map((o) => {
+      const p = s.replicaManager.getPartition(o.topic, o.partition);
+      const hw = p !== undefined && p.isLeader && !s.replicaManager.isOffline(o.topic, o.partition) ? p.highWatermark : null;
+      const committed = offsetJson(o.offset);
+      const lag = hw === null || typeof committed !== "number" ? null : Math.max(0, hw - committed);
+      return { topic: o.topic, partition: o.partition, committed_offset: committed, metadata: o.metadata, high_watermark: hw, lag };
+    });
+}
+
+function assignmentJson(tps: TopicPartitions[]) {
+  return tps.map((tp) => ({ topic: tp.topic, partitions: [...tp.partitions].sort((a, b) => a - b) }));
+}
+
+/** Member subscription and assignment, decoded when the group speaks Kafka's consumer protocol. */
+function memberView(protocolType: string, m: { memberId: string; groupInstanceId: string | null; clientId: string; clientHost: string; metadata: Uint8Array; assignment: Uint8Array }) {
+  const consumer = protocolType === "consumer";
+  const sub = consumer && m.metadata.length > 0 ? decodeConsumerSubscription(m.metadata) : null;
+  const asg = consumer && m.assignment.length > 0 ? decodeConsumerAssignment(m.assignment) : null;
+  return {
+    member_id: m.memberId,
+    group_instance_id: m.groupInstanceId,
+    client_id: m.clientId,
+    client_host: m.clientHost,
+    subscription: sub === null ? null : sub.kind === "invalid" ? { error: sub.error } : { topics: sub.topics },
+    assignment: asg === null ? null : asg.kind === "invalid" ? { error: asg.error } : assignmentJson(asg.assignedPartitions),
+  };
+}
+
+export type GroupLookup =
+  | { found: true; view: ReturnType<typeof groupDetail> }
+  | { found: false; errorCode: number };
+
+function groupDetail(s: BrokerServices, groupId: string, g: ReturnType<BrokerServices["coordinator"]["describeGroup"]>["group"]) {
+  const offsets = groupOffsetsWithLag(s, groupId);
+  const lags = offsets.map((o) => o.lag).filter((l): l is number => l !== null);
+  return {
+    group_id: groupId,
+    state: g.state,
+    protocol_type: g.protocolType,
+    protocol: g.protocolName,
+    coordinator_id: s.brokerId,
+    members: g.members.map((m) => memberView(g.protocolType, m)),
+    offsets,
+    total_lag: lags.reduce((a, b) => a + b, 0),
+  };
+}
+
+/** The group as its coordinator (this broker) knows it; not found when Dead with no offsets. */
+export function lookupGroup(s: BrokerServices, groupId: string): GroupLookup {
+  const { errorCode, group } = s.coordinator.describeGroup(groupId);
+  if (errorCode !== 0) return { found: false, errorCode };
+  const view = groupDetail(s, groupId, group);
+  if (group.state === "Dead" && view.offsets.length === 0) return { found: false, errorCode: 0 };
+  return { found: true, view };
+}
+
+export function groupsView(s: BrokerServices) {
+  return s.coordinator.listGroups([]).map((g) => ({ group_id: g.groupId, state: g.state, protocol_type: g.protocolType }));
+}
