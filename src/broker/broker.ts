@@ -6,11 +6,12 @@
 // until the controller speaks → listeners bound → /brokers/ids/<id> registered (ephemeral) →
 // controller election. Shutdown reverses it: controller resigns, listeners close, waiting
 // fetches complete, logs are flushed and closed, the registry session ends (the registration
-// disappears).
+// disappears). A failed log dir takes only its partitions offline (log_dir_events.ts); when every
+// dir has failed the broker shuts itself down and `fatal` resolves (the CLI then exits 1).
 
 import { KafkaController, ZkConfigAdmin, ZkTopicAdmin } from "../controller/mod.ts";
 import type { TopicLogConfig } from "../log/mod.ts";
-import { LogManager } from "../log/mod.ts";
+import { LogDirsFailedError, LogManager } from "../log/mod.ts";
 import type { Platform } from "../platform/mod.ts";
 import {
   BrokerIdZNode,
@@ -26,7 +27,8 @@ import type { Logger } from "../util/mod.ts";
 import { apiHandlers } from "./api/mod.ts";
 import type { BrokerConfig } from "./config.ts";
 import { ConfigChangeWatcher } from "./config_change_watcher.ts";
-import { RequestDispatcher } from "./dispatch.ts";
+import { watchLogDirFailures } from "./log_dir_events.ts";
+import { RequestDispatcher, type RequestObserver } from "./dispatch.ts";
 import { LocalControllerChannel } from "./local_channel.ts";
 import { MetadataCache } from "./metadata_cache.ts";
 import { createCoordinator, offsetsTopicEnsurer } from "./group_wiring.ts";
@@ -41,6 +43,14 @@ export class BrokerStartupError extends Error {
 }
 
 export class Broker {
+  /** Resolves, with why, once the broker stopped by itself because every log dir failed. */
+  readonly fatal: Promise<Error>;
+  private resolveFatal: (err: Error) => void = () => {};
+  private failed = false;
+  private stopping: Promise<void> | null = null;
+  /** Unsubscribes the re-registration that follows a registry session renewal. */
+  private stopReRegistering: () => void = () => {};
+
   private constructor(
     readonly config: BrokerConfig,
     readonly brokerId: number,
@@ -53,10 +63,38 @@ export class Broker {
     private readonly registry: Registry,
     private readonly logger: Logger,
     private readonly configWatcher: ConfigChangeWatcher,
-  ) {}
+  ) {
+    this.fatal = new Promise((resolve) => (this.resolveFatal = resolve));
+  }
+
+  /** Every log dir failed: nothing is left to serve (Kafka halts). Shuts down, then `fatal`. */
+  private failStop(err: Error): void {
+    if (this.failed) return;
+    this.failed = true;
+    this.logger.error({ err: err.message }, "every log dir has failed; shutting down");
+    this.shutdown().then(
+      () => this.resolveFatal(err),
+      (e) => {
+        this.logger.error({ err: (e as Error).stack }, "shutdown after log dir failures failed");
+        this.resolveFatal(err);
+      },
+    );
+  }
 
   get port(): number {
     return this.boundPorts[0].port;
+  }
+
+  private dispatcher: RequestDispatcher<BrokerServices> | null = null;
+
+  /** True while this broker is the cluster's active controller. */
+  get isActiveController(): boolean {
+    return this.controller.isActive;
+  }
+
+  /** Sets (or, with null, removes) what is told of every request answered (the admin's /metrics). */
+  setRequestObserver(observer: RequestObserver | null): void {
+    if (this.dispatcher !== null) this.dispatcher.observer = observer;
   }
 
   static async start(platform: Platform, config: BrokerConfig, registry: Registry, logger: Logger): Promise<Broker> {
@@ -74,6 +112,10 @@ export class Broker {
       flushMs: config.logFlushIntervalMs,
       fileDeleteDelayMs: config.logSegmentDeleteDelayMs,
       cleanupPolicy: config.logCleanupPolicy,
+      deleteRetentionMs: config.logCleaner.deleteRetentionMs,
+      minCleanableDirtyRatio: config.logCleaner.minCleanableRatio,
+      minCompactionLagMs: config.logCleaner.minCompactionLagMs,
+      maxCompactionLagMs: config.logCleaner.maxCompactionLagMs,
     };
     const brokerId = config.brokerId >= 0 ? config.brokerId : await generateBrokerId(platform, config, registry);
     const log = logger.child({ broker: brokerId });
@@ -84,6 +126,14 @@ export class Broker {
       flushRecoveryOffsetCheckpointMs: config.logFlushOffsetCheckpointIntervalMs,
       flushStartOffsetCheckpointMs: config.logFlushStartOffsetCheckpointIntervalMs,
       highWatermarkCheckpointMs: config.replicaHighWatermarkCheckpointIntervalMs,
+      cleaner: {
+        enable: config.logCleaner.enable,
+        threads: config.logCleaner.threads,
+        dedupeBufferBytes: config.logCleaner.dedupeBufferBytes,
+        dedupeBufferLoadFactor: config.logCleaner.ioBufferLoadFactor,
+        ioBufferBytes: config.logCleaner.ioBufferBytes,
+        backoffMs: config.logCleaner.backoffMs,
+      },
     });
     // Recovery (after an unclean stop) runs here, before any listener is bound, as in Kafka.
     await logManager.startup(brokerId, clusterId);
@@ -91,6 +141,10 @@ export class Broker {
     const metadata = new MetadataCache(brokerId);
     metadata.clusterId = clusterId;
     const replicaManager = new ReplicaManager(brokerId, logManager, platform.clock, log);
+    let self: Broker | undefined;
+    watchLogDirFailures(logManager, replicaManager, registry, brokerId, log, (dir) => {
+      self?.failStop(new LogDirsFailedError(`every log dir has failed (${config.logDirs.join(",")}); the last was ${dir}`));
+    });
     const configAdmin = new ZkConfigAdmin(registry);
     const topicAdmin = new ZkTopicAdmin(platform, registry, metadata);
     const coordinator = createCoordinator(platform, config, replicaManager, log);
@@ -99,6 +153,7 @@ export class Broker {
       brokerId,
       metadata,
       replicaManager,
+      logManager,
       topicAdmin,
       configAdmin,
       coordinator,
@@ -121,7 +176,7 @@ export class Broker {
       logManager.shutdown();
       throw e;
     }
-    const channel = new LocalControllerChannel(brokerId, metadata, replicaManager, logDefaults);
+    const channel = new LocalControllerChannel(brokerId, metadata, replicaManager, logDefaults, (topics) => coordinator.onTopicsDeleted(topics));
     const listenerName = config.listeners[0].name;
     const controller = new KafkaController(registry, channel, platform.clock, { brokerId, listenerName }, log);
     const configWatcher = new ConfigChangeWatcher(registry, configAdmin, metadata, replicaManager, logDefaults, platform.clock, log);
@@ -129,11 +184,27 @@ export class Broker {
     coordinator.startup();
     await controller.startup();
     log.info({ clusterId, ports: bound.map((b) => b.port) }, "broker started");
-    return new Broker(config, brokerId, clusterId, bound, services, server, controller, logManager, registry, log, configWatcher);
+    self = new Broker(config, brokerId, clusterId, bound, services, server, controller, logManager, registry, log, configWatcher);
+    // A ZooKeeper session can expire: its replacement registers again, and the controller re-runs.
+    self.stopReRegistering = registry.onNewSession(() => {
+      log.warn({ sessionId: `0x${registry.sessionId.toString(16)}` }, "registry session renewed: registering again");
+      register(platform, config, registry, brokerId, bound).catch((e) =>
+        log.error({ err: (e as Error).message }, "re-registration after session renewal failed")
+      );
+      void controller.onNewSession();
+    });
+    self.dispatcher = dispatcher;
+    return self;
   }
 
-  async shutdown(): Promise<void> {
+  /** Idempotent: a second call (the CLI's after a failStop) waits for the first. */
+  shutdown(): Promise<void> {
+    return (this.stopping ??= this.stop());
+  }
+
+  private async stop(): Promise<void> {
     this.logger.info({}, "broker shutting down");
+    this.stopReRegistering();
     await this.controller.shutdown();
     await this.configWatcher.shutdown();
     await this.server.stop();
@@ -198,9 +269,13 @@ async function register(
     await registry.create(BrokerIdZNode.path(brokerId), data, "ephemeral");
   } catch (e) {
     if (e instanceof RegistryError && e.code === "NodeExists") {
+      // Ours already (a retried create): fine, as Kafka's checkedEphemeralCreate.
+      const stat = await registry.exists(BrokerIdZNode.path(brokerId));
+      if (stat !== null && stat.ephemeralOwner === registry.sessionId) return;
+      const owner = stat === null ? "" : ` (session 0x${stat.ephemeralOwner.toString(16)})`;
       throw new BrokerStartupError(
-        `broker.id ${brokerId} is already registered at ${BrokerIdZNode.path(brokerId)} by a live broker; ` +
-          `each broker needs its own broker.id`,
+        `broker.id ${brokerId} is already registered at ${BrokerIdZNode.path(brokerId)} by a live broker${owner}; ` +
+          `each broker needs its own broker.id (a broker that just crashed holds it until its session times out)`,
       );
     }
     throw e;

@@ -4,6 +4,7 @@
 // value throws ConfigError naming the key.
 
 import type { GroupCoordinatorConfig } from "../coordinator/mod.ts";
+import { parseConnectString, ZkError } from "../zk/mod.ts";
 
 export class ConfigError extends Error {
   override name = "ConfigError";
@@ -12,7 +13,7 @@ export class ConfigError extends Error {
   }
 }
 
-type Kind = "int" | "long" | "bool" | "string" | "list" | "password";
+type Kind = "int" | "long" | "double" | "bool" | "string" | "list" | "password";
 
 interface KeyDef {
   kind: Kind;
@@ -32,6 +33,26 @@ function listenerCheck(v: string): string | null {
   return null;
 }
 
+function adminListenerCheck(v: string): string | null {
+  for (const l of splitList(v)) {
+    if (parseAdminListener(l) === null) return `"${l}" is not http://host:port`;
+  }
+  return null;
+}
+
+function zookeeperConnectCheck(v: string): string | null {
+  try {
+    parseConnectString(v);
+    return null;
+  } catch (e) {
+    return e instanceof ZkError ? e.detail : String(e);
+  }
+}
+
+function digestAuthCheck(v: string): string | null {
+  return v.indexOf(":") > 0 ? null : "must be user:password";
+}
+
 function cleanupPolicyCheck(v: string): string | null {
   const parts = splitList(v);
   if (parts.length === 0 || parts.some((p) => p !== "delete" && p !== "compact")) return `"${v}" is not a list of delete and compact`;
@@ -46,7 +67,14 @@ export const brokerConfigKeys: Record<string, KeyDef> = {
   "advertised.listeners": { kind: "list", default: null, check: listenerCheck },
   "log.dirs": { kind: "list", default: null },
   "log.dir": { kind: "string", default: "/tmp/strand-logs" },
-  "zookeeper.connect": { kind: "string", default: null },
+  "zookeeper.connect": { kind: "string", default: null, check: zookeeperConnectCheck },
+  "zookeeper.session.timeout.ms": { kind: "int", default: "18000", min: 1 },
+  // Unset: the session timeout, as in Kafka.
+  "zookeeper.connection.timeout.ms": { kind: "int", default: null, min: 1 },
+  "zookeeper.set.acl": { kind: "bool", default: "false" },
+  // strand's own key: ZooKeeper "digest" credential user:password for the session, and the
+  // identity the ACLs of zookeeper.set.acl name (Kafka uses SASL/JAAS for this instead).
+  "zookeeper.digest.auth": { kind: "password", default: null, check: digestAuthCheck },
   "num.partitions": { kind: "int", default: "1", min: 1, max: 10_000 },
   "default.replication.factor": { kind: "int", default: "1", min: 1, max: 255 },
   "auto.create.topics.enable": { kind: "bool", default: "true" },
@@ -75,6 +103,17 @@ export const brokerConfigKeys: Record<string, KeyDef> = {
   "log.retention.check.interval.ms": { kind: "long", default: "300000", min: 1 },
   "log.segment.delete.delay.ms": { kind: "long", default: "60000", min: 0 },
   "log.cleanup.policy": { kind: "list", default: "delete", check: cleanupPolicyCheck },
+  // Compaction (src/log/cleaner.ts): one cleaner on the event loop; threads 0 disables it.
+  "log.cleaner.enable": { kind: "bool", default: "true" },
+  "log.cleaner.threads": { kind: "int", default: "1", min: 0 },
+  "log.cleaner.dedupe.buffer.size": { kind: "long", default: "134217728", min: 24 },
+  "log.cleaner.io.buffer.size": { kind: "int", default: "524288", min: 0 },
+  "log.cleaner.io.buffer.load.factor": { kind: "double", default: "0.9", min: 0.05, max: 1 },
+  "log.cleaner.backoff.ms": { kind: "long", default: "15000", min: 0 },
+  "log.cleaner.min.cleanable.ratio": { kind: "double", default: "0.5", min: 0, max: 1 },
+  "log.cleaner.delete.retention.ms": { kind: "long", default: "86400000", min: 0 },
+  "log.cleaner.min.compaction.lag.ms": { kind: "long", default: "0", min: 0 },
+  "log.cleaner.max.compaction.lag.ms": { kind: "long", default: "9223372036854775807", min: 1 },
   "min.insync.replicas": { kind: "int", default: "1", min: 1 },
   "cluster.id": { kind: "string", default: null },
   "group.min.session.timeout.ms": { kind: "int", default: "6000", min: 0 },
@@ -87,6 +126,10 @@ export const brokerConfigKeys: Record<string, KeyDef> = {
   "offsets.retention.minutes": { kind: "int", default: "10080", min: 1 },
   "offsets.retention.check.interval.ms": { kind: "long", default: "600000", min: 1 },
   "offset.metadata.max.bytes": { kind: "int", default: "4096", min: 0 },
+  // The admin HTTP listener (strand's, as Redpanda's admin API): "" turns it off.
+  "admin.listeners": { kind: "list", default: "http://127.0.0.1:9644", check: adminListenerCheck },
+  "admin.auth.token": { kind: "password", default: null },
+  "admin.auth.token.file": { kind: "string", default: null },
 };
 
 export interface Listener {
@@ -102,6 +145,12 @@ export interface BrokerConfig {
   advertisedListeners: Listener[];
   logDirs: string[];
   zookeeperConnect: string | null;
+  zookeeperSessionTimeoutMs: number;
+  /** zookeeper.connection.timeout.ms, else the session timeout (Kafka's fallback). */
+  zookeeperConnectionTimeoutMs: number;
+  zookeeperSetAcl: boolean;
+  /** user:password for ZooKeeper's digest scheme, or null. */
+  zookeeperDigestAuth: string | null;
   numPartitions: number;
   defaultReplicationFactor: number;
   autoCreateTopicsEnable: boolean;
@@ -128,14 +177,40 @@ export interface BrokerConfig {
   numRecoveryThreadsPerDataDir: number;
   logSegmentDeleteDelayMs: number;
   logCleanupPolicy: string;
+  /** log.cleaner.*: the LogCleaner's settings and the broker defaults of the compaction topic keys. */
+  logCleaner: {
+    enable: boolean;
+    threads: number;
+    dedupeBufferBytes: number;
+    ioBufferBytes: number;
+    ioBufferLoadFactor: number;
+    backoffMs: number;
+    minCleanableRatio: number;
+    deleteRetentionMs: number;
+    minCompactionLagMs: number;
+    maxCompactionLagMs: number;
+  };
   minInsyncReplicas: number;
   /** Cluster id to use when the registry has none yet (strand extension; Kafka generates one). */
   clusterId: string | null;
   groupCoordinator: GroupCoordinatorConfig;
+  /** Where the admin HTTP API and /metrics listen; empty when admin.listeners is "". */
+  adminListeners: { host: string; port: number }[];
+  /** The bearer token mutating admin routes require (admin.auth.token), or null. */
+  adminAuthToken: string | null;
+  /** A file holding that token (admin.auth.token.file), read at start-up, or null. */
+  adminAuthTokenFile: string | null;
   /** The raw values of every known key, after defaults (for DescribeConfigs and the admin API). */
   raw: Map<string, string>;
   /** The known keys given explicitly (server.properties, --override, STRAND_*): Kafka's static configs. */
   configured: Set<string>;
+}
+
+/** An admin listener, `http://host:port` (IPv6 hosts in brackets); null when malformed. */
+export function parseAdminListener(text: string): { host: string; port: number } | null {
+  const m = /^http:\/\/(\[[^\]]*\]|[^:\/\[\]]+):(\d{1,5})\/?$/i.exec(text.trim());
+  if (m === null || Number(m[2]) > 65535) return null;
+  return { host: m[1].replace(/^\[|\]$/g, ""), port: Number(m[2]) };
 }
 
 export function splitList(v: string): string[] {
@@ -161,6 +236,11 @@ function checkValue(key: string, def: KeyDef, v: string): void {
       : big >= -(2n ** 63n) && big < 2n ** 63n;
     if (!inRange) throw new ConfigError(key, `${v} is out of range for ${def.kind === "int" ? "an int" : "a long"}`);
     const n = Number(big);
+    if (def.min !== undefined && n < def.min) throw new ConfigError(key, `${n} is below the minimum ${def.min}`);
+    if (def.max !== undefined && n > def.max) throw new ConfigError(key, `${n} is above the maximum ${def.max}`);
+  } else if (def.kind === "double") {
+    const n = Number(v.trim());
+    if (!/^[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?$/.test(v.trim()) || !Number.isFinite(n)) throw new ConfigError(key, `"${v}" is not a number`);
     if (def.min !== undefined && n < def.min) throw new ConfigError(key, `${n} is below the minimum ${def.min}`);
     if (def.max !== undefined && n > def.max) throw new ConfigError(key, `${n} is above the maximum ${def.max}`);
   } else if (def.kind === "bool") {
@@ -227,6 +307,12 @@ export function parseBrokerConfig(input: Map<string, string>): { config: BrokerC
     advertisedListeners: advertised,
     logDirs,
     zookeeperConnect: opt("zookeeper.connect"),
+    zookeeperSessionTimeoutMs: int("zookeeper.session.timeout.ms"),
+    zookeeperConnectionTimeoutMs: raw.has("zookeeper.connection.timeout.ms")
+      ? int("zookeeper.connection.timeout.ms")
+      : int("zookeeper.session.timeout.ms"),
+    zookeeperSetAcl: raw.get("zookeeper.set.acl")!.toLowerCase() === "true",
+    zookeeperDigestAuth: opt("zookeeper.digest.auth"),
     numPartitions: int("num.partitions"),
     defaultReplicationFactor: int("default.replication.factor"),
     autoCreateTopicsEnable: raw.get("auto.create.topics.enable")!.toLowerCase() === "true",
@@ -251,6 +337,18 @@ export function parseBrokerConfig(input: Map<string, string>): { config: BrokerC
     numRecoveryThreadsPerDataDir: int("num.recovery.threads.per.data.dir"),
     logSegmentDeleteDelayMs: int("log.segment.delete.delay.ms"),
     logCleanupPolicy: splitList(raw.get("log.cleanup.policy")!).join(","),
+    logCleaner: {
+      enable: raw.get("log.cleaner.enable")!.toLowerCase() === "true",
+      threads: int("log.cleaner.threads"),
+      dedupeBufferBytes: int("log.cleaner.dedupe.buffer.size"),
+      ioBufferBytes: int("log.cleaner.io.buffer.size"),
+      ioBufferLoadFactor: Number(raw.get("log.cleaner.io.buffer.load.factor")),
+      backoffMs: int("log.cleaner.backoff.ms"),
+      minCleanableRatio: Number(raw.get("log.cleaner.min.cleanable.ratio")),
+      deleteRetentionMs: int("log.cleaner.delete.retention.ms"),
+      minCompactionLagMs: int("log.cleaner.min.compaction.lag.ms"),
+      maxCompactionLagMs: int("log.cleaner.max.compaction.lag.ms"),
+    },
     minInsyncReplicas: int("min.insync.replicas"),
     clusterId: opt("cluster.id"),
     groupCoordinator: {
@@ -265,8 +363,18 @@ export function parseBrokerConfig(input: Map<string, string>): { config: BrokerC
       offsetsRetentionCheckIntervalMs: int("offsets.retention.check.interval.ms"),
       offsetMetadataMaxBytes: int("offset.metadata.max.bytes"),
     },
+    adminListeners: splitList(raw.get("admin.listeners")!).map((l) => parseAdminListener(l)!),
+    adminAuthToken: opt("admin.auth.token"),
+    adminAuthTokenFile: opt("admin.auth.token.file"),
     raw,
     configured,
   };
+  if (config.adminAuthToken !== null && config.adminAuthTokenFile !== null) {
+    throw new ConfigError("admin.auth.token.file", "set admin.auth.token or admin.auth.token.file, not both");
+  }
+  if (config.adminAuthToken === "") throw new ConfigError("admin.auth.token", "the token is empty");
+  if (config.zookeeperSetAcl && config.zookeeperDigestAuth === null) {
+    throw new ConfigError("zookeeper.set.acl", "true needs a credential to own the nodes: set zookeeper.digest.auth=user:password");
+  }
   return { config, unknownKeys };
 }

@@ -283,6 +283,7 @@ export function describeTopicConfigs(config: BrokerConfig, overrides: Record<str
 const brokerKindTypes: Record<string, number> = {
   int: T.INT,
   long: T.LONG,
+  double: T.DOUBLE,
   bool: T.BOOLEAN,
   string: T.STRING,
   list: T.LIST,

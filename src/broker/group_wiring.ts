@@ -24,7 +24,8 @@ class ReplicaOffsetsLog implements OffsetsTopicLog {
 
   read(partition: number, offset: number, maxBytes: number) {
     const p = this.replicaManager.getPartition(OFFSETS_TOPIC, partition);
-    if (p === undefined) return null;
+    // An offline partition (failed log dir) has no readable log: as if it were not here.
+    if (p === undefined || this.replicaManager.isOffline(OFFSETS_TOPIC, partition)) return null;
     const r = p.log.read(Math.max(offset, p.log.logStartOffset), maxBytes, true);
     return { records: r.records, logEndOffset: r.logEndOffset };
   }

@@ -1,5 +1,7 @@
 // The controller's channel to the broker in the same process: LeaderAndIsr, UpdateMetadata and
 // StopReplica applied directly, with the epochs checked as a remote broker would check them.
+// Deleted topics named by UpdateMetadata are passed on (to the group coordinator, which drops
+// their committed offsets), as Kafka's handleUpdateMetadataRequest calls onPartitionsDeleted.
 
 import type { BrokerInfo, ControllerChannel, TopicInfo } from "../controller/mod.ts";
 import { effectiveLogConfig, type TopicLogConfig } from "../log/mod.ts";
@@ -15,6 +17,7 @@ export class LocalControllerChannel implements ControllerChannel {
     private readonly metadata: MetadataCache,
     private readonly replicaManager: ReplicaManager,
     private readonly logDefaults: TopicLogConfig,
+    private readonly onTopicsDeleted: (topics: string[]) => void = () => {},
   ) {}
 
   private checkEpoch(epoch: number): void {
@@ -47,6 +50,7 @@ export class LocalControllerChannel implements ControllerChannel {
     this.metadata.controllerId = controllerId;
     this.metadata.setBrokers(brokers);
     for (const name of deletedTopics) this.metadata.removeTopic(name);
+    if (deletedTopics.length > 0) this.onTopicsDeleted(deletedTopics);
     for (const t of topics) {
       const configs = this.metadata.offerTopicConfigs(t.name, t.configs, t.configsZxid);
       this.metadata.updateTopic({ name: t.name, topicId: t.topicId, isInternal: false, partitions: t.partitions, configs });

@@ -10,6 +10,7 @@
 // read before a change cannot undo that change here.
 
 import type { PartitionState } from "../replication/mod.ts";
+import { bytesEqual, uuidToString, zeroUuid } from "../util/mod.ts";
 
 export interface BrokerEndpoint {
   id: number;
@@ -31,6 +32,8 @@ export class MetadataCache {
   controllerId = -1;
   private brokers = new Map<number, BrokerEndpoint>();
   private topics = new Map<string, TopicMetadata>();
+  /** The same topics by id (uuidToString), for Fetch v13+ and lookups by id. */
+  private topicsById = new Map<string, TopicMetadata>();
   private topicConfigs = new Map<string, { configs: Record<string, string>; zxid: bigint }>();
   private waiters = new Set<() => void>();
 
@@ -50,11 +53,26 @@ export class MetadataCache {
   }
 
   updateTopic(t: TopicMetadata): void {
-    this.topics.set(t.name, t);
+    this.setTopic(t);
     this.notify();
   }
 
+  private setTopic(t: TopicMetadata): void {
+    this.unindex(t.name);
+    this.topics.set(t.name, t);
+    // A topic created without an id (zero: made by an old tool) cannot be looked up by id.
+    if (!bytesEqual(t.topicId, zeroUuid)) this.topicsById.set(uuidToString(t.topicId), t);
+  }
+
+  private unindex(name: string): void {
+    const old = this.topics.get(name);
+    if (old === undefined) return;
+    const key = uuidToString(old.topicId);
+    if (this.topicsById.get(key)?.name === name) this.topicsById.delete(key);
+  }
+
   removeTopic(name: string): void {
+    this.unindex(name);
     this.topics.delete(name);
     this.topicConfigs.delete(name);
     this.notify();
@@ -69,7 +87,7 @@ export class MetadataCache {
     if (known !== undefined && known.zxid > zxid) return known.configs;
     this.topicConfigs.set(name, { configs, zxid });
     const t = this.topics.get(name);
-    if (t !== undefined) this.topics.set(name, { ...t, configs });
+    if (t !== undefined) this.setTopic({ ...t, configs });
     return configs;
   }
 
@@ -82,8 +100,7 @@ export class MetadataCache {
   }
 
   getTopicById(id: Uint8Array): TopicMetadata | undefined {
-    for (const t of this.topics.values()) if (t.topicId.every((b, i) => b === id[i])) return t;
-    return undefined;
+    return id.length === 16 ? this.topicsById.get(uuidToString(id)) : undefined;
   }
 
   /** Resolves true once cond() holds (checked after each change), false after timeoutMs. */

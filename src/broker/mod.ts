@@ -6,6 +6,8 @@
 // connection or gets a Kafka error code, never an exception out of the server; ApiVersions is
 // derived from the registered handlers.
 export * from "./broker.ts";
+// IncrementalAlterConfigs' operations, shared with the admin API's topic config route.
+export { applyOperations, ConfigOperation } from "./api/44_incremental_alter_configs.ts";
 export * from "./config.ts";
 export * from "./config_change_watcher.ts";
 export * from "./config_describe.ts";

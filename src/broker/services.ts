@@ -3,6 +3,7 @@
 
 import type { ConfigAdmin, TopicAdmin } from "../controller/mod.ts";
 import type { Coordinator } from "../coordinator/mod.ts";
+import type { LogManager } from "../log/mod.ts";
 import type { Clock } from "../platform/mod.ts";
 import type { Registry } from "../registry/mod.ts";
 import type { ReplicaManager } from "../replication/mod.ts";
@@ -15,6 +16,8 @@ export interface BrokerServices {
   brokerId: number;
   metadata: MetadataCache;
   replicaManager: ReplicaManager;
+  /** The log dirs and their logs (DescribeLogDirs). */
+  logManager: LogManager;
   topicAdmin: TopicAdmin;
   configAdmin: ConfigAdmin;
   coordinator: Coordinator;

@@ -9,9 +9,11 @@ import process from "node:process";
 import { parseArgs } from "node:util";
 import { readFileSync } from "node:fs";
 import pino from "pino";
-import { Broker, BrokerStartupError, ConfigError, parseBrokerConfig } from "../broker/mod.ts";
-import { loadPlatform } from "../platform/mod.ts";
-import { EmbeddedRegistryStore } from "../registry/mod.ts";
+import { AdminServer, AdminStartupError, type LogLevel, logLevels } from "../admin/mod.ts";
+import { Broker, type BrokerConfig, BrokerStartupError, ConfigError, parseBrokerConfig } from "../broker/mod.ts";
+import { LogDirsFailedError } from "../log/mod.ts";
+import { loadPlatform, type Platform } from "../platform/mod.ts";
+import { EmbeddedRegistryStore, type Registry, ZooKeeperRegistry } from "../registry/mod.ts";
 import type { Logger } from "../util/mod.ts";
 import { parseProperties, propertiesFromEnv } from "./properties.ts";
 import { STRAND_VERSION } from "./version.ts";
@@ -23,11 +25,14 @@ Usage:
       Runs a broker. FILE is a Kafka server.properties; --override sets one key (repeatable);
       STRAND_<KEY> environment variables set keys too (STRAND_LOG_DIRS=/data/strand → log.dirs).
       Precedence: --override, then environment, then FILE, then Kafka's defaults.
+      The admin HTTP API and Prometheus /metrics listen on admin.listeners
+      (default http://127.0.0.1:9644; empty turns them off).
   strand --version
   strand --help
 
-Without zookeeper.connect, the broker keeps its cluster metadata in an embedded registry under
-the first log dir and acts as its own controller.`;
+With zookeeper.connect (host:port[,host:port...][/chroot]), cluster metadata lives in ZooKeeper
+in Kafka's layout; without it, in an embedded registry under the first log dir, and the broker
+acts as its own controller.`;
 
 function fail(message: string, code = 2): never {
   process.stderr.write(`strand: ${message}\n`);
@@ -54,6 +59,58 @@ function loadConfig(values: { config?: string; override?: string[] }) {
   return parseBrokerConfig(raw);
 }
 
+/** The registry backend: ZooKeeper when zookeeper.connect is set, else the embedded store. */
+async function openRegistry(
+  platform: Platform,
+  config: BrokerConfig,
+  logger: Logger,
+): Promise<{ registry: Registry; close(): Promise<void> }> {
+  if (config.zookeeperConnect !== null) {
+    try {
+      const zk = await ZooKeeperRegistry.open(platform, {
+        connectString: config.zookeeperConnect,
+        sessionTimeoutMs: config.zookeeperSessionTimeoutMs,
+        connectionTimeoutMs: config.zookeeperConnectionTimeoutMs,
+        setAcl: config.zookeeperSetAcl,
+        digestAuth: config.zookeeperDigestAuth,
+        logger: logger.child({ component: "zookeeper" }),
+      });
+      return { registry: zk, close: () => zk.close() };
+    } catch (e) {
+      fail(`cannot use ZooKeeper at zookeeper.connect=${config.zookeeperConnect}: ${(e as Error).message}`, 1);
+    }
+  }
+  try {
+    platform.fs.mkdirp(config.logDirs[0]);
+    const store = EmbeddedRegistryStore.open(platform, `${config.logDirs[0]}/.strand-registry`, { logger });
+    return { registry: store.session(), close: () => store.close() };
+  } catch (e) {
+    fail(`cannot open the embedded registry: ${(e as Error).message}`, 1);
+  }
+}
+
+/**
+ * pino, with a level the admin API can change at run time. A pino child copies its parent's level
+ * when made and never follows it again, and the broker makes children everywhere; so pino itself
+ * logs everything and a logMethod hook, which every child inherits, drops what is below the one
+ * shared threshold.
+ */
+function createLogger(level: string): { logger: Logger; setLevel(level: LogLevel): void } {
+  if (!(logLevels as readonly string[]).includes(level)) fail(`--log-level takes one of ${logLevels.join(", ")}, got "${level}"`);
+  const values: Record<string, number> = { ...pino.levels.values, silent: Infinity };
+  let threshold = values[level];
+  const logger = pino({
+    level: "trace",
+    base: { pid: process.pid },
+    hooks: {
+      logMethod(args, method, levelValue) {
+        if (levelValue >= threshold) method.apply(this, args);
+      },
+    },
+  }) as unknown as Logger;
+  return { logger, setLevel: (l) => (threshold = values[l]) };
+}
+
 async function serve(args: string[]): Promise<void> {
   const { values } = parseArgs({
     args,
@@ -64,7 +121,7 @@ async function serve(args: string[]): Promise<void> {
     },
     strict: true,
   });
-  const logger = pino({ level: values["log-level"], base: { pid: process.pid } }) as unknown as Logger;
+  const { logger, setLevel } = createLogger(values["log-level"]);
   let parsed;
   try {
     parsed = loadConfig(values);
@@ -74,34 +131,45 @@ async function serve(args: string[]): Promise<void> {
   }
   const { config, unknownKeys } = parsed;
   for (const k of unknownKeys) logger.warn({ key: k }, "unknown config key ignored");
-  if (config.zookeeperConnect !== null) {
-    fail("invalid value for zookeeper.connect: the ZooKeeper registry backend is not available in this build yet; unset it to use the embedded registry");
-  }
   const platform = await loadPlatform();
-  let store: EmbeddedRegistryStore;
+  // The admin API listens before the broker starts, so /v1/status/ready can say "starting" (503)
+  // through log recovery.
+  let admin: AdminServer;
   try {
-    platform.fs.mkdirp(config.logDirs[0]);
-    store = EmbeddedRegistryStore.open(platform, `${config.logDirs[0]}/.strand-registry`, { logger });
+    admin = await AdminServer.start(platform, config, { logger, setLogLevel: setLevel });
   } catch (e) {
-    fail(`cannot open the embedded registry: ${(e as Error).message}`, 1);
+    if (e instanceof AdminStartupError) fail(e.message, 1);
+    throw e;
   }
+  const store = await openRegistry(platform, config, logger);
   let broker: Broker;
   try {
-    broker = await Broker.start(platform, config, store.session(), logger);
+    broker = await Broker.start(platform, config, store.registry, logger);
   } catch (e) {
-    if (e instanceof BrokerStartupError) fail(e.message, 1);
+    await store.close().catch(() => {}); // a ZooKeeper session ends now rather than at its timeout
+    if (e instanceof BrokerStartupError || e instanceof LogDirsFailedError) fail(e.message, 1);
     logger.error({ err: (e as Error).stack }, "start-up failed");
     fail(`start-up failed: ${(e as Error).message}`, 1);
   }
+  admin.attach(broker);
   let stopping = false;
   const stop = async (signal: string) => {
     if (stopping) return;
     stopping = true;
     logger.info({ signal }, "stopping");
+    admin.detach();
     await broker.shutdown();
+    await admin.close();
     await store.close();
     platform.process.exit(0);
   };
+  // Every log dir failed: the broker has stopped itself; exit non-zero so systemd sees a failure.
+  void broker.fatal.then(async (err) => {
+    stopping = true;
+    await admin.close();
+    await store.close().catch(() => {}); // it lives in the first log dir, which failed too
+    fail(err.message, 1);
+  });
   platform.process.onSignal("SIGTERM", () => void stop("SIGTERM"));
   platform.process.onSignal("SIGINT", () => void stop("SIGINT"));
 }

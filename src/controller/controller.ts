@@ -11,6 +11,12 @@
 //   checks the epoch znode's version, so a deposed controller's writes fail.
 // - A partition's leader is the first live replica of its ISR (in assignment order); the leader
 //   epoch grows on every leader change.
+// - A new partition's state carries isNew only in the LeaderAndIsr that creates it (Kafka's rule):
+//   a broker with an offline log dir may create its log elsewhere only then.
+// - A broker that loses a log dir writes /log_dir_event_notification/log_dir_event_<seq>; the
+//   controller reads and deletes each (Kafka's LogDirEventNotification). For now it only logs
+//   them: the broker itself reports its offline replicas (Metadata's offlineReplicas) and answers
+//   KAFKA_STORAGE_ERROR; moving leadership to another replica arrives with replication.
 
 import type { Clock } from "../platform/mod.ts";
 import {
@@ -18,6 +24,8 @@ import {
   ControllerZNode,
   DeleteTopicsTopicZNode,
   DeleteTopicsZNode,
+  LogDirEventNotificationSequenceZNode,
+  LogDirEventNotificationZNode,
   type Registry,
   RegistryError,
   TopicPartitionStateZNode,
@@ -85,6 +93,17 @@ export class KafkaController {
     return this.enqueue("Startup", () => this.elect());
   }
 
+  /**
+   * The registry replaced an expired session: /controller went with the old one, so resign and
+   * run for election again (Kafka's RegisterBrokerAndReelect). Watches carried over.
+   */
+  onNewSession(): Promise<void> {
+    return this.enqueue("Reelect", async () => {
+      this.active = false;
+      await this.elect();
+    });
+  }
+
   async shutdown(): Promise<void> {
     await this.queue;
     this.stopped = true;
@@ -137,7 +156,32 @@ export class KafkaController {
     const live = [...this.liveBrokers.keys()];
     for (const id of live) await this.sendLeaderAndIsr(id, [...this.topics.values()]);
     await this.sendUpdateMetadata([...this.topics.values()], []);
+    clearIsNew(this.topics.values());
     await this.onDeleteTopics();
+    await this.onLogDirEvents();
+  }
+
+  /** Reads and deletes the log dir failure notifications brokers wrote; logs each broker's. */
+  private async onLogDirEvents(): Promise<void> {
+    if (!this.active) return;
+    const names = await this.registry.getChildren(
+      LogDirEventNotificationZNode.path,
+      () => void this.enqueue("LogDirEventNotification", () => this.onLogDirEvents()),
+    );
+    const brokers = new Set<number>();
+    for (const name of names) {
+      if (!name.startsWith(LogDirEventNotificationSequenceZNode.SequenceNumberPrefix)) continue;
+      const path = `${LogDirEventNotificationZNode.path}/${name}`;
+      const node = await getDataOrNull(this.registry, path);
+      const brokerId = node === null ? null : LogDirEventNotificationSequenceZNode.decode(node.data);
+      if (brokerId !== null) brokers.add(brokerId);
+      try {
+        await this.registry.delete(path);
+      } catch (e) {
+        if (!(e instanceof RegistryError && e.code === "NoNode")) throw e;
+      }
+    }
+    if (brokers.size > 0) this.logger.warn({ brokers: [...brokers] }, "brokers reported log dir failures");
   }
 
   private async refreshBrokers(): Promise<void> {
@@ -195,6 +239,7 @@ export class KafkaController {
       leaderEpoch: 0,
       isr: live,
       replicas,
+      isNew: true,
     };
     await this.registry.ensurePath(TopicPartitionsZNode.path(topic));
     await this.registry.ensurePath(TopicPartitionZNode.path(topic, partition));
@@ -238,6 +283,7 @@ export class KafkaController {
     this.logger.info({ topics: added.map((t) => t.name) }, "new topics");
     for (const id of this.liveBrokers.keys()) await this.sendLeaderAndIsr(id, added);
     await this.sendUpdateMetadata(added, []);
+    clearIsNew(added);
   }
 
   private async onDeleteTopics(): Promise<void> {
@@ -306,5 +352,12 @@ export class KafkaController {
     for (const id of this.liveBrokers.keys()) {
       await this.channel.updateMetadata(id, this.epoch, this.options.brokerId, brokers, topics, deleted);
     }
+  }
+}
+
+/** Drops isNew from the topics' partition states once the creating LeaderAndIsr went out. */
+function clearIsNew(topics: Iterable<TopicInfo>): void {
+  for (const t of topics) {
+    if (t.partitions.some((p) => p.isNew)) t.partitions = t.partitions.map(({ isNew: _, ...p }) => p);
   }
 }

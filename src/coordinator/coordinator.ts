@@ -6,7 +6,7 @@
 
 import type { Clock, Timer } from "../platform/mod.ts";
 import type { Logger } from "../util/mod.ts";
-import type { GroupCoordinatorConfig } from "./config.ts";
+import { type GroupCoordinatorConfig, OFFSETS_TOPIC } from "./config.ts";
 import type { GroupState } from "./group.ts";
 import { GroupCoordinator } from "./group_coordinator.ts";
 import { GroupMetadataManager, type OffsetsTopicLog } from "./group_metadata_manager.ts";
@@ -73,6 +73,19 @@ export class Coordinator {
   /** This broker stopped leading __consumer_offsets-partition. */
   onResignation(partition: number): void {
     this.manager.unloadPartition(partition, (g) => this.groups.unloadGroup(g));
+  }
+
+  /**
+   * The controller deleted these topics (UpdateMetadata's deleted topics, as Kafka's
+   * handleUpdateMetadataRequest calls onPartitionsDeleted): their committed offsets get tombstones.
+   */
+  onTopicsDeleted(topics: string[]): void {
+    const doomed = new Set(topics.filter((t) => t !== OFFSETS_TOPIC));
+    if (doomed.size === 0) return;
+    this.manager.removeOffsetsOfTopics(doomed).then(
+      (n) => this.logger.info({ topics: [...doomed], offsets: n }, "removed committed offsets of deleted topics"),
+      (e) => this.logger.error({ topics: [...doomed], err: String(e) }, "removing offsets of deleted topics failed"),
+    );
   }
 
   listGroups(statesFilter: string[]): GroupOverview[] {

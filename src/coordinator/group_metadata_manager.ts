@@ -169,6 +169,30 @@ export class GroupMetadataManager {
     return ErrorCode.NONE;
   }
 
+  /**
+   * Topics were deleted (Kafka's onPartitionsDeleted → cleanupGroupMetadata): each owned group's
+   * committed offsets for them get tombstones, so a topic re-created under the same name starts
+   * its consumers afresh. A group left Empty with no offsets is deleted too (its metadata record
+   * gets a tombstone when it has one, generation > 0, as Kafka writes). Returns the offsets removed.
+   */
+  async removeOffsetsOfTopics(topics: ReadonlySet<string>): Promise<number> {
+    let removed = 0;
+    for (const g of [...this.groups.values()]) {
+      if (!this.isOwned(g.partition)) continue;
+      const doomed = [...g.offsets.keys()].filter((k) => topics.has(splitOffsetKey(k).topic));
+      if (doomed.length === 0) continue;
+      const dead = g.is("Empty") && g.offsets.size === doomed.length;
+      if (await this.removeOffsets(g, doomed, dead && g.generationId > 0) !== ErrorCode.NONE) continue;
+      removed += doomed.length;
+      // The group may have gained members or offsets while the tombstones were written.
+      if (dead && g.is("Empty") && g.offsets.size === 0) {
+        g.transitionTo("Dead", this.clock.nowMs());
+        this.groups.delete(g.groupId);
+      }
+    }
+    return removed;
+  }
+
   // ---- loading ---------------------------------------------------------------------------------
 
   /**

@@ -118,4 +118,19 @@ export class IndexFile {
     this.closed = true;
     this.file.close();
   }
+
+  /**
+   * Closes without writing the buffer (Kafka's closeHandlers): for a file on a failed log dir,
+   * where a write would only fail again. The dir's logs are recovered at the next start-up.
+   */
+  closeHandlers(): void {
+    if (this.closed) return;
+    this.closed = true;
+    this.pendingBytes = 0;
+    try {
+      this.file.close();
+    } catch {
+      // close(2) failing on a failed disk leaves nothing more to do with the descriptor.
+    }
+  }
 }

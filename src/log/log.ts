@@ -14,17 +14,25 @@
 // - A roll creates a segment whose base offset is the log end offset, when the active one would
 //   pass segment.bytes, segment.ms, or either of its indexes is full; the rolled segment gets its
 //   closing time-index entry (its max timestamp) and is flushed.
+// - The cleaner (cleaner.ts) rewrites closed segments only, keeping every retained batch's offsets,
+//   and swaps the result in with replaceSegments (crash-safe renames, swap.ts).
 // - The active (last) segment is never deleted. Retention deletes from the oldest segment on,
 //   only segments wholly below the high watermark; their files are renamed `.deleted` and removed
 //   file.delete.delay.ms later.
 // - Appends are synchronous (see platform/types.ts), so the log end offset seen by a handler is
 //   the one its append produced.
+// - An I/O error from any of its file operations (append, roll, read, flush, retention) becomes a
+//   KafkaStorageError for its log dir, and ioErrorHandler (the LogManager) is told first, which
+//   takes the whole dir offline and closes this log with closeForFailure(); from then on every
+//   operation throws KafkaStorageError. Errors that are not I/O errors are bugs and pass unchanged.
 
 import type { Platform, Timer } from "../platform/mod.ts";
 import { assignOffsets, BatchField, batchSizeAt, view } from "../protocol/mod.ts";
 import { assert, ErrorCode, KafkaError, schedulerIntervalMsMax } from "../util/mod.ts";
 import type { Logger } from "../util/mod.ts";
+import { isIoError, KafkaStorageError, logDirOf, type LogDirFailureHandler } from "./log_dir_failure.ts";
 import { DeletedFileSuffix, LogSegment, type SegmentConfig, segmentFileName, type TimestampOffset } from "./segment.ts";
+import { completeInterruptedSwaps, SwapFileSuffix } from "./swap.ts";
 
 export interface LogConfig extends SegmentConfig {
   segmentBytes: number;
@@ -39,8 +47,16 @@ export interface LogConfig extends SegmentConfig {
   flushMs?: number;
   /** file.delete.delay.ms: how long a deleted segment's `.deleted` files remain. */
   fileDeleteDelayMs?: number;
-  /** cleanup.policy: time and size retention apply only when it includes "delete". */
+  /** cleanup.policy: time and size retention apply only when it includes "delete"; the cleaner only when "compact". */
   cleanupPolicy?: string;
+  /** delete.retention.ms: how long the cleaner keeps a tombstone after it first saw it. */
+  deleteRetentionMs?: number;
+  /** min.cleanable.dirty.ratio: the share of the log past the cleaner checkpoint that makes it worth cleaning. */
+  minCleanableDirtyRatio?: number;
+  /** min.compaction.lag.ms: a segment with a record younger than this is not cleaned. */
+  minCompactionLagMs?: number;
+  /** max.compaction.lag.ms: a dirty segment older than this is cleaned whatever the dirty ratio. */
+  maxCompactionLagMs?: number;
 }
 
 const DAY_MS = 24 * 3_600_000;
@@ -57,6 +73,10 @@ export const logConfigDefaults: Required<LogConfig> = {
   flushMs: Number.MAX_SAFE_INTEGER,
   fileDeleteDelayMs: 60_000,
   cleanupPolicy: "delete",
+  deleteRetentionMs: DAY_MS,
+  minCleanableDirtyRatio: 0.5,
+  minCompactionLagMs: 0,
+  maxCompactionLagMs: Number.MAX_SAFE_INTEGER,
 };
 
 /** What the log dir's checkpoints say about this log, and whether the dir was shut down cleanly. */
@@ -95,6 +115,12 @@ export class Log {
   lastFlushTimeMs: number;
   /** Deleted segments waiting out file.delete.delay.ms, with the timer that removes them. */
   private pendingRemoval = new Map<LogSegment, Timer>();
+  /** Told when a file operation of this log fails with an I/O error (set by the LogManager). */
+  ioErrorHandler: LogDirFailureHandler | null = null;
+  /** Set by closeForFailure: the log dir failed and the files are closed. */
+  private offline = false;
+  /** Set by close(). */
+  private closed = false;
   /** See closedRunningMaxTimestamps. */
   private runningMaxCache: { count: number; first: LogSegment; lastClosed: LogSegment | undefined; values: Float64Array } | null = null;
 
@@ -157,6 +183,23 @@ export class Log {
     this._config = { ...logConfigDefaults, ...config };
   }
 
+  /** The log dir holding this log (`log.dirs` entry). */
+  get logDir(): string {
+    return logDirOf(this.dir);
+  }
+  get isOffline(): boolean {
+    return this.offline;
+  }
+
+  /** The segments, oldest first; the last is the active one. Read-only: the cleaner's view. */
+  get logSegments(): readonly LogSegment[] {
+    return this.segments;
+  }
+  /** Set by close() (and closeForFailure): the cleaner must not swap segments in any more. */
+  get isClosed(): boolean {
+    return this.closed || this.isOffline;
+  }
+
   get activeSegment(): LogSegment {
     return this.segments[this.segments.length - 1];
   }
@@ -215,14 +258,19 @@ export class Log {
    * offsets from the log end offset and stamps the leader epoch, then writes the bytes.
    */
   appendAsLeader(records: Uint8Array, offsetCount: number, leaderEpoch: number): AppendInfo {
-    this.maybeRoll(records.length, offsetCount);
-    const firstOffset = this.logEndOffset;
-    const next = assignOffsets(records, firstOffset, leaderEpoch);
-    assert(next === firstOffset + offsetCount, "assigned offsets match the validated count");
-    this.activeSegment.append(records, firstOffset, next - 1);
-    // Kafka's flush.messages: fsync once that many offsets are above the recovery point.
-    if (this.logEndOffset - this._recoveryPoint >= this._config.flushMessages) this.flush();
-    return { firstOffset, lastOffset: next - 1, logAppendTimeMs: this.platform.clock.nowMs() };
+    this.checkOnline();
+    try {
+      this.maybeRoll(records.length, offsetCount);
+      const firstOffset = this.logEndOffset;
+      const next = assignOffsets(records, firstOffset, leaderEpoch);
+      assert(next === firstOffset + offsetCount, "assigned offsets match the validated count");
+      this.activeSegment.append(records, firstOffset, next - 1);
+      // Kafka's flush.messages: fsync once that many offsets are above the recovery point.
+      if (this.logEndOffset - this._recoveryPoint >= this._config.flushMessages) this.flush();
+      return { firstOffset, lastOffset: next - 1, logAppendTimeMs: this.platform.clock.nowMs() };
+    } catch (e) {
+      throw this.storageError("append", e);
+    }
   }
 
   private maybeRoll(incomingBytes: number, offsetCount: number): void {
@@ -241,11 +289,16 @@ export class Log {
    * file calls are synchronous, so here).
    */
   roll(): void {
-    const base = this.logEndOffset;
-    this.activeSegment.onBecomeInactive();
-    this.flush(base);
-    this.segments.push(LogSegment.create(this.platform, this.dir, base, this._config));
-    this.logger.info({ baseOffset: base }, "rolled new log segment");
+    this.checkOnline();
+    try {
+      const base = this.logEndOffset;
+      this.activeSegment.onBecomeInactive();
+      this.flush(base);
+      this.segments.push(LogSegment.create(this.platform, this.dir, base, this._config));
+      this.logger.info({ baseOffset: base }, "rolled new log segment");
+    } catch (e) {
+      throw this.storageError("roll", e);
+    }
   }
 
   /**
@@ -253,6 +306,15 @@ export class Log {
    * minOneBatch). Throws OFFSET_OUT_OF_RANGE outside [logStartOffset, logEndOffset].
    */
   read(fetchOffset: number, maxBytes: number, minOneBatch: boolean, maxOffset = this.logEndOffset): ReadResult {
+    this.checkOnline();
+    try {
+      return this.readSegments(fetchOffset, maxBytes, minOneBatch, maxOffset);
+    } catch (e) {
+      throw this.storageError("read", e);
+    }
+  }
+
+  private readSegments(fetchOffset: number, maxBytes: number, minOneBatch: boolean, maxOffset: number): ReadResult {
     const logEndOffset = this.logEndOffset;
     const logStartOffset = this.logStartOffset;
     if (fetchOffset < logStartOffset || fetchOffset > logEndOffset) {
@@ -280,6 +342,15 @@ export class Log {
    * through its time index (LogSegment.findOffsetByTimestamp).
    */
   offsetForTimestamp(timestampMs: number): TimestampOffset | null {
+    this.checkOnline();
+    try {
+      return this.findOffsetForTimestamp(timestampMs);
+    } catch (e) {
+      throw this.storageError("timestamp lookup", e);
+    }
+  }
+
+  private findOffsetForTimestamp(timestampMs: number): TimestampOffset | null {
     // The first segment whose running max timestamp reaches timestampMs is the first whose own
     // max does; a segment's own max may be below an earlier one's, the running max cannot.
     const n = this.segments.length;
@@ -323,9 +394,14 @@ export class Log {
    * segment with the largest max timestamp; null when no batch carries a timestamp.
    */
   maxTimestampOffset(): TimestampOffset | null {
+    this.checkOnline();
     let best: LogSegment | null = null;
     for (const seg of this.segments) if (best === null || seg.maxTimestampMs > best.maxTimestampMs) best = seg;
-    return best === null ? null : best.maxTimestampAndOffset();
+    try {
+      return best === null ? null : best.maxTimestampAndOffset();
+    } catch (e) {
+      throw this.storageError("timestamp lookup", e);
+    }
   }
 
   /** Index of the last segment whose base offset is <= offset. */
@@ -345,11 +421,16 @@ export class Log {
    * to upTo (the log end offset by default). Nothing to do when it is already there.
    */
   flush(upTo = this.logEndOffset): void {
+    this.checkOnline();
     assert(upTo <= this.logEndOffset, "flush up to at most the log end offset");
     this.lastFlushTimeMs = this.platform.clock.nowMs();
     if (upTo <= this._recoveryPoint) return;
-    for (const seg of this.segments) {
-      if (seg.nextOffset > this._recoveryPoint && seg.baseOffset < upTo) seg.flush();
+    try {
+      for (const seg of this.segments) {
+        if (seg.nextOffset > this._recoveryPoint && seg.baseOffset < upTo) seg.flush();
+      }
+    } catch (e) {
+      throw this.storageError("flush", e);
     }
     this._recoveryPoint = upTo;
   }
@@ -361,6 +442,15 @@ export class Log {
    * how many segments were deleted.
    */
   deleteOldSegments(nowMs: number): number {
+    this.checkOnline();
+    try {
+      return this.deleteRetainedSegments(nowMs);
+    } catch (e) {
+      throw this.storageError("retention", e);
+    }
+  }
+
+  private deleteRetainedSegments(nowMs: number): number {
     let deleted = this.deleteSegmentsWhile("log start offset", (seg, next) => next.baseOffset <= this._logStartOffset);
     if (!this._config.cleanupPolicy.split(",").map((p) => p.trim()).includes("delete")) return deleted;
     const retentionBytes = this._config.retentionBytes;
@@ -412,19 +502,89 @@ export class Log {
     const delayMs = Math.min(this._config.fileDeleteDelayMs, schedulerIntervalMsMax);
     const timer = this.platform.clock.setTimeout(() => {
       this.pendingRemoval.delete(seg);
-      seg.remove();
+      try {
+        seg.remove();
+      } catch (e) {
+        // A timer has no caller to tell: the failure is reported to the handler and stops here.
+        const err = this.storageError("removal of a deleted segment", e);
+        if (!(err instanceof KafkaStorageError)) throw err;
+      }
     }, delayMs);
     this.pendingRemoval.set(seg, timer);
   }
 
+  /**
+   * Swaps `cleaned`, a segment the cleaner wrote as `.cleaned` files (fsynced), in for `old`, a
+   * run of consecutive closed segments whose first base offset it keeps (Kafka's replaceSegments;
+   * steps and crash handling in swap.ts): `.cleaned` → `.swap`, the old segments renamed
+   * `.deleted` (removed file.delete.delay.ms later, so a read holding them completes), `.swap` →
+   * final names. Returns false and changes nothing when `old` is no longer such a run of this
+   * log (retention, truncation or a close happened while the cleaner worked).
+   */
+  replaceSegments(cleaned: LogSegment, old: readonly LogSegment[]): boolean {
+    if (this.isClosed || old.length === 0) return false;
+    const at = this.segments.indexOf(old[0]);
+    if (at < 0 || at + old.length >= this.segments.length) return false; // never the active segment
+    for (let i = 1; i < old.length; i++) if (this.segments[at + i] !== old[i]) return false;
+    assert(cleaned.baseOffset === old[0].baseOffset, "a cleaned segment keeps its group's base offset");
+    assert(cleaned.nextOffset <= this.segments[at + old.length].baseOffset, "a cleaned segment ends before the next segment");
+    try {
+      cleaned.changeFileSuffixes(SwapFileSuffix);
+      this.platform.fs.syncDir(this.dir);
+      for (const seg of old) this.scheduleRemoval(seg);
+      cleaned.changeFileSuffixes("");
+      this.platform.fs.syncDir(this.dir);
+    } catch (e) {
+      throw this.storageError("segment swap", e);
+    }
+    this.segments.splice(at, old.length, cleaned);
+    this.runningMaxCache = null;
+    return true;
+  }
+
   /** Closes every segment; deleted segments still waiting for their delay are removed now. */
   close(): void {
+    this.closed = true;
+    if (this.offline) return; // closeForFailure closed the files
     for (const [seg, timer] of this.pendingRemoval) {
       timer.cancel();
       seg.remove();
     }
     this.pendingRemoval.clear();
     for (const s of this.segments) s.close();
+  }
+
+  /**
+   * The log dir failed (Kafka's closeHandlers): closes every file without writing to it, drops
+   * the pending removals (their `.deleted` files go at the next start-up), and makes every later
+   * operation throw KafkaStorageError. Idempotent.
+   */
+  closeForFailure(): void {
+    if (this.offline) return;
+    this.offline = true;
+    for (const timer of this.pendingRemoval.values()) timer.cancel();
+    for (const seg of this.pendingRemoval.keys()) seg.closeHandlers();
+    this.pendingRemoval.clear();
+    for (const s of this.segments) s.closeHandlers();
+  }
+
+  private checkOnline(): void {
+    if (this.offline) {
+      throw new KafkaStorageError(this.logDir, `${this.topic}-${this.partition} is offline: log dir ${this.logDir} failed`);
+    }
+  }
+
+  /**
+   * An I/O error from a file operation of this log becomes a KafkaStorageError for its log dir,
+   * after the handler is told (it takes the dir offline). Kafka errors (expected failures, or a
+   * KafkaStorageError already reported by an inner call) and bugs pass unchanged.
+   */
+  private storageError(what: string, e: unknown): unknown {
+    if (!isIoError(e)) return e;
+    const logDir = this.logDir;
+    this.logger.debug({ logDir, operation: what, err: e.message }, "log file operation failed");
+    this.ioErrorHandler?.(logDir, e);
+    return new KafkaStorageError(logDir, `${what} of ${this.topic}-${this.partition} failed in log dir ${logDir}: ${e.message}`);
   }
 
   /** Closes the log and deletes its directory. */
@@ -435,11 +595,13 @@ export class Log {
 }
 
 /**
- * Base offsets of the segments in dir, sorted. Removes what a stop left half done: `.deleted`
- * files (a deletion whose delay had not passed) and index files whose log is gone.
+ * Base offsets of the segments in dir, sorted. Finishes what a stop left half done: a cleaner's
+ * swap (swap.ts), `.deleted` files (a deletion whose delay had not passed) and index files whose
+ * log is gone.
  */
 function listSegmentFiles(platform: Platform, dir: string, logger: Logger): number[] {
-  const names = platform.fs.readdir(dir);
+  let names = platform.fs.readdir(dir);
+  if (completeInterruptedSwaps(platform, dir, logger, names)) names = platform.fs.readdir(dir);
   const logs = new Set(names.filter((n) => /^\d{20}\.log$/.test(n)));
   for (const name of names) {
     const stray = name.endsWith(DeletedFileSuffix) || (/^\d{20}\.(time)?index$/.test(name) && !logs.has(name.slice(0, 20) + ".log"));

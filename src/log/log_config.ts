@@ -8,6 +8,10 @@
 //   flush.messages ← log.flush.interval.messages  flush.ms ← log.flush.interval.ms
 //   file.delete.delay.ms ← log.segment.delete.delay.ms   cleanup.policy ← log.cleanup.policy
 //   index.interval.bytes ← log.index.interval.bytes   segment.index.bytes ← log.index.size.max.bytes
+//   delete.retention.ms ← log.cleaner.delete.retention.ms
+//   min.cleanable.dirty.ratio ← log.cleaner.min.cleanable.ratio
+//   min.compaction.lag.ms ← log.cleaner.min.compaction.lag.ms
+//   max.compaction.lag.ms ← log.cleaner.max.compaction.lag.ms
 
 import { type LogConfig, logConfigDefaults } from "./log.ts";
 
@@ -88,6 +92,10 @@ export function effectiveLogConfig(defaults: TopicLogConfig, overrides: Record<s
     flushMessages: num("flush.messages", defaults.flushMessages ?? logConfigDefaults.flushMessages),
     flushMs: num("flush.ms", defaults.flushMs ?? logConfigDefaults.flushMs),
     fileDeleteDelayMs: num("file.delete.delay.ms", defaults.fileDeleteDelayMs ?? logConfigDefaults.fileDeleteDelayMs),
+    deleteRetentionMs: num("delete.retention.ms", defaults.deleteRetentionMs ?? logConfigDefaults.deleteRetentionMs),
+    minCleanableDirtyRatio: num("min.cleanable.dirty.ratio", defaults.minCleanableDirtyRatio ?? logConfigDefaults.minCleanableDirtyRatio),
+    minCompactionLagMs: num("min.compaction.lag.ms", defaults.minCompactionLagMs ?? logConfigDefaults.minCompactionLagMs),
+    maxCompactionLagMs: num("max.compaction.lag.ms", defaults.maxCompactionLagMs ?? logConfigDefaults.maxCompactionLagMs),
     cleanupPolicy: overrides["cleanup.policy"] !== undefined
       ? overrides["cleanup.policy"].split(",").map((p) => p.trim()).join(",")
       : defaults.cleanupPolicy ?? logConfigDefaults.cleanupPolicy,

@@ -17,11 +17,22 @@
 // per dir, yielding to the event loop between logs so the process stays responsive (signals,
 // timers) while a large recovery runs; the marker is removed once the dir's logs are loaded.
 // Shutdown: flush every log, write the three checkpoints, then the marker.
+// Compaction: the LogCleaner (cleaner.ts) runs beside these tasks, with its own
+// `cleaner-offset-checkpoint` per dir.
 //
-// Invariants: one Log per topic-partition; a new partition goes to the dir holding the fewest;
-// checkpoint files are replaced atomically, never edited in place.
+// Dir failure (Kafka's LogDirFailureChannel): an I/O error from a file operation under a dir (a
+// log's append, read, flush, roll or retention, a checkpoint write, loading the dir at start-up)
+// takes that dir offline, once: one error line naming it, its logs closed without writing
+// (closeForFailure), and dirFailureListeners told which partitions went with it (the
+// ReplicaManager answers KAFKA_STORAGE_ERROR for them, the Broker tells the controller). The other
+// dirs keep serving. An offline dir gets no checkpoints, no clean-shutdown marker (its logs are
+// recovered when it comes back) and no new partitions. start-up fails when no dir loads at all.
+//
+// Invariants: one Log per topic-partition; a new partition goes to the online dir holding the
+// fewest; checkpoint files are replaced atomically, never edited in place; a partition whose log
+// is in an offline dir is never created again elsewhere (its data would come back twice).
 
-import type { Platform, Timer } from "../platform/mod.ts";
+import type { FileSystemSpace, Platform, Timer } from "../platform/mod.ts";
 import { schedulerIntervalMsMax, uuidToString } from "../util/mod.ts";
 import type { Logger } from "../util/mod.ts";
 import {
@@ -32,7 +43,9 @@ import {
   RecoveryPointCheckpointFile,
   ReplicationOffsetCheckpointFile,
 } from "./checkpoint.ts";
+import { type CleanerConfig, LogCleaner } from "./cleaner.ts";
 import { Log, type LogConfig, type LogLoadState } from "./log.ts";
+import { isIoError, KafkaStorageError, LogDirsFailedError } from "./log_dir_failure.ts";
 
 /** The broker-wide settings of the LogManager's tasks (Kafka's keys named beside each). */
 export interface LogManagerConfig {
@@ -48,6 +61,8 @@ export interface LogManagerConfig {
   flushStartOffsetCheckpointMs: number;
   /** replica.high.watermark.checkpoint.interval.ms: replication-offset-checkpoint. */
   highWatermarkCheckpointMs: number;
+  /** log.cleaner.*: compaction of logs with cleanup.policy=compact (cleaner.ts). */
+  cleaner: Partial<CleanerConfig>;
 }
 
 /** Kafka's defaults. */
@@ -58,6 +73,7 @@ export const logManagerConfigDefaults: LogManagerConfig = {
   flushRecoveryOffsetCheckpointMs: 60_000,
   flushStartOffsetCheckpointMs: 60_000,
   highWatermarkCheckpointMs: 5_000,
+  cleaner: {},
 };
 
 /** What one log dir's files said at start-up. */
@@ -81,11 +97,30 @@ export function parseTopicPartitionDir(name: string): { topic: string; partition
   return { topic: m[1], partition };
 }
 
+/** One log dir as DescribeLogDirs reports it. */
+export interface LogDirDescription {
+  dir: string;
+  /** Why the dir went offline, or null while it is online. */
+  offlineReason: string | null;
+  /** Its logs (none when offline). */
+  logs: Log[];
+  /** Its volume's space, or null when unknown (offline, or statfs failed). */
+  space: FileSystemSpace | null;
+}
+
 export class LogManager {
   private logs = new Map<string, Log>();
   private dirOf = new Map<string, string>();
+  /** Offline dirs, with the error that took each offline. */
+  private offlineDirs = new Map<string, string>();
+  /** topic-partition keys whose logs were in a dir that went offline. */
+  private offlineLogKeys = new Set<string>();
+  /** Told (synchronously) when a dir goes offline, with the partitions whose logs it held. */
+  readonly dirFailureListeners: ((dir: string, partitions: { topic: string; partition: number }[]) => void)[] = [];
   private timers: Timer[] = [];
   private readonly config: LogManagerConfig;
+  /** Compaction (Kafka's LogCleaner), started with the other tasks. */
+  readonly cleaner: LogCleaner;
   /** Set by shutdown(); a second call must not overwrite the checkpoints with empty ones. */
   private shutDown = false;
 
@@ -97,6 +132,7 @@ export class LogManager {
     config: Partial<LogManagerConfig> = {},
   ) {
     this.config = { ...logManagerConfigDefaults, ...config };
+    this.cleaner = new LogCleaner(platform, logDirs, () => this.logs.values(), this.config.cleaner, logger, (dir, e) => this.markDirOffline(dir, e));
   }
 
   /**
@@ -106,13 +142,27 @@ export class LogManager {
    */
   async startup(brokerId: number, clusterId: string): Promise<void> {
     const started = this.platform.clock.monotonicMs();
-    await Promise.all(this.logDirs.map((dir) => this.loadDir(dir, brokerId, clusterId)));
-    this.logger.info({ logs: this.logs.size, dirs: this.logDirs, ms: Math.round(this.platform.clock.monotonicMs() - started) }, "loaded logs");
+    await Promise.all(this.logDirs.map((dir) => this.loadDir(dir, brokerId, clusterId).catch((e) => this.onLoadFailure(dir, e))));
+    if (this.onlineDirs.length === 0) {
+      // Kafka's words: it stops when none of the dirs can be created or validated.
+      throw new LogDirsFailedError(
+        `none of the log dirs ${this.logDirs.join(",")} can be created or loaded: ` +
+          [...this.offlineDirs].map(([d, why]) => `${d}: ${why}`).join("; "),
+      );
+    }
+    this.logger.info({ logs: this.logs.size, dirs: this.onlineDirs, offlineDirs: this.offlineLogDirs, ms: Math.round(this.platform.clock.monotonicMs() - started) }, "loaded logs");
     this.schedule(this.config.retentionCheckMs, () => this.cleanupLogs());
     this.schedule(this.config.flushCheckMs, () => this.flushDirtyLogs());
     this.schedule(this.config.flushRecoveryOffsetCheckpointMs, () => this.checkpointRecoveryOffsets());
     this.schedule(this.config.flushStartOffsetCheckpointMs, () => this.checkpointLogStartOffsets());
     this.schedule(this.config.highWatermarkCheckpointMs, () => this.checkpointHighWatermarks());
+    this.cleaner.startup();
+  }
+
+  /** A dir that cannot be loaded for an I/O reason goes offline; any other error stops start-up. */
+  private onLoadFailure(dir: string, e: unknown): void {
+    if (!isIoError(e) && !(e instanceof KafkaStorageError)) throw e;
+    this.markDirOffline(dir, e);
   }
 
   private async loadDir(dir: string, brokerId: number, clusterId: string): Promise<void> {
@@ -137,9 +187,25 @@ export class LogManager {
     await Promise.all(Array.from({ length: workers }, async () => {
       for (let tp = pending.shift(); tp !== undefined; tp = pending.shift()) {
         await this.yieldToEventLoop();
-        this.openLog(dir, tp.topic, tp.partition, this.defaultConfig, this.loadStateOf(state, tp.topic, tp.partition));
+        if (this.offlineDirs.has(dir)) return; // another worker's log failed: the dir is offline
+        const key = topicPartitionKey(tp.topic, tp.partition);
+        const other = this.dirOf.get(key);
+        if (other !== undefined) {
+          // Kafka's rule: two copies of a partition cannot both be live; an operator chooses.
+          throw new Error(
+            `duplicate log directories for ${key} are found in both ${other} and ${dir}; ` +
+              `delete one of them (the one in the dir that failed most recently)`,
+          );
+        }
+        try {
+          this.openLog(dir, tp.topic, tp.partition, this.defaultConfig, this.loadStateOf(state, tp.topic, tp.partition));
+        } catch (e) {
+          this.onLoadFailure(dir, e);
+          return;
+        }
       }
     }));
+    if (this.offlineDirs.has(dir)) return;
     this.platform.fs.remove(`${dir}/${CleanShutdownFile}`);
   }
 
@@ -219,6 +285,7 @@ export class LogManager {
     // A log created now is new: nothing to recover, no checkpointed offsets.
     const fresh: LogLoadState = { hadCleanShutdown: true, recoveryPoint: 0, logStartOffset: 0, highWatermark: null };
     const log = Log.open(this.platform, `${dir}/${key}`, topic, partition, config, this.logger, state ?? fresh);
+    log.ioErrorHandler = (_logDir, err) => this.markDirOffline(dir, err);
     this.logs.set(key, log);
     this.dirOf.set(key, dir);
     return log;
@@ -228,20 +295,104 @@ export class LogManager {
     return this.logs.get(topicPartitionKey(topic, partition));
   }
 
-  /** The partition's log with the given config, created in the least loaded dir if missing. */
-  getOrCreateLog(topic: string, partition: number, config: LogConfig): Log {
+  /**
+   * The partition's log with the given config, created in the least loaded online dir if
+   * missing. Throws KafkaStorageError instead of creating it when its log was in a dir that went
+   * offline, or (Kafka's rule) when it is not new (`isNew` false: the controller created it
+   * earlier) while any dir is offline: the missing log may be in that dir, and an empty one made
+   * elsewhere would hide it.
+   */
+  getOrCreateLog(topic: string, partition: number, config: LogConfig, isNew = true): Log {
     const existing = this.getLog(topic, partition);
-    if (existing === undefined) return this.openLog(this.leastLoadedDir(), topic, partition, config);
-    existing.config = config;
-    return existing;
+    if (existing !== undefined) {
+      existing.config = config;
+      return existing;
+    }
+    const key = topicPartitionKey(topic, partition);
+    if (this.offlineLogKeys.has(key) || (!isNew && this.offlineDirs.size > 0)) {
+      throw new KafkaStorageError(
+        "",
+        `cannot create a log for ${key}: log dirs ${this.offlineLogDirs.join(",")} are offline and may hold it`,
+      );
+    }
+    const dir = this.leastLoadedDir();
+    try {
+      return this.openLog(dir, topic, partition, config);
+    } catch (e) {
+      if (!isIoError(e)) throw e;
+      this.markDirOffline(dir, e);
+      throw new KafkaStorageError(dir, `cannot create a log for ${key} in ${dir}: ${e.message}`);
+    }
   }
 
   private leastLoadedDir(): string {
-    const counts = new Map(this.logDirs.map((d) => [d, 0]));
+    const online = this.onlineDirs;
+    if (online.length === 0) throw new KafkaStorageError("", "every log dir is offline");
+    const counts = new Map(online.map((d) => [d, 0]));
     for (const dir of this.dirOf.values()) counts.set(dir, (counts.get(dir) ?? 0) + 1);
-    let best = this.logDirs[0];
-    for (const d of this.logDirs) if ((counts.get(d) ?? 0) < (counts.get(best) ?? 0)) best = d;
+    let best = online[0];
+    for (const d of online) if ((counts.get(d) ?? 0) < (counts.get(best) ?? 0)) best = d;
     return best;
+  }
+
+  /** The configured dirs that are online, in configuration order. */
+  get onlineDirs(): string[] {
+    return this.logDirs.filter((d) => !this.offlineDirs.has(d));
+  }
+
+  get offlineLogDirs(): string[] {
+    return this.logDirs.filter((d) => this.offlineDirs.has(d));
+  }
+
+  isLogDirOnline(dir: string): boolean {
+    return this.logDirs.includes(dir) && !this.offlineDirs.has(dir);
+  }
+
+  /** The dir holding the partition's log, or undefined when this broker has no online log for it. */
+  logDirFor(topic: string, partition: number): string | undefined {
+    return this.dirOf.get(topicPartitionKey(topic, partition));
+  }
+
+  /**
+   * Takes a dir offline after an I/O error under it (Kafka's LogDirFailureChannel plus
+   * ReplicaManager.handleLogDirFailure's log side): logged once, its logs closed without writing
+   * and forgotten, the listeners told. Idempotent; a later error in the same dir is not logged.
+   * The log cleaner and anything else running file operations on logs reports its I/O errors here.
+   */
+  markDirOffline(dir: string, err: unknown): void {
+    if (this.offlineDirs.has(dir) || !this.logDirs.includes(dir)) return;
+    const reason = err instanceof Error ? err.message : String(err);
+    this.offlineDirs.set(dir, reason);
+    const partitions: { topic: string; partition: number }[] = [];
+    for (const [key, log] of this.logs) {
+      if (this.dirOf.get(key) !== dir) continue;
+      log.closeForFailure();
+      this.logs.delete(key);
+      this.dirOf.delete(key);
+      this.offlineLogKeys.add(key);
+      partitions.push({ topic: log.topic, partition: log.partition });
+    }
+    this.logger.error(
+      { dir, err: reason, partitions: partitions.length, onlineDirs: this.onlineDirs },
+      "log dir failed; its partitions are offline",
+    );
+    for (const listener of this.dirFailureListeners) listener(dir, partitions);
+  }
+
+  /** Every configured dir with its state, logs and volume space (DescribeLogDirs). */
+  describeDirs(): LogDirDescription[] {
+    return this.logDirs.map((dir) => {
+      const offlineReason = this.offlineDirs.get(dir) ?? null;
+      if (offlineReason !== null) return { dir, offlineReason, logs: [], space: null };
+      const logs = [...this.logs].filter(([key]) => this.dirOf.get(key) === dir).map(([, log]) => log);
+      let space: FileSystemSpace | null = null;
+      try {
+        space = this.platform.fs.statfs(dir);
+      } catch {
+        // Unknown space is reported as -1, as Kafka does; the dir's own failures show elsewhere.
+      }
+      return { dir, offlineReason, logs, space };
+    });
   }
 
   allLogs(): Log[] {
@@ -253,32 +404,45 @@ export class LogManager {
     const key = topicPartitionKey(topic, partition);
     const log = this.logs.get(key);
     if (log === undefined) return;
-    log.close();
+    const dir = this.dirOf.get(key) as string;
     const id = new Uint8Array(16);
     this.platform.randomBytes(id);
-    const doomed = `${this.dirOf.get(key)}/${key}.${uuidToString(id).replaceAll("-", "")}-delete`;
-    this.platform.fs.rename(log.dir, doomed);
+    const doomed = `${dir}/${key}.${uuidToString(id).replaceAll("-", "")}-delete`;
+    try {
+      log.close();
+      this.platform.fs.rename(log.dir, doomed);
+    } catch (e) {
+      if (!isIoError(e)) throw e;
+      this.markDirOffline(dir, e);
+      return;
+    }
     this.logs.delete(key);
     this.dirOf.delete(key);
-    this.platform.fs.remove(doomed);
+    this.cleaner.forget(topic, partition);
+    try {
+      this.platform.fs.remove(doomed);
+    } catch (e) {
+      if (!isIoError(e)) throw e;
+      this.markDirOffline(dir, e); // the rename made the delete durable; start-up removes the rest
+    }
     this.logger.info({ topic, partition }, "deleted log");
   }
 
   flushAll(): void {
-    for (const log of this.logs.values()) log.flush();
+    for (const log of this.logs.values()) skipFailedDir(() => log.flush());
   }
 
   /** The retention task (Kafka's cleanupLogs): each log deletes its expired segments. */
   cleanupLogs(nowMs = this.platform.clock.nowMs()): number {
     let deleted = 0;
-    for (const log of this.logs.values()) deleted += log.deleteOldSegments(nowMs);
+    for (const log of this.logs.values()) deleted += skipFailedDir(() => log.deleteOldSegments(nowMs)) ?? 0;
     return deleted;
   }
 
   /** The flush task (Kafka's flushDirtyLogs): fsyncs each log not flushed within its flush.ms. */
   flushDirtyLogs(nowMs = this.platform.clock.nowMs()): void {
     for (const log of this.logs.values()) {
-      if (nowMs - log.lastFlushTimeMs >= log.config.flushMs) log.flush();
+      if (nowMs - log.lastFlushTimeMs >= log.config.flushMs) skipFailedDir(() => log.flush());
     }
   }
 
@@ -296,12 +460,24 @@ export class LogManager {
   }
 
   private writeCheckpoints(file: string, include: (log: Log) => boolean, offsetOf: (log: Log) => number): void {
-    for (const dir of this.logDirs) {
+    for (const dir of this.onlineDirs) {
       const entries: { topic: string; partition: number; offset: number }[] = [];
       for (const [key, log] of this.logs) {
         if (this.dirOf.get(key) === dir && include(log)) entries.push({ topic: log.topic, partition: log.partition, offset: offsetOf(log) });
       }
-      new OffsetCheckpointFile(this.platform, `${dir}/${file}`).write(entries);
+      // A removed disk shows here first: its open segments still take appends (unlinked files),
+      // but no new file can be made in it.
+      this.offlineOnIoError(dir, () => new OffsetCheckpointFile(this.platform, `${dir}/${file}`).write(entries));
+    }
+  }
+
+  /** Runs a file operation of the LogManager's own in dir; an I/O error takes the dir offline. */
+  private offlineOnIoError(dir: string, fn: () => void): void {
+    try {
+      fn();
+    } catch (e) {
+      if (!isIoError(e)) throw e;
+      this.markDirOffline(dir, e);
     }
   }
 
@@ -314,15 +490,30 @@ export class LogManager {
     if (this.shutDown) return;
     this.shutDown = true;
     for (const t of this.timers.splice(0)) t.cancel();
-    for (const log of this.logs.values()) log.flush();
+    void this.cleaner.shutdown(); // a pass under way stops at its next yield
+    this.flushAll();
     this.checkpointRecoveryOffsets();
     this.checkpointLogStartOffsets();
     this.checkpointHighWatermarks();
-    for (const log of this.logs.values()) log.close();
+    for (const [key, log] of this.logs) this.offlineOnIoError(this.dirOf.get(key) as string, () => log.close());
     this.logs.clear();
     this.dirOf.clear();
     const marker = new TextEncoder().encode(`{"version":0,"brokerEpoch":-1}`);
-    for (const dir of this.logDirs) this.platform.fs.writeFileAtomic(`${dir}/${CleanShutdownFile}`, marker);
+    // No marker in an offline dir: its logs were not closed cleanly and must be recovered.
+    for (const dir of this.onlineDirs) this.offlineOnIoError(dir, () => this.platform.fs.writeFileAtomic(`${dir}/${CleanShutdownFile}`, marker));
     this.logger.info({}, "log manager shut down");
+  }
+}
+
+/**
+ * Runs one log's operation for a LogManager task; a KafkaStorageError means its dir failed (the
+ * log reported it, and the dir is now offline), so the task goes on with the other logs.
+ */
+function skipFailedDir<T>(fn: () => T): T | undefined {
+  try {
+    return fn();
+  } catch (e) {
+    if (e instanceof KafkaStorageError) return undefined;
+    throw e;
   }
 }

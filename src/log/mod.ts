@@ -9,6 +9,8 @@
 //   <log.dir>/replication-offset-checkpoint         offset` lines (checkpoint.ts); recovery point,
 //   <log.dir>/log-start-offset-checkpoint           high watermark and log start offset per log
 //   <log.dir>/.kafka_cleanshutdown                  present only between a clean stop and a start
+//   <log.dir>/cleaner-offset-checkpoint              per compacted log: its first dirty offset (cleaner.ts)
+//   <log.dir>/<topic>-<partition>/<name>.cleaned|.swap  a cleaned segment being swapped in (swap.ts)
 //
 // Invariants (details in each file): batches are stored whole and unparsed beyond their header;
 // offsets increase; only the active (last) segment is written; every append is synchronous.
@@ -16,9 +18,13 @@
 // cut at the first invalid one; the active segment is never deleted by retention; the log start
 // offset only moves forward.
 export * from "./checkpoint.ts";
+export * from "./cleaner.ts";
 export * from "./log.ts";
 export * from "./log_config.ts";
+export * from "./log_dir_failure.ts";
 export * from "./log_manager.ts";
 export * from "./offset_index.ts";
+export * from "./offset_map.ts";
 export * from "./segment.ts";
+export * from "./swap.ts";
 export * from "./time_index.ts";

@@ -147,4 +147,9 @@ export class OffsetIndex {
   close(): void {
     this.file.close();
   }
+
+  /** Closes without writing (the log dir failed); see IndexFile.closeHandlers. */
+  closeHandlers(): void {
+    this.file.closeHandlers();
+  }
 }

@@ -9,6 +9,8 @@
 // - A segment being deleted has its files renamed `<name>.deleted` first (Kafka's suffix) and
 //   keeps its open handles until removed, so a read already under way completes; `.deleted` files
 //   found at start-up are leftovers of a stop before the removal and are removed.
+// - A segment the cleaner writes starts as `<name>.cleaned` files and is renamed `.swap`, then to
+//   its final names (swap.ts, Log.replaceSegments): create() and changeFileSuffixes() take suffixes.
 // - recover() is the one place that rebuilds a segment's indexes from its log (crash recovery, a
 //   missing index): every kind of index hooks its rebuild into it, through indexBatch().
 // - Both indexes get their entries at the same points: indexBatch() runs for every batch, appended
@@ -70,7 +72,7 @@ export interface SegmentConfig {
 
 export class LogSegment {
   private bytesSinceIndexEntry = 0;
-  /** "" while live, DeletedFileSuffix once deleted and waiting for removal. */
+  /** "" while live, DeletedFileSuffix once deleted and waiting for removal (cleaner: `.cleaned`, `.swap`). */
   private fileSuffix = "";
   /** Largest batch max timestamp in the segment, -1 when none. */
   private maxTimestampSoFar = -1;
@@ -97,16 +99,22 @@ export class LogSegment {
     return `${this.dir}/${segmentFileName(this.baseOffset, ".log")}${this.fileSuffix}`;
   }
 
-  static create(platform: Platform, dir: string, baseOffset: number, config: SegmentConfig): LogSegment {
-    const log = platform.fs.open(`${dir}/${segmentFileName(baseOffset, ".log")}`, "create-new");
-    const indexPath = `${dir}/${segmentFileName(baseOffset, ".index")}`;
-    const timeIndexPath = `${dir}/${segmentFileName(baseOffset, ".timeindex")}`;
+  /**
+   * A new, empty segment. Its files carry `fileSuffix` when one is given: the cleaner writes a
+   * segment as `.cleaned` files and renames them into place (see cleaner.ts, swap.ts).
+   */
+  static create(platform: Platform, dir: string, baseOffset: number, config: SegmentConfig, fileSuffix = ""): LogSegment {
+    const log = platform.fs.open(`${dir}/${segmentFileName(baseOffset, ".log")}${fileSuffix}`, "create-new");
+    const indexPath = `${dir}/${segmentFileName(baseOffset, ".index")}${fileSuffix}`;
+    const timeIndexPath = `${dir}/${segmentFileName(baseOffset, ".timeindex")}${fileSuffix}`;
     // Stale indexes from an earlier, removed segment.
     platform.fs.remove(indexPath);
     platform.fs.remove(timeIndexPath);
     const index = OffsetIndex.open(platform, indexPath, baseOffset, config.segmentIndexBytes, 0);
     const timeIndex = TimeIndex.open(platform, timeIndexPath, baseOffset, config.segmentIndexBytes, baseOffset);
-    return new LogSegment(platform, dir, baseOffset, log, index, timeIndex, config, 0, baseOffset, platform.clock.nowMs());
+    const seg = new LogSegment(platform, dir, baseOffset, log, index, timeIndex, config, 0, baseOffset, platform.clock.nowMs());
+    seg.fileSuffix = fileSuffix;
+    return seg;
   }
 
   /**
@@ -492,6 +500,21 @@ export class LogSegment {
     this.log.close();
     this.timeIndex.close();
     this.index.close();
+  }
+
+  /**
+   * Closes the three files without writing anything (Kafka's closeHandlers): the segment's log dir
+   * failed, so the closing time-index entry and buffered index entries are not written; recovery
+   * at the next start-up rebuilds them.
+   */
+  closeHandlers(): void {
+    try {
+      this.log.close();
+    } catch {
+      // See IndexFile.closeHandlers.
+    }
+    this.timeIndex.closeHandlers();
+    this.index.closeHandlers();
   }
 
   /** Closes and deletes the files. */

@@ -181,4 +181,9 @@ export class TimeIndex {
   close(): void {
     this.file.close();
   }
+
+  /** Closes without writing (the log dir failed); see IndexFile.closeHandlers. */
+  closeHandlers(): void {
+    this.file.closeHandlers();
+  }
 }

@@ -12,6 +12,9 @@
 //   soon as it drains, so EOF still arrives after the queued chunks.
 // - With allowHalfOpen false (the default), end() closes the socket at once and the `close`
 //   handler runs synchronously inside end().
+// - Bun.serve binds synchronously (a busy port throws at once, but only with reusePort: false, which
+//   development: false turns on otherwise); stop() resolves once requests in
+//   flight have been answered, and idle keep-alive connections do not hold it up.
 import * as fs from "node:fs";
 import * as os from "node:os";
 import process from "node:process";
@@ -20,8 +23,12 @@ import {
   connectError,
   connectionClosedError,
   fillRandom,
+  guardHttpHandler,
+  httpIdleTimeoutSeconds,
+  internalServerError,
   parentDir,
   ReadQueue,
+  spaceOf,
   webClock,
   withConnectTimeout,
 } from "./shared.ts";
@@ -30,6 +37,10 @@ import type {
   FileHandle,
   FileStat,
   FileSystem,
+  FileSystemSpace,
+  Http,
+  HttpHandler,
+  HttpServer,
   Listener,
   ListenOptions,
   Network,
@@ -224,6 +235,15 @@ const bunFileSystem: FileSystem = {
       fs.closeSync(fd);
     }
   },
+
+  statfs(path: string): FileSystemSpace | null {
+    try {
+      return spaceOf(fs.statfsSync(path));
+    } catch (err) {
+      if (isMissing(err)) return null;
+      throw err;
+    }
+  },
 };
 
 // ---------------------------------------------------------------------------------------------
@@ -396,6 +416,32 @@ const bunNetwork: Network = {
 };
 
 // ---------------------------------------------------------------------------------------------
+// HTTP
+
+const bunHttp: Http = {
+  serve(opts: ListenOptions, handler: HttpHandler): Promise<HttpServer> {
+    try {
+      const server = Bun.serve({
+        hostname: opts.host,
+        port: opts.port,
+        // Not development mode: no HTML error pages, no source shown to clients.
+        development: false,
+        // Outside development mode Bun sets SO_REUSEPORT unless told not to: a second broker on
+        // the same admin port would then bind too and take half of its requests.
+        reusePort: false,
+        idleTimeout: httpIdleTimeoutSeconds,
+        fetch: guardHttpHandler(handler),
+        error: internalServerError,
+      });
+      // stop() without closing active connections: requests in flight finish first.
+      return Promise.resolve({ host: opts.host, port: server.port as number, close: () => server.stop() });
+    } catch (err) {
+      return Promise.reject(err);
+    }
+  },
+};
+
+// ---------------------------------------------------------------------------------------------
 // Process
 
 const bunProcess: ProcessInfo = {
@@ -415,6 +461,7 @@ export function createBunPlatform(): Platform {
     version: Bun.version,
     fs: bunFileSystem,
     net: bunNetwork,
+    http: bunHttp,
     clock: webClock(),
     process: bunProcess,
     randomBytes: fillRandom,

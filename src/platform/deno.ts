@@ -8,13 +8,20 @@
 // - Closing a conn while a read or write on it is pending makes that call reject
 //   (BadResource/Interrupted); those rejections are how a pending read learns of close().
 // - Deno.connect has no timeout option; its AbortSignal cancels an attempt that takes too long.
+// - Deno.serve binds synchronously (a busy port throws AddrInUse at once); shutdown() resolves
+//   once requests in flight have been answered.
+// Deno has no statfs of its own (2.9); its node:fs statfsSync is native and sync.
+import { statfsSync } from "node:fs";
 import { assert } from "../util/mod.ts";
 import {
   connectError,
   connectionClosedError,
   fillRandom,
+  guardHttpHandler,
+  internalServerError,
   parentDir,
   readChunkBytes,
+  spaceOf,
   ReadQueue,
   webClock,
   withConnectTimeout,
@@ -24,6 +31,10 @@ import type {
   FileHandle,
   FileStat,
   FileSystem,
+  FileSystemSpace,
+  Http,
+  HttpHandler,
+  HttpServer,
   Listener,
   ListenOptions,
   Network,
@@ -212,6 +223,17 @@ const denoFileSystem: FileSystem = {
       dir.close();
     }
   },
+
+  statfs(path: string): FileSystemSpace | null {
+    try {
+      return spaceOf(statfsSync(path));
+    } catch (err) {
+      // node:fs errors here, not Deno.errors: ENOENT / ENOTDIR by code.
+      const code = (err as { code?: string }).code;
+      if (code === "ENOENT" || code === "ENOTDIR") return null;
+      throw err;
+    }
+  },
 };
 
 // ---------------------------------------------------------------------------------------------
@@ -381,6 +403,27 @@ const denoNetwork: Network = {
 };
 
 // ---------------------------------------------------------------------------------------------
+// HTTP
+
+const denoHttp: Http = {
+  serve(opts: ListenOptions, handler: HttpHandler): Promise<HttpServer> {
+    try {
+      const server = Deno.serve({
+        hostname: opts.host,
+        port: opts.port,
+        // The default onListen prints "Listening on ..." to stdout, which carries pino's JSON lines.
+        onListen() {},
+        onError: internalServerError,
+      }, guardHttpHandler(handler));
+      // shutdown() is graceful: requests in flight finish, idle connections close.
+      return Promise.resolve({ host: opts.host, port: (server.addr as Deno.NetAddr).port, close: () => server.shutdown() });
+    } catch (err) {
+      return Promise.reject(err);
+    }
+  },
+};
+
+// ---------------------------------------------------------------------------------------------
 // Process
 
 const denoProcess: ProcessInfo = {
@@ -400,6 +443,7 @@ export function createDenoPlatform(): Platform {
     version: Deno.version.deno,
     fs: denoFileSystem,
     net: denoNetwork,
+    http: denoHttp,
     clock: webClock(),
     process: denoProcess,
     randomBytes: fillRandom,

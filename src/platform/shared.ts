@@ -1,7 +1,7 @@
 // Pieces both platform implementations share: the bounded read queue behind Connection.read(),
 // the clock, random bytes and path helpers. Nothing here touches Bun.* or Deno.*, so both
 // bun.ts and deno.ts build on the same semantics instead of re-deriving them.
-import type { Clock, Timer } from "./types.ts";
+import type { Clock, FileSystemSpace, HttpHandler, Timer } from "./types.ts";
 
 /**
  * Chunks a connection may hold received and unread before the runtime stops reading the
@@ -93,6 +93,16 @@ export function connectError(where: string, cause: unknown): Error {
   });
 }
 
+/**
+ * node:fs's StatFs as the contract's FileSystemSpace. Java's FileStore counts in f_frsize units;
+ * node:fs reports `frsize` where the runtime has it (Bun 1.4 and Deno 2.9 do), else `bsize`,
+ * which equals it on Linux's common filesystems.
+ */
+export function spaceOf(s: { bsize: number; blocks: number; bavail: number; frsize?: number }): FileSystemSpace {
+  const unit = s.frsize ?? s.bsize;
+  return { totalBytes: s.blocks * unit, usableBytes: s.bavail * unit };
+}
+
 /** Directory part of a "/"-joined path ("." when there is none), for syncDir after a rename. */
 export function parentDir(path: string): string {
   const i = path.lastIndexOf("/");
@@ -154,4 +164,24 @@ export function withConnectTimeout<T extends { close(): void }>(
       },
     );
   });
+}
+
+/** Seconds an HTTP connection may stay silent (Bun's idleTimeout; its default of 10 s would cut
+ * off an admin request that waits for a topic to appear). */
+export const httpIdleTimeoutSeconds = 120;
+
+/** The answer to a request whose handler failed: no details leak to the client. */
+export function internalServerError(): Response {
+  return new Response("internal server error\n", { status: 500, headers: { "content-type": "text/plain" } });
+}
+
+/** Wraps a handler so a throw or rejection becomes a plain 500, the same on both runtimes. */
+export function guardHttpHandler(handler: HttpHandler): HttpHandler {
+  return async (request) => {
+    try {
+      return await handler(request);
+    } catch {
+      return internalServerError();
+    }
+  };
 }

@@ -19,6 +19,14 @@ export interface FileStat {
   mtimeMs: number;
 }
 
+/** The volume holding a path (statfs), as Java's FileStore reports it. */
+export interface FileSystemSpace {
+  /** f_blocks * f_frsize: the volume's size (FileStore.getTotalSpace). */
+  totalBytes: number;
+  /** f_bavail * f_frsize: what an unprivileged writer may still use (FileStore.getUsableSpace). */
+  usableBytes: number;
+}
+
 export interface FileHandle {
   readonly path: string;
   /** Reads into buf (up to buf.length bytes) from position; returns the count read, 0 at EOF. */
@@ -56,6 +64,8 @@ export interface FileSystem {
   stat(path: string): FileStat | null;
   /** fsync of a directory, so renames and creations in it are durable. */
   syncDir(path: string): void;
+  /** The space of the volume holding path (statfs(2)); null when nothing is at path. */
+  statfs(path: string): FileSystemSpace | null;
 }
 
 export interface Connection {
@@ -118,11 +128,32 @@ export interface ProcessInfo {
   memoryRssBytes(): number;
 }
 
+/** A handler in the web's terms (what a Hono app's fetch is): one Request in, one Response out. */
+export type HttpHandler = (request: Request) => Response | Promise<Response>;
+
+export interface HttpServer {
+  readonly host: string;
+  /** The bound port (the real one when 0 was asked for). */
+  readonly port: number;
+  /** Stops accepting, lets requests in flight finish, closes idle keep-alive connections. */
+  close(): Promise<void>;
+}
+
+export interface Http {
+  /**
+   * Serves HTTP/1.1 on host:port with handler (Bun.serve / Deno.serve). Rejects when the address
+   * cannot be bound. A handler that throws or rejects answers 500 with no details; the runtime
+   * prints nothing of its own (no banner, no error page).
+   */
+  serve(opts: ListenOptions, handler: HttpHandler): Promise<HttpServer>;
+}
+
 export interface Platform {
   readonly name: "bun" | "deno";
   readonly version: string;
   readonly fs: FileSystem;
   readonly net: Network;
+  readonly http: Http;
   readonly clock: Clock;
   readonly process: ProcessInfo;
   /** Fills out with cryptographically random bytes. */

@@ -7,3 +7,4 @@
 export * from "./partition.ts";
 export * from "./purgatory.ts";
 export * from "./replica_manager.ts";
+export * from "./topic_stats.ts";

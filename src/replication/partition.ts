@@ -20,6 +20,11 @@ export interface PartitionState {
   leaderEpoch: number;
   isr: number[];
   replicas: number[];
+  /**
+   * Set by the controller when it creates the partition (Kafka's LeaderAndIsr isNew): only then
+   * may a broker with an offline log dir create its log elsewhere (LogManager.getOrCreateLog).
+   */
+  isNew?: boolean;
 }
 
 /** DeleteRecords' offset meaning "up to the high watermark" (Kafka's HIGH_WATERMARK). */

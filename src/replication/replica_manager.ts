@@ -1,15 +1,22 @@
 // ReplicaManager: the partitions this broker holds, created and changed only by the controller's
 // LeaderAndIsr and StopReplica (so the registry stays the one source of partition state), and the
 // produce and fetch paths over them, with the fetch purgatory for long polls.
+//
+// Offline partitions (Kafka's HostedPartition.Offline): those whose log dir failed, or whose log
+// could not be created because of a failed dir. Produce, fetch, ListOffsets and DeleteRecords on
+// them answer KAFKA_STORAGE_ERROR (checked before anything else, as Kafka's getPartitionOrError
+// does); the LogManager reports the failure (handleLogDirFailure), and a storage error from a
+// log operation reaches the client as that code through the KafkaError path.
 
 import type { LogManager, TopicLogConfig } from "../log/mod.ts";
-import { topicPartitionKey } from "../log/mod.ts";
+import { KafkaStorageError, topicPartitionKey } from "../log/mod.ts";
 import type { Clock } from "../platform/mod.ts";
 import { recordSetMagic, upConvertMessageSet, validateBatches } from "../protocol/mod.ts";
 import { ErrorCode, KafkaError } from "../util/mod.ts";
 import type { Logger } from "../util/mod.ts";
 import { Partition, type PartitionState } from "./partition.ts";
 import { DelayedOperationPurgatory } from "./purgatory.ts";
+import { BrokerTopicStats } from "./topic_stats.ts";
 
 export interface ProduceResult {
   errorCode: number;
@@ -54,7 +61,11 @@ export interface FetchPartitionResult {
 
 export class ReplicaManager {
   private partitions = new Map<string, Partition>();
+  /** Keys of offline partitions (see the header). */
+  private offline = new Set<string>();
   readonly fetchPurgatory: DelayedOperationPurgatory;
+  /** Messages and bytes in and out per topic, for /metrics. */
+  readonly topicStats = new BrokerTopicStats();
 
   constructor(
     readonly brokerId: number,
@@ -71,6 +82,33 @@ export class ReplicaManager {
 
   allPartitions(): Partition[] {
     return [...this.partitions.values()];
+  }
+
+  /** True when the partition's log dir failed (its requests answer KAFKA_STORAGE_ERROR). */
+  isOffline(topic: string, partition: number): boolean {
+    return this.offline.size > 0 && this.offline.has(topicPartitionKey(topic, partition));
+  }
+
+  /**
+   * A log dir failed (Kafka's handleLogDirFailure): its partitions go offline, stop being led here
+   * (the group coordinator unloads an offsets partition), and waiting fetches on them complete.
+   */
+  handleLogDirFailure(dir: string, partitions: { topic: string; partition: number }[]): void {
+    const resigned: { topic: string; partition: number }[] = [];
+    for (const { topic, partition } of partitions) {
+      const key = topicPartitionKey(topic, partition);
+      this.offline.add(key);
+      if (this.partitions.get(key)?.isLeader) resigned.push({ topic, partition });
+      this.fetchPurgatory.checkAndComplete(key);
+    }
+    // This runs inside the failed operation (perhaps the group coordinator's own append): the
+    // listeners hear of it once that operation has returned, not from inside it.
+    if (resigned.length > 0) {
+      void Promise.resolve().then(() => {
+        for (const { topic, partition } of resigned) this.tellLeadership(topic, partition, false);
+      });
+    }
+    this.logger.warn({ dir, partitions: partitions.map((p) => topicPartitionKey(p.topic, p.partition)) }, "partitions offline after log dir failure");
   }
 
   /**
@@ -91,10 +129,19 @@ export class ReplicaManager {
       const wasLeader = existing.isLeader;
       existing.applyState(state);
       existing.log.config = config;
-      if (wasLeader !== existing.isLeader) this.tellLeadership(state.topic, state.partition, existing.isLeader);
+      if (wasLeader !== existing.isLeader && !this.offline.has(key)) this.tellLeadership(state.topic, state.partition, existing.isLeader);
       return;
     }
-    const log = this.logManager.getOrCreateLog(state.topic, state.partition, config);
+    let log;
+    try {
+      log = this.logManager.getOrCreateLog(state.topic, state.partition, config, state.isNew ?? false);
+    } catch (e) {
+      if (!(e instanceof KafkaStorageError)) throw e;
+      // Kafka's answer: the partition is offline here (LeaderAndIsr reports KAFKA_STORAGE_ERROR).
+      this.offline.add(key);
+      this.logger.warn({ topic: state.topic, partition: state.partition, reason: e.message }, "partition offline: no log");
+      return;
+    }
     const p = new Partition(this.brokerId, state, log);
     this.partitions.set(key, p);
     this.logger.info({ topic: state.topic, partition: state.partition, leader: state.leader, leaderEpoch: state.leaderEpoch }, "partition online");
@@ -104,9 +151,11 @@ export class ReplicaManager {
   /** StopReplica: forget the partition, deleting its log when asked. */
   stopReplica(topic: string, partition: number, deletePartition: boolean): void {
     const key = topicPartitionKey(topic, partition);
-    if (this.partitions.get(key)?.isLeader) this.tellLeadership(topic, partition, false);
+    if (this.partitions.get(key)?.isLeader && !this.offline.has(key)) this.tellLeadership(topic, partition, false);
     this.partitions.delete(key);
+    this.offline.delete(key);
     if (deletePartition) this.logManager.deleteLog(topic, partition);
+    if (deletePartition && !this.allPartitions().some((q) => q.topic === topic)) this.topicStats.removeTopic(topic);
     this.fetchPurgatory.checkAndComplete(key);
   }
 
@@ -131,6 +180,11 @@ export class ReplicaManager {
       recordCount: 0,
     };
     const p = this.getPartition(topic, partition);
+    if (this.isOffline(topic, partition)) {
+      result.errorCode = ErrorCode.KAFKA_STORAGE_ERROR;
+      result.errorMessage = `${topic}-${partition} is offline: its log dir failed`;
+      return result;
+    }
     if (p === undefined) {
       result.errorCode = ErrorCode.UNKNOWN_TOPIC_OR_PARTITION;
       result.errorMessage = `this broker has no partition ${topic}-${partition}`;
@@ -163,6 +217,7 @@ export class ReplicaManager {
       result.baseOffset = info.firstOffset;
       result.logStartOffset = p.log.logStartOffset;
       result.recordCount = summary.recordCount;
+      this.topicStats.recordIn(topic, summary.recordCount, records.length);
     } catch (e) {
       if (!(e instanceof KafkaError)) throw e;
       result.errorCode = e.code;
@@ -185,6 +240,10 @@ export class ReplicaManager {
       records: null,
     };
     const p = this.getPartition(req.topic, req.partition);
+    if (this.isOffline(req.topic, req.partition)) {
+      out.errorCode = ErrorCode.KAFKA_STORAGE_ERROR;
+      return out;
+    }
     if (p === undefined) {
       out.errorCode = ErrorCode.UNKNOWN_TOPIC_OR_PARTITION;
       return out;
@@ -220,7 +279,7 @@ export class ReplicaManager {
     const first = this.readAll(params);
     const bytes = first.reduce((n, r) => n + (r.records?.length ?? 0), 0);
     const anyError = first.some((r) => r.errorCode !== ErrorCode.NONE);
-    if (params.maxWaitMs <= 0 || bytes >= params.minBytes || anyError || params.partitions.length === 0) return first;
+    if (params.maxWaitMs <= 0 || bytes >= params.minBytes || anyError || params.partitions.length === 0) return this.countOut(params, first);
     const start = params.partitions.map((req) => this.getPartition(req.topic, req.partition)?.log.sizeBytes ?? 0);
     const op = {
       tryComplete: () => {
@@ -228,7 +287,7 @@ export class ReplicaManager {
         for (let i = 0; i < params.partitions.length; i++) {
           const req = params.partitions[i];
           const p = this.getPartition(req.topic, req.partition);
-          if (p === undefined || !p.isLeader) return true;
+          if (p === undefined || !p.isLeader || this.isOffline(req.topic, req.partition)) return true;
           more += p.log.sizeBytes - start[i];
         }
         return more >= params.minBytes;
@@ -236,7 +295,13 @@ export class ReplicaManager {
     };
     const keys = params.partitions.map((r) => topicPartitionKey(r.topic, r.partition));
     await this.fetchPurgatory.waitFor(op, keys, params.maxWaitMs);
-    return this.readAll(params);
+    return this.countOut(params, this.readAll(params));
+  }
+
+  /** Bytes out per topic for consumers' fetches (replicas' are replication traffic). */
+  private countOut(params: FetchParams, results: FetchPartitionResult[]): FetchPartitionResult[] {
+    if (!params.isReplica) for (const r of results) this.topicStats.recordOut(r.topic, r.records?.length ?? 0);
+    return results;
   }
 
   private readAll(params: FetchParams): FetchPartitionResult[] {
@@ -261,6 +326,7 @@ export class ReplicaManager {
     let moved = false;
     const results = requests.map((req): DeleteRecordsResult => {
       const p = this.getPartition(req.topic, req.partition);
+      if (this.isOffline(req.topic, req.partition)) return { ...req, lowWatermark: -1, errorCode: ErrorCode.KAFKA_STORAGE_ERROR };
       if (p === undefined) return { ...req, lowWatermark: -1, errorCode: ErrorCode.UNKNOWN_TOPIC_OR_PARTITION };
       try {
         const before = p.log.logStartOffset;
@@ -279,5 +345,6 @@ export class ReplicaManager {
   shutdown(): void {
     this.fetchPurgatory.shutdown();
     this.partitions.clear();
+    this.offline.clear();
   }
 }

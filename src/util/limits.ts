@@ -55,3 +55,61 @@ export const configWriteAttemptsMax = 10;
 
 /** Longest string (UTF-8 bytes) that fits an int16-length (non-flexible) protocol or record field. */
 export const int16StringBytesMax = 32_767;
+
+// --- ZooKeeper client (src/zk) -------------------------------------------------------------------
+/**
+ * Largest request frame the ZooKeeper client sends: ZooKeeper's default jute.maxbuffer (1 MiB - 1).
+ * A server closes the connection on a bigger packet, so the client refuses it up front.
+ */
+export const zkRequestBytesMax = 0xfffff;
+/**
+ * Largest reply frame the client accepts. Above the server's jute.maxbuffer on purpose: a
+ * getChildren of a crowded node can exceed it; past this, the length is garbage or hostile.
+ */
+export const zkReplyBytesMax = 4 * 1024 * 1024;
+/** Most hosts a connect string may name. */
+export const zkConnectStringHostsMax = 64;
+/** Requests sent and not yet answered on one connection; more wait in the client's queue. */
+export const zkRequestsInFlightMax = 10_000;
+/**
+ * Bytes of paths one SetWatches packet may carry when watches are re-registered after a reconnect
+ * (the Java client's SET_WATCHES_MAX_LENGTH): more are split over several packets.
+ */
+export const zkSetWatchesBytesMax = 128 * 1024;
+/** Shortest time one connection attempt (TCP connect and handshake) is given. */
+export const zkConnectAttemptMsMin = 1_000;
+/** Longest pause between rounds of connection attempts over every host. */
+export const zkReconnectBackoffMsMax = 1_000;
+/** Tries of a read that failed with ConnectionLoss before the registry reports it. */
+export const zkReadRetriesMax = 3;
+
+/**
+ * Longest stretch of log cleaning between two yields to the event loop: the cleaner runs on the
+ * broker's one event loop, so it works in slices this long, then lets requests and timers run.
+ */
+export const cleanerSliceMs = 10;
+/**
+ * Most bytes a decompressed batch may have when the cleaner reads it; a batch past it (a
+ * decompression bomb) is kept as it is, never allocated. Tests may lower it through the cleaner's
+ * config, not raise it.
+ */
+export const cleanerDecompressedBytesMax = decompressedBytesMax;
+
+/** Largest admin HTTP request body (JSON for topics and configs); past it the answer is 413. */
+export const adminRequestBodyBytesMax = 1024 * 1024;
+/** How long an admin request waits for a created or deleted topic to reach this broker's metadata. */
+export const adminTopicWaitMs = 30_000;
+/** Most consumer-group lag series /metrics reports (group × partition); the rest are left out. */
+export const metricsGroupLagSeriesMax = 100_000;
+/** Most label sets one metric family keeps (per-topic and per-request series); new ones past it are dropped. */
+export const metricsSeriesPerFamilyMax = 100_000;
+/** How often the event-loop delay is sampled for /metrics. */
+export const eventLoopSampleMs = 500;
+/** Samples the event-loop delay maximum looks back over (eventLoopSampleMs each: one minute). */
+export const eventLoopSamplesKept = 120;
+/**
+ * Bytes the cleaner writes to a new segment between two fsyncs of it: the segment must be on disk
+ * before it is swapped in, and syncing as it goes keeps each fsync (which blocks the event loop)
+ * short instead of one of a whole segment at the end.
+ */
+export const cleanerSyncIntervalBytes = 8 * 1024 * 1024;

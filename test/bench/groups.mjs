@@ -282,6 +282,7 @@ async function benchRuntime(runtime) {
   const overrides = [
     `log.dirs=${logDir}`,
     `listeners=PLAINTEXT://127.0.0.1:${port}`,
+    "admin.listeners=http://127.0.0.1:0", // on, as in production (its per-request metrics count), on a free port
     "group.initial.rebalance.delay.ms=0",
     "offsets.topic.num.partitions=10",
   ];

@@ -85,7 +85,7 @@ async function benchRuntime(runtime) {
     ? [join(root, "node_modules/.bin/bun"), [join(root, "src/cli/main.ts")]]
     : [join(root, "node_modules/.bin/deno"), ["run", "-A", join(root, "src/cli/main.ts")]];
   const broker = spawn(cmd[0], [...cmd[1], "serve", "--log-level", "warn", "--override", `log.dirs=${logDir}`,
-    "--override", `listeners=PLAINTEXT://127.0.0.1:${port}`], { stdio: ["ignore", "ignore", "inherit"] });
+    "--override", `listeners=PLAINTEXT://127.0.0.1:${port}`, "--override", "admin.listeners=http://127.0.0.1:0"], { stdio: ["ignore", "ignore", "inherit"] });
   try {
     await waitForBroker(port);
     const b = `127.0.0.1:${port}`;

@@ -5,7 +5,8 @@ import { test } from "node:test";
 import assert from "node:assert/strict";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { Consumer, MessagesStreamModes, stringDeserializers } from "@platformatic/kafka";
+import { isDeepStrictEqual } from "node:util";
+import { Consumer, MessagesStreamFallbackModes, MessagesStreamModes, Producer, stringDeserializers, stringSerializers } from "@platformatic/kafka";
 import { DescribeGroupsApi } from "../../src/protocol/api/mod.ts";
 import { startBroker } from "../helpers/broker.ts";
 import { decodeAssignment, fetchOffsets } from "../helpers/groups.ts";
@@ -147,7 +148,7 @@ test("@platformatic/kafka: two consumers join one group (classic protocol), spli
     assert.equal((await createTopic(c, topic, { numPartitions: 4 })).errorCode, 0);
     const errors: unknown[] = [];
     for (const consumer of consumers) {
-      // LATEST on an empty topic: the group is joined; no fetch returns records (see the skipped test below).
+      // LATEST on an empty topic: the group is joined; no fetch returns records (see the next test).
       const stream = await consumer.consume({ topics: [topic], mode: MessagesStreamModes.LATEST, autocommit: false });
       stream.on("error", (e) => errors.push(e));
     }
@@ -180,8 +181,114 @@ test("@platformatic/kafka: two consumers join one group (classic protocol), spli
   }
 });
 
-test("@platformatic/kafka: consuming messages through a group", {
-  skip: "@platformatic/kafka 1.35 negotiates Fetch v12 (strand implements Fetch v4-12), and its v12 encoder writes the topic id " +
-    "(a UUID) where v12 carries the topic name (dist/apis/consumer/fetch-v12.js: w.appendString(t.topicId)), so every fetch " +
-    "answers UNKNOWN_TOPIC_OR_PARTITION; against Kafka >= 3.1 it uses Fetch v13+ (topic ids). Needs Fetch v13 in strand, or a client fix.",
-}, () => {});
+test("@platformatic/kafka: a producer's messages consumed by two group members (Fetch by topic id), committed after processing; a new member resumes from the commits", async () => {
+  const b = await startBroker(BROKER);
+  const c = await WireClient.connect(b.port);
+  const topic = "plt-consume";
+  const groupId = "plt-readers";
+  const producer = new Producer({ clientId: "plt-producer", bootstrapBrokers: [b.bootstrap], serializers: stringSerializers });
+  const consumers: Consumer<string, string, string, string>[] = [];
+  const newConsumer = (i: number) => {
+    const x = new Consumer({
+      groupId,
+      clientId: `plt-reader-${i}`,
+      bootstrapBrokers: [b.bootstrap],
+      deserializers: stringDeserializers,
+      maxWaitTime: 200,
+      sessionTimeout: 6_000,
+      heartbeatInterval: 500,
+    });
+    consumers.push(x);
+    return x;
+  };
+  const seen: { value: string; member: number; partition: number }[] = [];
+  const errors: unknown[] = [];
+  /** Reads the stream, committing each message after it is recorded (commit after processing). */
+  const readAll = async (stream: AsyncIterable<{ value: string; partition: number; commit(): unknown }>, member: number) => {
+    try {
+      for await (const m of stream) {
+        seen.push({ value: m.value, member, partition: m.partition });
+        await m.commit();
+      }
+    } catch (e) {
+      errors.push(e);
+    }
+  };
+  const send = async (from: number, to: number) => {
+    const messages = [];
+    for (let i = from; i < to; i++) messages.push({ topic, key: `k${i}`, value: `m${i}`, partition: i % 4 });
+    for (let i = 0; i < messages.length; i += 250) await producer.send({ messages: messages.slice(i, i + 250) });
+  };
+  const waitFor = async (what: string, cond: () => boolean, ms = 30_000) => {
+    const deadline = Date.now() + ms;
+    while (!cond() && Date.now() < deadline) await sleep(50);
+    assert.ok(cond(), `${what} (seen ${seen.length}, errors ${errors.map(String).join("; ")})`);
+  };
+  try {
+    assert.equal((await createTopic(c, topic, { numPartitions: 4 })).errorCode, 0);
+    // Both members join first (nothing to read yet), so no rebalance moves partitions mid-stream.
+    const streams = [];
+    for (const i of [0, 1]) {
+      const stream = await newConsumer(i).consume({ topics: [topic], mode: MessagesStreamModes.COMMITTED, fallbackMode: MessagesStreamFallbackModes.EARLIEST, autocommit: false });
+      stream.on("error", (e) => errors.push(e));
+      streams.push(stream);
+    }
+    const owned = () => consumers.map((x) => (x.assignments ?? []).flatMap((a) => a.topic === topic ? a.partitions : []));
+    await waitFor("both members own partitions", () => owned().every((o) => o.length > 0) && consumers[0].generationId === consumers[1].generationId);
+    assert.deepEqual(owned().flat().sort(), [0, 1, 2, 3]);
+    const readers = streams.map((st, i) => readAll(st as never, i));
+
+    const N = 2_000;
+    await send(0, N);
+    await waitFor(`all ${N} messages consumed`, () => seen.length >= N);
+    await sleep(300); // anything more would be a duplicate
+    assert.equal(seen.length, N, "no duplicates");
+    assert.deepEqual(new Set(seen.map((x) => x.value)), new Set(Array.from({ length: N }, (_, i) => `m${i}`)));
+    // Each member read exactly the partitions it owns.
+    const [a0, a1] = owned();
+    for (const x of seen) assert.ok((x.member === 0 ? a0 : a1).includes(x.partition), `m${x.value} from partition ${x.partition} read by member ${x.member}`);
+    // Committed (OffsetCommit from the client) up to each partition's end; the last may be in flight.
+    const ends = await endOffsets(c, topic, 4);
+    const committed = async () => {
+      const deadline = Date.now() + 5_000;
+      let got = (await fetchOffsets(c, groupId, null)).offsets;
+      while (!isDeepStrictEqual(got, ends) && Date.now() < deadline) {
+        await sleep(50);
+        got = (await fetchOffsets(c, groupId, null)).offsets;
+      }
+      return got;
+    };
+    assert.deepEqual(await committed(), ends);
+    assert.deepEqual(errors.map(String), []);
+
+    for (const x of consumers.splice(0)) await x.close(true);
+    await Promise.all(readers);
+    assert.equal((await describeGroup(c, groupId, topic)).state, "Empty", "both members left on close()");
+
+    // A new member of the group resumes from the commits: it reads only what came after.
+    await send(N, N + 100);
+    seen.length = 0;
+    const stream = await newConsumer(2).consume({ topics: [topic], mode: MessagesStreamModes.COMMITTED, fallbackMode: MessagesStreamFallbackModes.EARLIEST, autocommit: false });
+    stream.on("error", (e) => errors.push(e));
+    const reader = readAll(stream as never, 2);
+    await waitFor("the 100 new messages consumed", () => seen.length >= 100);
+    await sleep(300);
+    assert.deepEqual(seen.map((x) => x.value).sort(), Array.from({ length: 100 }, (_, i) => `m${N + i}`).sort());
+    Object.assign(ends, await endOffsets(c, topic, 4));
+    assert.deepEqual(await committed(), ends);
+    for (const x of consumers.splice(0)) await x.close(true);
+    await reader;
+    assert.deepEqual(errors.map(String), []);
+  } finally {
+    for (const x of consumers) {
+      try {
+        await x.close(true);
+      } catch {
+        // already closed
+      }
+    }
+    await producer.close();
+    c.close();
+    await b.stop();
+  }
+});

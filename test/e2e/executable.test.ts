@@ -66,7 +66,7 @@ test("executable: --version, --help, and a bad config value naming the key", asy
 test("executable: serves kcat, stops cleanly on SIGTERM, keeps data across restarts", { skip }, async () => {
   const dir = tempDir();
   const port = await freePort();
-  const args = ["serve", "--override", `log.dirs=${dir}/logs`, "--override", `listeners=PLAINTEXT://127.0.0.1:${port}`, "--override", "some.unknown.key=1"];
+  const args = ["serve", "--override", `log.dirs=${dir}/logs`, "--override", `listeners=PLAINTEXT://127.0.0.1:${port}`, "--override", "some.unknown.key=1", "--override", "admin.listeners=http://127.0.0.1:0"];
   try {
     const exe = await build(dir);
     const start = () => {

@@ -22,9 +22,9 @@ import { test } from "node:test";
 import assert from "node:assert/strict";
 import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
-import { DeleteGroupsApi, DescribeConfigsApi, FindCoordinatorApi, MetadataApi } from "../../src/protocol/api/mod.ts";
+import { DeleteGroupsApi, DeleteTopicsApi, DescribeConfigsApi, DescribeGroupsApi, FindCoordinatorApi, MetadataApi } from "../../src/protocol/api/mod.ts";
 import { startBroker } from "../helpers/broker.ts";
-import { assignmentV0, commitOffsets, findCoordinator, RawMember, subscriptionV0 } from "../helpers/groups.ts";
+import { assignmentV0, commitOffsets, fetchOffsets, findCoordinator, RawMember, subscriptionV0 } from "../helpers/groups.ts";
 import { parseBatches, type ParsedRecord } from "../helpers/record_batch.ts";
 import { createTopic, WireClient } from "../helpers/wire.ts";
 
@@ -255,30 +255,76 @@ test("__consumer_offsets records decode with Kafka's formats, on the partition K
   }
 });
 
-test("deleting a topic deletes the groups' committed offsets for it, with tombstones (Kafka's cleanupGroupMetadata)", {
-  todo: "not implemented: nothing tells the coordinator about deleted partitions, so offsets of a deleted topic stay (and a " +
-    "re-created topic of the same name would start its consumers at the old offsets). Needs a replica-manager/controller " +
-    "hook for deleted partitions calling into the coordinator to write tombstones.",
-}, async () => {
+// java: Utils.abs("x".hashCode()) % 5
+const PARTITION_OF_5 = { g: 3, solo: 0, left: 2 } as const;
+
+test("deleting a topic deletes the groups' committed offsets for it, with tombstones (Kafka's cleanupGroupMetadata)", async () => {
   const b = await startBroker({ "group.initial.rebalance.delay.ms": "0", "offsets.topic.num.partitions": "5" });
-  const c = await WireClient.connect(b.port);
+  let c = await WireClient.connect(b.port);
+  let member: RawMember | null = null;
   try {
     assert.equal((await createTopic(c, "doomed", { numPartitions: 2 })).errorCode, 0);
     assert.equal((await createTopic(c, "kept", { numPartitions: 1 })).errorCode, 0);
     await findCoordinator(c, "g");
+    // g: simple commits on both topics. solo: simple commits on the doomed topic only.
     assert.deepEqual(await commitOffsets(c, "g", { doomed: { 0: 5n, 1: 6n }, kept: { 0: 7n } }), [0, 0, 0]);
-    const { DeleteTopicsApi } = await import("../../src/protocol/api/mod.ts");
+    assert.deepEqual(await commitOffsets(c, "solo", { doomed: { 1: 1n } }), [0]);
+    // left: a real group (generation 1) that commits on the doomed topic, then its member leaves.
+    member = await RawMember.connect(b.port, "left", { protocols: [{ name: "range", metadata: subscriptionV0(["doomed"]) }] });
+    assert.equal((await member.join()).errorCode, 0);
+    assert.equal(await member.syncAsLeader((ids) => ({ [ids[0]]: assignmentV0({ doomed: [0, 1] }) })), 0);
+    assert.deepEqual(await member.commit({ doomed: { 0: 3n } }), [0]);
+    assert.equal(await member.leave(), 0);
+
     const d = await c.request(DeleteTopicsApi, 4, { topicNames: ["doomed"], timeoutMs: 10_000 });
     assert.equal((d.responses as { errorCode: number }[])[0].errorCode, 0);
-    const { fetchOffsets } = await import("../helpers/groups.ts");
-    const deadline = Date.now() + 3_000;
+    const deadline = Date.now() + 5_000;
     let f = await fetchOffsets(c, "g", null);
     while (Object.keys(f.offsets).length !== 1 && Date.now() < deadline) {
-      await new Promise((r) => setTimeout(r, 100));
+      await new Promise((r) => setTimeout(r, 50));
       f = await fetchOffsets(c, "g", null);
     }
     assert.deepEqual(f.offsets, { "kept-0": 7n });
+    // Groups left Empty with no offsets are gone (DescribeGroups calls them Dead).
+    assert.deepEqual((await fetchOffsets(c, "solo", null)).offsets, {});
+    assert.deepEqual((await fetchOffsets(c, "left", null)).offsets, {});
+    const dg = await c.request(DescribeGroupsApi, 5, { groups: ["g", "solo", "left"], includeAuthorizedOperations: false });
+    assert.deepEqual((dg.groups as { groupState: string }[]).map((x) => x.groupState), ["Empty", "Dead", "Dead"]);
+
+    // On disk: a tombstone per deleted offset, after the commit it deletes; the group record of
+    // "left" (generation 1) gets one too; "solo" never had a group record, so it gets none.
+    const onDisk = (group: keyof typeof PARTITION_OF_5) =>
+      partitionRecords(b.logDir, PARTITION_OF_5[group])
+        .map((r) => ({ key: decodeKey(r.key!), tombstone: r.value === null }))
+        .filter((r) => r.key.group === group)
+        .map((r) => `${r.tombstone ? "tombstone" : "record"} ${r.key.kind === "offset" ? `${r.key.topic}-${r.key.partition}` : "group"}`);
+    assert.deepEqual(onDisk("g"), ["record doomed-0", "record doomed-1", "record kept-0", "tombstone doomed-0", "tombstone doomed-1"]);
+    assert.deepEqual(onDisk("solo"), ["record doomed-1", "tombstone doomed-1"]);
+    const left = onDisk("left");
+    assert.deepEqual(left.slice(-2), ["tombstone doomed-0", "tombstone group"], left.join(", "));
+
+    // A topic re-created under the same name starts afresh, and the tombstones hold over a restart.
+    assert.equal((await createTopic(c, "doomed", { numPartitions: 2 })).errorCode, 0);
+    assert.deepEqual((await fetchOffsets(c, "g", { doomed: [0, 1] })).offsets, { "doomed-0": -1n, "doomed-1": -1n });
+    member.close();
+    member = null;
+    c.close();
+    await b.restart();
+    c = await WireClient.connect(b.port);
+    await findCoordinator(c, "g");
+    const loaded = async (group: string) => { // COORDINATOR_LOAD_IN_PROGRESS while the partition loads
+      const until = Date.now() + 10_000;
+      let r = await fetchOffsets(c, group, null);
+      while (r.errorCode !== 0 && Date.now() < until) {
+        await new Promise((res) => setTimeout(res, 50));
+        r = await fetchOffsets(c, group, null);
+      }
+      return r;
+    };
+    assert.deepEqual(await loaded("g"), { errorCode: 0, offsets: { "kept-0": 7n } });
+    assert.deepEqual(await loaded("left"), { errorCode: 0, offsets: {} });
   } finally {
+    member?.close();
     c.close();
     await b.stop();
   }

@@ -43,6 +43,7 @@ function spawnBroker(dir: string): Promise<RunningBroker> {
     "broker.id": "0",
     "log.dirs": dir,
     "listeners": "PLAINTEXT://127.0.0.1:0",
+    "admin.listeners": "http://127.0.0.1:0", // not the default 9644: tests run side by side
     "num.partitions": "3",
     "log.segment.bytes": "65536",
     "log.flush.interval.messages": "400",

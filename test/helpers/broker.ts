@@ -4,10 +4,11 @@
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { Broker, parseBrokerConfig } from "../../src/broker/mod.ts";
+import { AdminServer } from "../../src/admin/mod.ts";
+import { Broker, type BrokerConfig, parseBrokerConfig } from "../../src/broker/mod.ts";
 import { loadPlatform } from "../../src/platform/mod.ts";
 import type { Platform } from "../../src/platform/types.ts";
-import { EmbeddedRegistryStore, type Registry } from "../../src/registry/mod.ts";
+import { EmbeddedRegistryStore, type Registry, ZooKeeperRegistry } from "../../src/registry/mod.ts";
 import { type Logger, silentLogger } from "../../src/util/logger.ts";
 
 export interface TestBroker {
@@ -20,30 +21,77 @@ export interface TestBroker {
   restart(): Promise<void>;
   /** Stops the broker; removes the log dir unless keepFiles. */
   stop(keepFiles?: boolean): Promise<void>;
-  /** A new session on the broker's embedded registry (to read znodes as zkCli.sh would); close it after use. */
+  /**
+   * A new session on the broker's embedded registry (to read znodes as zkCli.sh would); close it
+   * after use. With zookeeper.connect, open a ZooKeeperRegistry or client on that server instead.
+   */
   registrySession(): Registry;
+  /**
+   * The admin HTTP server, started (before the broker, attached after it, as the CLI does) only
+   * when the overrides name admin.listeners; null otherwise. Its port 0 is kept across restarts.
+   */
+  admin: AdminServer | null;
+  /** http://host:port of the first admin listener ("" without one). */
+  adminUrl: string;
+  /** The levels PUT /v1/log-level set, in order. */
+  logLevelsSet: string[];
 }
 
 export function tempDir(prefix = "strand-test-"): string {
   return mkdtempSync(join(tmpdir(), prefix));
 }
 
-/** `logger` lets a test see the broker's log lines (e.g. to check no handler failed). */
-export async function startBroker(overrides: Record<string, string> = {}, logDir = tempDir(), logger: Logger = silentLogger): Promise<TestBroker> {
+/**
+ * `logger` lets a test see the broker's log lines (e.g. to check no handler failed). `brokerPlatform`
+ * replaces the platform the broker runs on (e.g. one that makes a log dir fail); the embedded
+ * registry keeps the runtime's own.
+ */
+export async function startBroker(
+  overrides: Record<string, string> = {},
+  logDir = tempDir(),
+  logger: Logger = silentLogger,
+  brokerPlatform?: Platform,
+): Promise<TestBroker> {
   const platform = await loadPlatform();
   let port = Number(overrides.port ?? 0);
+  const withAdmin = "admin.listeners" in overrides;
+  let adminListeners = overrides["admin.listeners"];
+  const logLevelsSet: string[] = [];
   const boot = async () => {
     const raw = new Map<string, string>([
       ["broker.id", "0"],
       ["log.dirs", logDir],
       ["listeners", `PLAINTEXT://127.0.0.1:${port}`],
       ...Object.entries(overrides).filter(([k]) => k !== "port"),
+      ["admin.listeners", withAdmin ? adminListeners : ""],
     ]);
     const { config } = parseBrokerConfig(raw);
-    const store = EmbeddedRegistryStore.open(platform, `${config.logDirs[0]}/.strand-registry`);
-    const broker = await Broker.start(platform, config, store.session(), logger);
+    const admin = withAdmin ? await AdminServer.start(platform, config, { logger, setLogLevel: (l) => logLevelsSet.push(l) }) : null;
+    const store = await openRegistry(platform, config);
+    let broker: Broker;
+    try {
+      broker = await Broker.start(brokerPlatform ?? platform, config, store.session(), logger);
+    } catch (e) {
+      await admin?.close();
+      await store.close();
+      throw e;
+    }
     port = broker.port;
-    return { broker, store };
+    if (admin !== null) {
+      admin.attach(broker);
+      adminListeners = admin.addresses.map((a) => `http://${a.host.includes(":") ? `[${a.host}]` : a.host}:${a.port}`).join(",");
+    }
+    return { broker, store, admin };
+  };
+  const adminUrl = () => {
+    const a = current.admin?.addresses[0];
+    return a === undefined ? "" : `http://${a.host.includes(":") ? `[${a.host}]` : a.host}:${a.port}`;
+  };
+  const stopAll = async () => {
+    current.admin?.detach();
+    await current.broker.shutdown();
+    await current.admin?.close();
+    await current.store.close();
   };
   let current = await boot();
   const t: TestBroker = {
@@ -52,20 +100,50 @@ export async function startBroker(overrides: Record<string, string> = {}, logDir
     bootstrap: `127.0.0.1:${port}`,
     logDir,
     platform,
+    admin: current.admin,
+    adminUrl: adminUrl(),
+    logLevelsSet,
     async restart() {
-      await current.broker.shutdown();
-      await current.store.close();
+      await stopAll();
       current = await boot();
       t.broker = current.broker;
+      t.admin = current.admin;
+      t.adminUrl = adminUrl();
     },
     registrySession() {
       return current.store.session();
     },
     async stop(keepFiles = false) {
-      await current.broker.shutdown();
-      await current.store.close();
+      await stopAll();
       if (!keepFiles) rmSync(logDir, { recursive: true, force: true });
     },
   };
   return t;
+}
+
+/**
+ * The registry as the CLI picks it: ZooKeeper when the config has zookeeper.connect, else the
+ * embedded store under the first log dir. session() hands out the ZooKeeper session once (the
+ * broker's): other sessions on a real ZooKeeper are opened asynchronously by the test itself.
+ */
+async function openRegistry(platform: Platform, config: BrokerConfig): Promise<{ session(): Registry; close(): Promise<void> }> {
+  if (config.zookeeperConnect === null) {
+    return EmbeddedRegistryStore.open(platform, `${config.logDirs[0]}/.strand-registry`);
+  }
+  const zk = await ZooKeeperRegistry.open(platform, {
+    connectString: config.zookeeperConnect,
+    sessionTimeoutMs: config.zookeeperSessionTimeoutMs,
+    connectionTimeoutMs: config.zookeeperConnectionTimeoutMs,
+    setAcl: config.zookeeperSetAcl,
+    digestAuth: config.zookeeperDigestAuth,
+  });
+  let handedOut = false;
+  return {
+    session() {
+      if (handedOut) throw new Error("with zookeeper.connect, open a ZooKeeperRegistry on the test's ZooKeeper");
+      handedOut = true;
+      return zk;
+    },
+    close: () => zk.close(),
+  };
 }

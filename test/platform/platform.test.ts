@@ -226,6 +226,24 @@ test("fs: readFile, writeFileAtomic, rename, remove, mkdirp, readdir, stat, sync
   });
 });
 
+test("fs: statfs reports the volume's total and usable bytes, null for a missing path", async () => {
+  await withTempDir((dir) => {
+    const space = platform.fs.statfs(dir);
+    assert.ok(space !== null);
+    // The same figures node:fs reports for the same volume (usable space moves as other writers
+    // write, so only within a margin).
+    const ref = nodeFs.statfsSync(dir);
+    const unit = (ref as { frsize?: number }).frsize ?? ref.bsize;
+    assert.equal(space.totalBytes, ref.blocks * unit);
+    assert.ok(Math.abs(space.usableBytes - ref.bavail * unit) < 1 << 30, "usable bytes close to node:fs's");
+    assert.ok(space.totalBytes > 0 && space.usableBytes >= 0 && space.usableBytes <= space.totalBytes);
+    assert.ok(Number.isSafeInteger(space.totalBytes) && Number.isSafeInteger(space.usableBytes));
+    assert.equal(platform.fs.statfs(`${dir}/absent`), null);
+    platform.fs.writeFileAtomic(`${dir}/f`, bytes("x"));
+    assert.equal(platform.fs.statfs(`${dir}/f/below`), null, "a path through a file is missing");
+  });
+});
+
 test("net: echo over 127.0.0.1 with a port chosen by the OS", async () => {
   await withDeadline(10_000, async () => {
     const server = await echoServer();
@@ -504,5 +522,64 @@ test("clock: wall and monotonic time, timers fire and cancel", async () => {
     await sleep(40);
     assert.equal(ticks, 3, "a cancelled interval stops");
     assert.equal(cancelledFired, false, "a cancelled timeout does not fire");
+  });
+});
+
+test("http: serve answers requests through the handler; a throwing handler gets a plain 500", async () => {
+  await withDeadline(10_000, async () => {
+    const server = await platform.http.serve({ host: "127.0.0.1", port: 0 }, async (req) => {
+      const url = new URL(req.url);
+      if (url.pathname === "/throw") throw new Error("handler bug");
+      if (url.pathname === "/reject") return Promise.reject(new Error("async handler bug"));
+      const body = req.method === "POST" ? await req.text() : "";
+      return new Response(JSON.stringify({ method: req.method, path: url.pathname, query: url.search, auth: req.headers.get("authorization"), body }), {
+        status: url.pathname === "/created" ? 201 : 200,
+        headers: { "content-type": "application/json", "x-strand": "yes" },
+      });
+    });
+    try {
+      assert.equal(server.host, "127.0.0.1");
+      assert.ok(server.port > 0, "a real port when 0 was asked for");
+      const base = `http://127.0.0.1:${server.port}`;
+      const get = await fetch(`${base}/a/b?x=1`, { headers: { authorization: "Bearer t" } });
+      assert.equal(get.status, 200);
+      assert.equal(get.headers.get("x-strand"), "yes");
+      assert.deepEqual(await get.json(), { method: "GET", path: "/a/b", query: "?x=1", auth: "Bearer t", body: "" });
+      const big = "é".repeat(100_000);
+      const post = await fetch(`${base}/created`, { method: "POST", body: big });
+      assert.equal(post.status, 201);
+      assert.equal(((await post.json()) as { body: string }).body, big, "a request body arrives whole");
+      for (const path of ["/throw", "/reject"]) {
+        const bad = await fetch(base + path);
+        assert.equal(bad.status, 500, path);
+        assert.doesNotMatch(await bad.text(), /handler bug/, "no details leak");
+      }
+    } finally {
+      await server.close();
+    }
+  });
+});
+
+test("http: a busy port is refused; close lets a request in flight finish, then refuses connections", async () => {
+  await withDeadline(10_000, async () => {
+    let release: () => void = () => {};
+    const released = new Promise<void>((r) => (release = r));
+    let arrived: () => void = () => {};
+    const inFlight = new Promise<void>((r) => (arrived = r));
+    const server = await platform.http.serve({ host: "127.0.0.1", port: 0 }, async () => {
+      arrived();
+      await released;
+      return new Response("finished");
+    });
+    await assert.rejects(platform.http.serve({ host: "127.0.0.1", port: server.port }, () => new Response("")));
+    const base = `http://127.0.0.1:${server.port}`;
+    const slow = fetch(base).then(async (r) => [r.status, await r.text()]);
+    await inFlight;
+    const closing = server.close();
+    await sleep(20);
+    release();
+    assert.deepEqual(await slow, [200, "finished"]);
+    await closing;
+    await assert.rejects(fetch(base), "connections refused after close");
   });
 });

@@ -17,8 +17,8 @@ const skip = haveKafka ? false : `Kafka's message definitions are absent (${kafk
 /** The versions strand supports, per API key. */
 const supported: Record<number, [string, number, number]> = {
   0: ["Produce", 0, 9],
-  1: ["Fetch", 4, 12],
-  2: ["ListOffsets", 1, 7],
+  1: ["Fetch", 4, 16],
+  2: ["ListOffsets", 1, 8],
   3: ["Metadata", 0, 12],
   8: ["OffsetCommit", 0, 9],
   9: ["OffsetFetch", 0, 9],
@@ -35,6 +35,7 @@ const supported: Record<number, [string, number, number]> = {
   21: ["DeleteRecords", 0, 2],
   32: ["DescribeConfigs", 0, 4],
   33: ["AlterConfigs", 0, 2],
+  35: ["DescribeLogDirs", 0, 4],
   42: ["DeleteGroups", 0, 2],
   44: ["IncrementalAlterConfigs", 0, 1],
   47: ["OffsetDelete", 0, 0],

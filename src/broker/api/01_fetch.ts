@@ -1,11 +1,18 @@
-// Fetch (1), v4-12, for consumers. Full fetches only: strand creates no incremental fetch
+// Fetch (1), v4-16, for consumers. Full fetches only: strand creates no incremental fetch
 // sessions (KIP-227), answering session id 0, which tells clients to keep sending full requests;
 // a request naming a session id answers FETCH_SESSION_ID_NOT_FOUND. Reads stop at the high
 // watermark; max_wait_ms is capped at limits.fetchMaxWaitMsMax. Fetches from replicas (replica_id
-// >= 0) arrive with the replication issue and are refused until then.
-import { FetchApi } from "../../protocol/mod.ts";
-import { ErrorCode, fetchMaxWaitMsMax } from "../../util/mod.ts";
+// >= 0; in v15+ ReplicaState.replicaId) arrive with the replication issue and are refused until then.
+//
+// v13+ names topics by id: each id is resolved through the metadata cache, and the partitions of
+// an id it does not know answer UNKNOWN_TOPIC_ID (Kafka's full-fetch answer; its
+// FETCH_SESSION_TOPIC_ID_ERROR belongs to sessions). Answers carry the id and an empty name.
+// v16+ (KIP-951): a partition answering NOT_LEADER_OR_FOLLOWER names the current leader and its
+// epoch, and the response lists those leaders' endpoints, so the client need not ask Metadata.
+import { FetchApi, type Struct } from "../../protocol/mod.ts";
+import { bytesEqual, ErrorCode, fetchMaxWaitMsMax, zeroUuid } from "../../util/mod.ts";
 import type { ApiHandler } from "../dispatch.ts";
+import type { BrokerEndpoint } from "../metadata_cache.ts";
 import type { BrokerServices } from "../services.ts";
 
 interface FetchPartition {
@@ -15,23 +22,58 @@ interface FetchPartition {
 }
 interface FetchTopic {
   topic: string;
+  topicId: Uint8Array;
   partitions: FetchPartition[];
+}
+
+const TOPIC_IDS_FROM = 13;
+const REPLICA_STATE_FROM = 15;
+const NODE_ENDPOINTS_FROM = 16;
+
+/** A partition's answer when it could not be read at all. */
+function errorPartition(partitionIndex: number, errorCode: number): Struct {
+  return {
+    partitionIndex,
+    errorCode,
+    highWatermark: -1n,
+    lastStableOffset: -1n,
+    logStartOffset: -1n,
+    abortedTransactions: null,
+    preferredReadReplica: -1,
+    records: new Uint8Array(0),
+  };
+}
+
+/** The partition's leader as this broker's metadata has it; its endpoint goes into `endpoints`. */
+function currentLeader(s: BrokerServices, topic: string, partition: number, endpoints: Map<number, BrokerEndpoint>) {
+  const state = s.metadata.getTopic(topic)?.partitions.find((p) => p.partition === partition);
+  if (state === undefined) return { leaderId: -1, leaderEpoch: -1 };
+  const node = s.metadata.getBroker(state.leader);
+  if (node !== undefined) endpoints.set(node.id, node);
+  return { leaderId: state.leader, leaderEpoch: state.leaderEpoch };
 }
 
 export const fetchHandler: ApiHandler<BrokerServices> = {
   api: FetchApi,
-  async handle(s, _ctx, req) {
+  async handle(s, ctx, req) {
     const topics = req.topics as FetchTopic[];
-    const base = { throttleTimeMs: 0, sessionId: 0 };
+    const base = { throttleTimeMs: 0, sessionId: 0, nodeEndpoints: [] as Struct[] };
     if ((req.sessionId as number) !== 0) {
       return { ...base, errorCode: ErrorCode.FETCH_SESSION_ID_NOT_FOUND, responses: [] };
     }
-    if ((req.replicaId as number) >= 0) {
+    const replicaId = ctx.version >= REPLICA_STATE_FROM ? (req.replicaState as { replicaId: number }).replicaId : req.replicaId as number;
+    if (replicaId >= 0) {
       return { ...base, errorCode: ErrorCode.NOT_LEADER_OR_FOLLOWER, responses: [] };
     }
-    const partitions = topics.flatMap((t) =>
-      t.partitions.map((p) => ({
-        topic: t.topic,
+    const byId = ctx.version >= TOPIC_IDS_FROM;
+    // Each topic's name; null for an id this broker does not know.
+    const names = topics.map((t) => {
+      if (!byId) return t.topic;
+      return bytesEqual(t.topicId, zeroUuid) ? null : s.metadata.getTopicById(t.topicId)?.name ?? null;
+    });
+    const partitions = topics.flatMap((t, ti) =>
+      names[ti] === null ? [] : t.partitions.map((p) => ({
+        topic: names[ti] as string,
         partition: p.partition,
         fetchOffset: Number(p.fetchOffset),
         maxBytes: Math.max(0, p.partitionMaxBytes),
@@ -44,23 +86,36 @@ export const fetchHandler: ApiHandler<BrokerServices> = {
       maxBytes: Math.min(Math.max(0, req.maxBytes as number), s.config.fetchMaxBytes),
       isReplica: false,
     });
+    const endpoints = new Map<number, BrokerEndpoint>();
     let i = 0;
-    const responses = topics.map((t) => ({
-      topic: t.topic,
-      partitions: t.partitions.map(() => {
-        const r = results[i++];
-        return {
-          partitionIndex: r.partition,
-          errorCode: r.errorCode,
-          highWatermark: BigInt(r.highWatermark),
-          lastStableOffset: BigInt(r.lastStableOffset),
-          logStartOffset: BigInt(r.logStartOffset),
-          abortedTransactions: r.errorCode === ErrorCode.NONE ? [] : null,
-          preferredReadReplica: -1,
-          records: r.records ?? new Uint8Array(0),
-        };
-      }),
-    }));
-    return { ...base, errorCode: ErrorCode.NONE, responses };
+    const responses = topics.map((t, ti) => {
+      const name = names[ti];
+      return {
+        topic: byId ? "" : t.topic,
+        topicId: t.topicId,
+        partitions: t.partitions.map((p): Struct => {
+          if (name === null) return errorPartition(p.partition, ErrorCode.UNKNOWN_TOPIC_ID);
+          const r = results[i++];
+          const out: Struct = {
+            partitionIndex: r.partition,
+            errorCode: r.errorCode,
+            highWatermark: BigInt(r.highWatermark),
+            lastStableOffset: BigInt(r.lastStableOffset),
+            logStartOffset: BigInt(r.logStartOffset),
+            abortedTransactions: r.errorCode === ErrorCode.NONE ? [] : null,
+            preferredReadReplica: -1,
+            records: r.records ?? new Uint8Array(0),
+          };
+          if (ctx.version >= NODE_ENDPOINTS_FROM && r.errorCode === ErrorCode.NOT_LEADER_OR_FOLLOWER) {
+            out.currentLeader = currentLeader(s, name, r.partition, endpoints);
+          }
+          return out;
+        }),
+      };
+    });
+    const nodeEndpoints = [...endpoints.values()]
+      .sort((a, b) => a.id - b.id)
+      .map((b) => ({ nodeId: b.id, host: b.host, port: b.port, rack: b.rack }));
+    return { ...base, errorCode: ErrorCode.NONE, responses, nodeEndpoints };
   },
 };

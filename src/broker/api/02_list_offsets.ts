@@ -1,15 +1,18 @@
-// ListOffsets (2), v1-7: -1 latest (the high watermark; the same for read_committed while there
+// ListOffsets (2), v1-8: -1 latest (the high watermark; the same for read_committed while there
 // are no transactions), -2 earliest (log start offset), -3 the record with the largest timestamp
-// (v7, KIP-734), or a timestamp: the first record whose timestamp is at or after it, found through
-// the segments' time indexes (Log.offsetForTimestamp); -1 when none is below the high watermark.
+// (v7, KIP-734), -4 earliest local (v8, KIP-405: with no tiered storage, the log start offset;
+// like Kafka, taken in any version), or a timestamp: the first record whose timestamp is at or
+// after it, found through the segments' time indexes (Log.offsetForTimestamp); -1 when none is
+// below the high watermark.
 import { ListOffsetsApi } from "../../protocol/mod.ts";
-import { ErrorCode } from "../../util/mod.ts";
+import { ErrorCode, KafkaError } from "../../util/mod.ts";
 import type { ApiHandler } from "../dispatch.ts";
 import type { BrokerServices } from "../services.ts";
 
 const LATEST = -1;
 const EARLIEST = -2;
 const MAX_TIMESTAMP = -3;
+const EARLIEST_LOCAL = -4;
 
 interface ListPartition {
   partitionIndex: number;
@@ -20,6 +23,8 @@ interface ListPartition {
 function lookup(s: BrokerServices, topic: string, p: ListPartition) {
   const out = { partitionIndex: p.partitionIndex, errorCode: ErrorCode.NONE, timestamp: -1n, offset: -1n, leaderEpoch: -1 };
   const part = s.replicaManager.getPartition(topic, p.partitionIndex);
+  // A partition whose log dir failed answers KAFKA_STORAGE_ERROR first, as Kafka's does.
+  if (s.replicaManager.isOffline(topic, p.partitionIndex)) return { ...out, errorCode: ErrorCode.KAFKA_STORAGE_ERROR };
   if (part === undefined) return { ...out, errorCode: ErrorCode.UNKNOWN_TOPIC_OR_PARTITION };
   if (!part.isLeader) return { ...out, errorCode: ErrorCode.NOT_LEADER_OR_FOLLOWER };
   if (p.currentLeaderEpoch >= 0 && p.currentLeaderEpoch !== part.state.leaderEpoch) {
@@ -29,8 +34,15 @@ function lookup(s: BrokerServices, topic: string, p: ListPartition) {
   const ts = Number(p.timestamp);
   out.leaderEpoch = part.state.leaderEpoch;
   if (ts === LATEST) return { ...out, offset: BigInt(part.highWatermark) };
-  if (ts === EARLIEST) return { ...out, offset: BigInt(part.log.logStartOffset) };
-  const found = ts === MAX_TIMESTAMP ? part.log.maxTimestampOffset() : part.log.offsetForTimestamp(ts);
+  if (ts === EARLIEST || ts === EARLIEST_LOCAL) return { ...out, offset: BigInt(part.log.logStartOffset) };
+  let found;
+  try {
+    found = ts === MAX_TIMESTAMP ? part.log.maxTimestampOffset() : part.log.offsetForTimestamp(ts);
+  } catch (e) {
+    // The lookup reads the segments: a failed dir makes it KAFKA_STORAGE_ERROR (see Log).
+    if (!(e instanceof KafkaError)) throw e;
+    return { ...out, errorCode: e.code, leaderEpoch: -1 };
+  }
   if (found === null || found.offset >= part.highWatermark) return { ...out, leaderEpoch: -1 };
   return { ...out, offset: BigInt(found.offset), timestamp: BigInt(found.timestamp) };
 }

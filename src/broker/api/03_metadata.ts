@@ -4,6 +4,9 @@
 // earlier versions) and auto.create.topics.enable both say so, with num.partitions and
 // default.replication.factor; the answer waits briefly for it, else says LEADER_NOT_AVAILABLE
 // so the client retries, as Kafka does.
+// A replica on this broker whose log dir failed is listed in offlineReplicas; when it was the
+// leader, the partition answers leader -1 and LEADER_NOT_AVAILABLE, as after Kafka's controller
+// found no other leader (strand's controller does not move leadership yet).
 import { MetadataApi } from "../../protocol/mod.ts";
 import type { Struct } from "../../protocol/mod.ts";
 import { internalTopics, topicNameError } from "../../controller/mod.ts";
@@ -26,7 +29,8 @@ function topicEntry(s: BrokerServices, name: string, errorCode: number = ErrorCo
   };
   if (t === undefined || errorCode !== ErrorCode.NONE) return base;
   base.partitions = t.partitions.map((p) => {
-    const live = (id: number) => s.metadata.getBroker(id) !== undefined;
+    const localOffline = p.replicas.includes(s.brokerId) && s.replicaManager.isOffline(name, p.partition);
+    const live = (id: number) => s.metadata.getBroker(id) !== undefined && !(localOffline && id === s.brokerId);
     return {
       errorCode: live(p.leader) ? ErrorCode.NONE : ErrorCode.LEADER_NOT_AVAILABLE,
       partitionIndex: p.partition,

@@ -22,6 +22,7 @@ import { deleteGroupsHandler } from "./42_delete_groups.ts";
 import { offsetDeleteHandler } from "./47_offset_delete.ts";
 import { describeConfigsHandler } from "./32_describe_configs.ts";
 import { alterConfigsHandler } from "./33_alter_configs.ts";
+import { describeLogDirsHandler } from "./35_describe_log_dirs.ts";
 import { incrementalAlterConfigsHandler } from "./44_incremental_alter_configs.ts";
 
 export const apiHandlers: ApiHandler<BrokerServices>[] = [
@@ -44,6 +45,7 @@ export const apiHandlers: ApiHandler<BrokerServices>[] = [
   deleteRecordsHandler,
   describeConfigsHandler,
   alterConfigsHandler,
+  describeLogDirsHandler,
   deleteGroupsHandler,
   incrementalAlterConfigsHandler,
   offsetDeleteHandler,

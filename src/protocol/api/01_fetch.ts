@@ -1,12 +1,17 @@
-// Fetch (key 1), v4-12. v4 adds isolation level and aborted transactions, v7 incremental fetch
+// Fetch (key 1), v4-16. v4 adds isolation level and aborted transactions, v7 incremental fetch
 // sessions, v11 rack-aware reads, v12 is flexible (tagged diverging epoch, current leader,
-// snapshot id). v13+ (topic ids instead of names) not supported.
+// snapshot id), v13 names topics by id instead of by name (request and response), v14 is the
+// same as v13, v15 moves the replica id into the tagged ReplicaState (KIP-903), v16 adds the
+// tagged NodeEndpoints of the current leaders named in NOT_LEADER_OR_FOLLOWER answers (KIP-951).
 import { api, message } from "../schema.ts";
 
 export const FetchApi = api(
-  message(1, "FetchRequest", "4-12", "12+", `
+  message(1, "FetchRequest", "4-16", "12+", `
     clusterId             string  v12+  nullable  default=null  tag=0
-    replicaId             int32   default=-1          // a follower's broker id; -1 for consumers
+    replicaId             int32   v4-14  default=-1   // a follower's broker id; -1 for consumers
+    replicaState          struct  v15+  tag=1
+      replicaId           int32   default=-1
+      replicaEpoch        int64   default=-1
     maxWaitMs             int32
     minBytes              int32
     maxBytes              int32   default=0x7fffffff
@@ -14,7 +19,8 @@ export const FetchApi = api(
     sessionId             int32   v7+  default=0
     sessionEpoch          int32   v7+  default=-1
     topics                []
-      topic               string
+      topic               string  v4-12
+      topicId             uuid    v13+
       partitions          []
         partition         int32
         currentLeaderEpoch  int32  v9+  default=-1
@@ -23,16 +29,18 @@ export const FetchApi = api(
         logStartOffset    int64   v5+  default=-1   // followers only
         partitionMaxBytes int32
     forgottenTopicsData   []      v7+
-      topic               string
+      topic               string  v7-12
+      topicId             uuid    v13+
       partitions          []int32
     rackId                string  v11+  default=""
   `),
-  message(1, "FetchResponse", "4-12", "12+", `
+  message(1, "FetchResponse", "4-16", "12+", `
     throttleTimeMs          int32
     errorCode               int16   v7+
     sessionId               int32   v7+  default=0
     responses               []
-      topic                 string
+      topic                 string  v4-12
+      topicId               uuid    v13+
       partitions            []
         partitionIndex      int32
         errorCode           int16
@@ -53,5 +61,10 @@ export const FetchApi = api(
           firstOffset       int64
         preferredReadReplica  int32  v11+  default=-1
         records             records nullable         // stored batches, as bytes
+    nodeEndpoints           []      v16+  tag=0      // the leaders named in currentLeader above
+      nodeId                int32
+      host                  string
+      port                  int32
+      rack                  string  nullable  default=null
   `),
 );

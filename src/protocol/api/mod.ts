@@ -20,6 +20,7 @@ import { DeleteTopicsApi } from "./20_delete_topics.ts";
 import { DeleteRecordsApi } from "./21_delete_records.ts";
 import { DescribeConfigsApi } from "./32_describe_configs.ts";
 import { AlterConfigsApi } from "./33_alter_configs.ts";
+import { DescribeLogDirsApi } from "./35_describe_log_dirs.ts";
 import { DeleteGroupsApi } from "./42_delete_groups.ts";
 import { IncrementalAlterConfigsApi } from "./44_incremental_alter_configs.ts";
 import { OffsetDeleteApi } from "./47_offset_delete.ts";
@@ -27,6 +28,7 @@ import { OffsetDeleteApi } from "./47_offset_delete.ts";
 export { ApiVersionsApi, CreateTopicsApi, DeleteTopicsApi, FetchApi, ListOffsetsApi, MetadataApi, ProduceApi };
 export { AlterConfigsApi, DescribeConfigsApi, IncrementalAlterConfigsApi };
 export { DeleteRecordsApi };
+export { DescribeLogDirsApi };
 export {
   DeleteGroupsApi,
   DescribeGroupsApi,
@@ -61,6 +63,7 @@ export const apiSchemas: readonly ApiSchema[] = [
   DeleteRecordsApi,
   DescribeConfigsApi,
   AlterConfigsApi,
+  DescribeLogDirsApi,
   DeleteGroupsApi,
   IncrementalAlterConfigsApi,
   OffsetDeleteApi,
