@@ -178,7 +178,8 @@ export class LogManager {
       const tp = parseTopicPartitionDir(name);
       if (tp !== null && this.platform.fs.stat(`${dir}/${name}`)?.isDirectory) pending.push(tp);
     }
-    if (!state.hadCleanShutdown) {
+    // A new, empty dir has no marker either: nothing to recover, nothing to warn about.
+    if (!state.hadCleanShutdown && pending.length > 0) {
       this.logger.warn({ dir, logs: pending.length }, "log dir was not shut down cleanly; recovering its logs");
     }
     // Kafka's recovery thread pool per dir; here workers taking turns on the one event loop,
