@@ -16,7 +16,7 @@ import { loadPlatform, type Platform } from "../platform/mod.ts";
 import { EmbeddedRegistryStore, type Registry, ZooKeeperRegistry } from "../registry/mod.ts";
 import type { Logger } from "../util/mod.ts";
 import { parseProperties, propertiesFromEnv } from "./properties.ts";
-import { STRAND_VERSION } from "./version.ts";
+import { STRAND_COMMIT, STRAND_VERSION } from "./version.ts";
 
 const usage = `strand ${STRAND_VERSION}: a Kafka-compatible commit-log broker
 
@@ -177,7 +177,7 @@ async function serve(args: string[]): Promise<void> {
 async function main(argv: string[]): Promise<void> {
   const [command, ...rest] = argv;
   if (command === "--version" || command === "-V" || command === "version") {
-    process.stdout.write(`strand ${STRAND_VERSION}\n`);
+    process.stdout.write(`strand ${STRAND_VERSION} (${STRAND_COMMIT})\n`);
     return;
   }
   if (command === undefined || command === "--help" || command === "-h" || command === "help") {

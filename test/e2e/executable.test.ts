@@ -1,10 +1,11 @@
 // The single executable: `bun build/build.ts` writes it, and it serves like `npm start`: kcat
 // round-trips through it, SIGTERM stops it cleanly (exit 0, data kept), bad configuration stops
-// start-up with a message naming the key.
+// start-up with a message naming the key. The build also writes the release tarball next to the
+// binary, and `--version` names the commit it was built from.
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { spawn } from "node:child_process";
-import { existsSync, rmSync } from "node:fs";
+import { existsSync, readFileSync, rmSync } from "node:fs";
 import net from "node:net";
 import { join } from "node:path";
 import { tempDir } from "../helpers/broker.ts";
@@ -49,7 +50,7 @@ test("executable: --version, --help, and a bad config value naming the key", asy
   try {
     const exe = await build(dir);
     const v = await run(exe, ["--version"]);
-    assert.match(v.stdout.toString(), /^strand \d+\.\d+\.\d+/);
+    assert.match(v.stdout.toString(), /^strand \d+\.\d+\.\d+ \(([0-9a-f]{4,}(-dirty)?|unknown)\)\n$/);
     const h = await run(exe, ["--help"]);
     assert.match(h.stdout.toString(), /strand serve/);
     const bad = await run(exe, ["serve", "--override", "num.partitions=zero", "--override", `log.dirs=${dir}/logs`]);
@@ -96,6 +97,37 @@ test("executable: serves kcat, stops cleanly on SIGTERM, keeps data across resta
     assert.equal(c.stdout.toString(), input);
     process.kill(s.child.pid!, "SIGTERM");
     assert.equal(await s.exited, 0);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+test("executable: --version names the package version and the git commit; the tarball's layout", async () => {
+  const dir = tempDir();
+  try {
+    const exe = await build(dir);
+    const version = JSON.parse(readFileSync(join(root, "package.json"), "utf8")).version;
+    const v = await run(exe, ["--version"]);
+    const m = v.stdout.toString().match(/^strand (\S+) \((\S+)\)\n$/);
+    assert.ok(m, `version line: ${v.stdout}`);
+    assert.equal(m[1], version);
+    const head = await run("git", ["-C", root, "rev-parse", "--short", "HEAD"]).catch(() => null);
+    if (head?.code === 0) assert.match(m[2], new RegExp(`^${head.stdout.toString().trim()}(-dirty)?$`));
+    else assert.equal(m[2], "unknown");
+    // From source there is no build commit.
+    const src = await run(bun, [join(root, "src/cli/main.ts"), "--version"]);
+    assert.equal(src.stdout.toString(), `strand ${version} (source)\n`);
+
+    const tarball = join(dir, `strand-${version}-linux-x64.tar.gz`);
+    assert.ok(existsSync(tarball), `no ${tarball}`);
+    const t = await run("tar", ["-tzf", tarball]);
+    assert.equal(t.code, 0, t.stderr);
+    const files = t.stdout.toString().trim().split("\n").filter((l) => !l.endsWith("/")).sort();
+    const top = `strand-${version}`;
+    assert.ok(files.includes(`${top}/bin/strand`), files.join("\n"));
+    assert.ok(files.includes(`${top}/README.md`), files.join("\n"));
+    assert.ok(files.includes(`${top}/systemd/strand.service`), files.join("\n"));
+    for (const f of files) assert.match(f, new RegExp(`^${top}/(bin/strand|README\\.md|systemd/.+)$`));
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
