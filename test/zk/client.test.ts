@@ -483,8 +483,10 @@ test("zk client: a session closed by another client while this one was cut off: 
 });
 
 test("zk client: ZooKeeper restarted within the session timeout: same session, ephemerals survive", { skip }, async () => {
-  const server = await zk.get();
-  const c = await client({ sessionTimeoutMs: 4_000 });
+  // A server of its own with a long tick: its largest session timeout (20 ticks) leaves room for a
+  // JVM restart on a loaded machine, which the shared server's 4 s did not always.
+  const server = await startZooKeeper({ tickTimeMs: 1000 });
+  const c = await ZooKeeperClient.connect(await platform(), { connectString: server.connectString, sessionTimeoutMs: 20_000 });
   const states = stateLog(c);
   try {
     const root = await freshRoot(c, "restart");
@@ -498,6 +500,7 @@ test("zk client: ZooKeeper restarted within the session timeout: same session, e
     assert.ok(!states.some((s) => s.state === "expired"));
   } finally {
     await c.close();
+    await server.destroy();
   }
 });
 
