@@ -3,17 +3,8 @@
 // bun.ts and deno.ts build on the same semantics instead of re-deriving them.
 import type { Clock, FileSystemSpace, HttpHandler, Timer } from "./types.ts";
 
-/**
- * Chunks a connection may hold received and unread before the runtime stops reading the
- * socket. Small on purpose: past this, the kernel's receive buffer and TCP flow control push
- * back on the peer, which is the backpressure the contract promises.
- * (Belongs with the other bounds in util/limits.ts; kept here while platform/ is its own unit.)
- */
-export const readQueueChunksMax = 4;
-/** Bytes asked of the kernel per read where the runtime lets us choose (Deno). */
-export const readChunkBytes = 64 * 1024;
-/** crypto.getRandomValues refuses more than this per call (Web Crypto's quota). */
-export const randomBytesPerCallMax = 65_536;
+export { randomBytesPerCallMax, readChunkBytes, readQueueChunksMax } from "../util/mod.ts";
+import { randomBytesPerCallMax, readQueueChunksMax } from "../util/mod.ts";
 
 type Waiter = (chunk: Uint8Array | null) => void;
 

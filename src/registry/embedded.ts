@@ -26,7 +26,7 @@
 // zxids stay unique even though changes to ephemerals after the last snapshot were not saved.
 
 import type { Clock, FileSystem, Platform } from "../platform/mod.ts";
-import { assert, type Logger, silentLogger, utf8Bytes } from "../util/mod.ts";
+import { assert, type Logger, nodeDataBytesMax, silentLogger, utf8Bytes } from "../util/mod.ts";
 import {
   type CreateMode,
   type Op,
@@ -38,8 +38,7 @@ import {
   type WatchEvent,
 } from "./types.ts";
 
-/** ZooKeeper's default jute.maxbuffer: the largest payload a ZooKeeper server accepts per node. */
-export const nodeDataBytesMax = 0xfffff;
+export { nodeDataBytesMax } from "../util/mod.ts";
 export const snapshotFileName = "snapshot.json";
 const snapshotFormat = "strand-registry-snapshot";
 const snapshotVersion = 1;

@@ -113,3 +113,16 @@ export const eventLoopSamplesKept = 120;
  * short instead of one of a whole segment at the end.
  */
 export const cleanerSyncIntervalBytes = 8 * 1024 * 1024;
+
+/**
+ * Chunks a connection may hold received and unread before the runtime stops reading the
+ * socket. Small on purpose: past this, the kernel's receive buffer and TCP flow control push
+ * back on the peer, which is the backpressure the contract promises.
+ */
+export const readQueueChunksMax = 4;
+/** Bytes asked of the kernel per read where the runtime lets us choose (Deno). */
+export const readChunkBytes = 64 * 1024;
+/** crypto.getRandomValues refuses more than this per call (Web Crypto's quota). */
+export const randomBytesPerCallMax = 65_536;
+/** ZooKeeper's default jute.maxbuffer: the largest payload a ZooKeeper server accepts per node. */
+export const nodeDataBytesMax = 0xfffff;
