@@ -32,29 +32,45 @@ export class CheckpointFormatError extends Error {
 /** Key `<topic>-<partition>`, as topicPartitionKey builds it, mapped to an offset. */
 export type CheckpointEntries = Map<string, { topic: string; partition: number; offset: number }>;
 
-/** The file's text for these entries, in Kafka's format. */
-export function formatCheckpoint(entries: Iterable<{ topic: string; partition: number; offset: number }>): string {
-  const lines: string[] = [];
-  for (const e of entries) lines.push(`${e.topic} ${e.partition} ${e.offset}`);
+/**
+ * Kafka's checkpoint text around entry lines of any kind: the version, the count, then one line
+ * per entry, each ending in a newline (leader_epoch_cache.ts writes its `epoch offset` lines so).
+ */
+export function formatCheckpointLines(lines: readonly string[]): string {
   return `${CHECKPOINT_VERSION}\n${lines.length}\n${lines.map((l) => l + "\n").join("")}`;
 }
 
-/** Parses a checkpoint file's text; throws CheckpointFormatError naming what is wrong. */
-export function parseCheckpoint(text: string): CheckpointEntries {
+/**
+ * The entry lines of a checkpoint file's text, after checking its version and that the count
+ * matches them; throws CheckpointFormatError naming what is wrong.
+ */
+export function parseCheckpointLines(text: string): string[] {
   const lines = text.split("\n");
   if (lines.length > 0 && lines[lines.length - 1] === "") lines.pop(); // the final newline
   if (lines[0]?.trim() !== String(CHECKPOINT_VERSION)) {
     throw new CheckpointFormatError(`unrecognized checkpoint version "${lines[0] ?? ""}"`);
   }
   const count = Number(lines[1]?.trim());
-  if (!Number.isSafeInteger(count) || count < 0 || count > checkpointEntriesMax) {
+  if (!/^\s*\d+\s*$/.test(lines[1] ?? "") || !Number.isSafeInteger(count) || count > checkpointEntriesMax) {
     throw new CheckpointFormatError(`bad entry count "${lines[1] ?? ""}"`);
   }
   if (lines.length - 2 !== count) {
     throw new CheckpointFormatError(`expected ${count} entries, found ${lines.length - 2}`);
   }
+  return lines.slice(2);
+}
+
+/** The file's text for these entries, in Kafka's format. */
+export function formatCheckpoint(entries: Iterable<{ topic: string; partition: number; offset: number }>): string {
+  const lines: string[] = [];
+  for (const e of entries) lines.push(`${e.topic} ${e.partition} ${e.offset}`);
+  return formatCheckpointLines(lines);
+}
+
+/** Parses a checkpoint file's text; throws CheckpointFormatError naming what is wrong. */
+export function parseCheckpoint(text: string): CheckpointEntries {
   const out: CheckpointEntries = new Map();
-  for (const line of lines.slice(2)) {
+  for (const line of parseCheckpointLines(text)) {
     const parts = line.trim().split(/\s+/);
     const partition = Number(parts[1]);
     const offset = Number(parts[2]);

@@ -50,7 +50,10 @@
 // close. Appends and rolls touch only the active segment, which is never cleaned. A swap happens
 // in one synchronous step, and only if the group's segments are still the log's (otherwise the new
 // files are removed and the pass ends); old segments are renamed `.deleted` and stay open until
-// file.delete.delay.ms, so reads holding them complete.
+// file.delete.delay.ms, so reads holding them complete. A truncation (a follower diverging from
+// its leader) ends a pass under way at its next yield, since the records that made older ones
+// obsolete may be gone, and moves a checkpoint past the new log end back to it
+// (maybeTruncateCheckpoint, called by the LogManager).
 
 import type { Platform, Timer } from "../platform/mod.ts";
 import {
@@ -151,6 +154,8 @@ export class LogCleaner {
   private running: Promise<void> | null = null;
   /** Checkpointed first dirty offsets, by `<topic>-<partition>`, for every log dir. */
   private checkpoints = new Map<string, number>();
+  /** Log.truncationCount when the pass over each log began. */
+  private truncationsAtStart = new Map<Log, number>();
   /** Per log: the earliest delete horizon of a tombstone its last pass kept. */
   private tombstoneHorizons = new Map<Log, number>();
   /** Per log: no cleaning before this time (a pass that could not progress). */
@@ -201,6 +206,22 @@ export class LogCleaner {
   /** The checkpointed first dirty offset of a log, if any. */
   checkpointOf(log: Log): number | undefined {
     return this.checkpoints.get(key(log));
+  }
+
+  /**
+   * The log was truncated to end at offset (Kafka's maybeTruncateCheckpoint): a checkpoint past it
+   * moves back to it, so what is appended there again counts as dirty. Written at once.
+   */
+  maybeTruncateCheckpoint(log: Log, offset: number): void {
+    const checkpoint = this.checkpoints.get(key(log));
+    if (checkpoint === undefined || checkpoint <= offset) return;
+    this.checkpoints.set(key(log), offset);
+    try {
+      this.writeCheckpoint(log.logDir);
+    } catch (e) {
+      if (!isIoError(e)) throw e;
+      this.onIoError(log.logDir, e);
+    }
   }
 
   /** Drops a deleted log's checkpoint (written out with the next pass in its dir). */
@@ -355,6 +376,15 @@ export class LogCleaner {
    * alone does not fit the offset map).
    */
   async cleanLog(log: Log, nowMs = this.platform.clock.nowMs()): Promise<CleanResult | null> {
+    this.truncationsAtStart.set(log, log.truncationCount);
+    try {
+      return await this.cleanLogOnce(log, nowMs);
+    } finally {
+      this.truncationsAtStart.delete(log);
+    }
+  }
+
+  private async cleanLogOnce(log: Log, nowMs: number): Promise<CleanResult | null> {
     const started = this.platform.clock.monotonicMs();
     this.sliceStartMs = started;
     const range = this.logToClean(log, nowMs);
@@ -593,6 +623,9 @@ export class LogCleaner {
     }
     if (this.stopped && this.running !== null) throw new CleaningAborted("the cleaner is shutting down");
     if (log.isClosed) throw new CleaningAborted("the log was closed");
+    // A truncation may have removed the records that made older ones obsolete (Kafka aborts
+    // cleaning around a truncation for the same reason).
+    if (log.truncationCount !== this.truncationsAtStart.get(log)) throw new CleaningAborted("the log was truncated");
   }
 }
 

@@ -4,8 +4,20 @@
 // Invariants:
 // - first segment's base offset <= logStartOffset <= highWatermark <= logEndOffset; readable
 //   offsets are [logStartOffset, logEndOffset); logEndOffset is the active segment's nextOffset.
-// - logStartOffset only moves forward: by DeleteRecords, or to the first remaining segment's base
-//   when retention deletes segments. It is checkpointed per log dir (log-start-offset-checkpoint).
+// - logStartOffset moves forward: by DeleteRecords, or to the first remaining segment's base when
+//   retention deletes segments. Only starting the log over sets it anywhere: truncateFullyAndStartAt
+//   (a follower behind its leader's start), a truncateTo below it, a follower's first batch
+//   holding it on an empty log. It is checkpointed per log dir (log-start-offset-checkpoint).
+// - leaderEpochCache (leader_epoch_cache.ts, `leader-epoch-checkpoint`) says which leader epoch
+//   wrote which offsets: an epoch is assigned at the first offset appended in it (appendAsLeader,
+//   maybeAssignEpochStartOffset, and each fetched batch's partitionLeaderEpoch in
+//   appendAsFollower); truncations cut it at the new log end offset, a moved log start offset moves
+//   its first entry; open() loads it consistent with the recovered segments (log_loader.ts).
+// - A follower's appends keep the leader's offsets (appendAsFollower): batches start at or after
+//   the log end offset (gaps allowed, as compaction leaves them), never below it. truncateTo drops
+//   every batch holding an offset at or past its target (whole batches; the later segments are
+//   deleted like retention's, the one holding the target is cut), then clamps the high watermark
+//   and the recovery point to the new log end offset.
 // - recoveryPoint <= logEndOffset: every offset below it is fsynced. It moves forward at each
 //   flush (flush.messages, flush.ms, a roll, a clean shutdown) and is checkpointed per log dir
 //   (recovery-point-offset-checkpoint). After an unclean stop, the segment holding it and every
@@ -16,9 +28,9 @@
 //   closing time-index entry (its max timestamp) and is flushed.
 // - The cleaner (cleaner.ts) rewrites closed segments only, keeping every retained batch's offsets,
 //   and swaps the result in with replaceSegments (crash-safe renames, swap.ts).
-// - The active (last) segment is never deleted. Retention deletes from the oldest segment on,
-//   only segments wholly below the high watermark; their files are renamed `.deleted` and removed
-//   file.delete.delay.ms later.
+// - The active (last) segment is never deleted by retention. Retention deletes from the oldest
+//   segment on, only segments wholly below the high watermark; their files are renamed `.deleted`
+//   and removed file.delete.delay.ms later (so are those a truncation deletes).
 // - Appends are synchronous (see platform/types.ts), so the log end offset seen by a handler is
 //   the one its append produced.
 // - An I/O error from any of its file operations (append, roll, read, flush, retention) becomes a
@@ -31,70 +43,20 @@ import { assignOffsets, BatchField, batchSizeAt, view } from "../protocol/mod.ts
 import { assert, ErrorCode, KafkaError, schedulerIntervalMsMax } from "../util/mod.ts";
 import type { Logger } from "../util/mod.ts";
 import { isIoError, KafkaStorageError, logDirOf, type LogDirFailureHandler } from "./log_dir_failure.ts";
-import { DeletedFileSuffix, LogSegment, type SegmentConfig, segmentFileName, type TimestampOffset } from "./segment.ts";
-import { completeInterruptedSwaps, SwapFileSuffix } from "./swap.ts";
-
-export interface LogConfig extends SegmentConfig {
-  segmentBytes: number;
-  segmentMs: number;
-  /** retention.ms: segments whose newest batch is older are deleted; -1: no time limit. */
-  retentionMs?: number;
-  /** retention.bytes: oldest segments are deleted while the log is larger; -1: no size limit. */
-  retentionBytes?: number;
-  /** flush.messages: fsync once this many messages are unflushed. */
-  flushMessages?: number;
-  /** flush.ms: the flush scheduler fsyncs a log not flushed for this long. */
-  flushMs?: number;
-  /** file.delete.delay.ms: how long a deleted segment's `.deleted` files remain. */
-  fileDeleteDelayMs?: number;
-  /** cleanup.policy: time and size retention apply only when it includes "delete"; the cleaner only when "compact". */
-  cleanupPolicy?: string;
-  /** delete.retention.ms: how long the cleaner keeps a tombstone after it first saw it. */
-  deleteRetentionMs?: number;
-  /** min.cleanable.dirty.ratio: the share of the log past the cleaner checkpoint that makes it worth cleaning. */
-  minCleanableDirtyRatio?: number;
-  /** min.compaction.lag.ms: a segment with a record younger than this is not cleaned. */
-  minCompactionLagMs?: number;
-  /** max.compaction.lag.ms: a dirty segment older than this is cleaned whatever the dirty ratio. */
-  maxCompactionLagMs?: number;
-}
-
-const DAY_MS = 24 * 3_600_000;
-
-/** Kafka's defaults for every LogConfig field; a config given without a field takes these. */
-export const logConfigDefaults: Required<LogConfig> = {
-  segmentBytes: 1 << 30,
-  segmentMs: 7 * DAY_MS,
-  indexIntervalBytes: 4096,
-  segmentIndexBytes: 10 << 20,
-  retentionMs: 7 * DAY_MS,
-  retentionBytes: -1,
-  flushMessages: Number.MAX_SAFE_INTEGER,
-  flushMs: Number.MAX_SAFE_INTEGER,
-  fileDeleteDelayMs: 60_000,
-  cleanupPolicy: "delete",
-  deleteRetentionMs: DAY_MS,
-  minCleanableDirtyRatio: 0.5,
-  minCompactionLagMs: 0,
-  maxCompactionLagMs: Number.MAX_SAFE_INTEGER,
-};
-
-/** What the log dir's checkpoints say about this log, and whether the dir was shut down cleanly. */
-export interface LogLoadState {
-  hadCleanShutdown: boolean;
-  /** From recovery-point-offset-checkpoint; 0 (recover everything) when absent. */
-  recoveryPoint: number;
-  /** From log-start-offset-checkpoint; 0 when absent (then the first segment's base counts). */
-  logStartOffset: number;
-  /** From replication-offset-checkpoint; the log start offset when absent. */
-  highWatermark: number | null;
-}
+import { checkFetchedBatches, type FetchedBatch } from "./follower_batches.ts";
+import { type LeaderEpochFileCache, UNDEFINED_EPOCH_OFFSET } from "./leader_epoch_cache.ts";
+import { type LogConfig, logConfigDefaults } from "./log_config.ts";
+import { loadLog, type LogLoadState } from "./log_loader.ts";
+import { DeletedFileSuffix, LogSegment, type TimestampOffset } from "./segment.ts";
+import { SwapFileSuffix } from "./swap.ts";
+import { findOffsetForTimestamp, RunningMaxTimestamps } from "./timestamp_search.ts";
 
 const cleanLoad: LogLoadState = { hadCleanShutdown: true, recoveryPoint: Number.MAX_SAFE_INTEGER, logStartOffset: 0, highWatermark: null };
 
 export interface AppendInfo {
   firstOffset: number;
   lastOffset: number;
+  /** When the leader appended; -1 for a follower's append (the leader's batches keep theirs). */
   logAppendTimeMs: number;
 }
 
@@ -121,8 +83,12 @@ export class Log {
   private offline = false;
   /** Set by close(). */
   private closed = false;
-  /** See closedRunningMaxTimestamps. */
-  private runningMaxCache: { count: number; first: LogSegment; lastClosed: LogSegment | undefined; values: Float64Array } | null = null;
+  /** Told the new log end offset after each truncation (set by the LogManager: cleaner, checkpoints). */
+  truncationHandler: ((logEndOffset: number) => void) | null = null;
+  /** How many truncations this log has had since it was opened (the cleaner aborts on a change). */
+  private truncations = 0;
+  /** The closed segments' running max timestamps, for offsetForTimestamp (timestamp_search.ts). */
+  private runningMax = new RunningMaxTimestamps();
 
   private constructor(
     private readonly platform: Platform,
@@ -131,6 +97,7 @@ export class Log {
     readonly partition: number,
     config: LogConfig,
     segments: LogSegment[],
+    private readonly epochCache: LeaderEpochFileCache,
     private readonly logger: Logger,
     state: LogLoadState,
   ) {
@@ -151,6 +118,7 @@ export class Log {
    * checkpoints; without it the log is treated as cleanly shut down (only torn tails are cut).
    * After an unclean shutdown, the segment holding the recovery point and every later one are
    * scanned whole (Kafka's LogLoader.recoverLog); a segment without an index is always scanned.
+   * The leader epoch cache is loaded consistent with what remains (log_loader.ts).
    */
   static open(
     platform: Platform,
@@ -163,16 +131,8 @@ export class Log {
   ): Log {
     platform.fs.mkdirp(dir);
     const log = logger.child({ topic, partition });
-    const bases = listSegmentFiles(platform, dir, log);
-    const segments = loadSegments(platform, dir, bases, { ...logConfigDefaults, ...config }, state, log);
-    if (segments.length > 0 && segments[segments.length - 1].nextOffset < state.logStartOffset) {
-      // Kafka's rule: a log ending below its checkpointed start offset (the start was moved past
-      // the end, then the tail was lost) starts over, empty, at that start offset.
-      log.warn({ logEndOffset: segments[segments.length - 1].nextOffset, logStartOffset: state.logStartOffset }, "log ends below its log start offset; deleting all segments");
-      for (const seg of segments.splice(0)) seg.remove();
-    }
-    if (segments.length === 0) segments.push(LogSegment.create(platform, dir, state.logStartOffset, config));
-    return new Log(platform, dir, topic, partition, config, segments, log, state);
+    const loaded = loadLog(platform, dir, { ...logConfigDefaults, ...config }, state, log);
+    return new Log(platform, dir, topic, partition, config, loaded.segments, loaded.leaderEpochCache, log, state);
   }
 
   get config(): Required<LogConfig> {
@@ -250,18 +210,25 @@ export class Log {
     this._logStartOffset = offset;
     if (this._recoveryPoint < offset) this._recoveryPoint = offset;
     this.logger.info({ logStartOffset: offset, reason }, "incremented log start offset");
+    try {
+      this.epochCache.truncateFromStart(offset);
+    } catch (e) {
+      throw this.storageError("leader epoch checkpoint", e);
+    }
     return true;
   }
 
   /**
    * Appends a validated record set (see record_batch.validateBatches) as the leader: assigns
-   * offsets from the log end offset and stamps the leader epoch, then writes the bytes.
+   * offsets from the log end offset and stamps the leader epoch, then writes the bytes. The epoch,
+   * when newer than the cache's latest, starts at the first offset appended.
    */
   appendAsLeader(records: Uint8Array, offsetCount: number, leaderEpoch: number): AppendInfo {
     this.checkOnline();
     try {
-      this.maybeRoll(records.length, offsetCount);
+      this.maybeRoll(records.length, this.logEndOffset + offsetCount - 1);
       const firstOffset = this.logEndOffset;
+      this.assignEpoch(leaderEpoch, firstOffset);
       const next = assignOffsets(records, firstOffset, leaderEpoch);
       assert(next === firstOffset + offsetCount, "assigned offsets match the validated count");
       this.activeSegment.append(records, firstOffset, next - 1);
@@ -273,27 +240,236 @@ export class Log {
     }
   }
 
-  private maybeRoll(incomingBytes: number, offsetCount: number): void {
-    const seg = this.activeSegment;
-    if (seg.sizeBytes === 0) return;
-    const full = seg.sizeBytes + incomingBytes > this.config.segmentBytes;
-    const old = this.platform.clock.nowMs() - seg.createdMs > this.config.segmentMs;
-    // Index entries hold offsets relative to the base as int32.
-    const offsetOverflow = this.logEndOffset + offsetCount - seg.baseOffset > 0x7fffffff;
-    if (full || old || offsetOverflow || seg.index.isFull || seg.timeIndex.isFull) this.roll();
+  /**
+   * Appends batches fetched from the leader, with the leader's offsets and epochs (Kafka's
+   * appendAsFollower). Every whole batch is checked (follower_batches.ts: magic 2, CRC32C, sizes,
+   * increasing offsets; KafkaError CORRUPT_MESSAGE or UNKNOWN_SERVER_ERROR); a trailing batch the
+   * fetch cut short is left out. The first batch must start at or after the log end offset (gaps
+   * are compaction's), else KafkaError UNKNOWN_SERVER_ERROR (Kafka's
+   * UnexpectedAppendOffsetException) — except on an empty log whose start offset the set reaches
+   * (DeleteRecords moved the leader's start into a batch, and the follower starts there): the log
+   * then starts over at the first batch's base offset (Kafka's Partition does this in
+   * appendRecordsToFollowerOrFutureReplica); the caller moves the log start offset up to the
+   * leader's afterwards (maybeIncrementLogStartOffset, after the high watermark).
+   * Each batch's partitionLeaderEpoch is assigned at its base offset; rolls and flush.messages as
+   * for the leader, batches going into the active segment in runs that fit it. Nothing to append
+   * (an empty set, or only a partial batch) returns firstOffset = logEndOffset, lastOffset one less.
+   */
+  appendAsFollower(records: Uint8Array): AppendInfo {
+    this.checkOnline();
+    const batches = checkFetchedBatches(records, `${this.topic}-${this.partition}`);
+    const logEndOffset = this.logEndOffset;
+    if (batches.length === 0) return { firstOffset: logEndOffset, lastOffset: logEndOffset - 1, logAppendTimeMs: -1 };
+    const first = batches[0];
+    const last = batches[batches.length - 1];
+    const restart = first.baseOffset < logEndOffset && logEndOffset === this._logStartOffset && last.lastOffset >= logEndOffset;
+    if (first.baseOffset < logEndOffset && !restart) {
+      throw new KafkaError(
+        ErrorCode.UNKNOWN_SERVER_ERROR,
+        `unexpected offset in append to ${this.topic}-${this.partition}: ` +
+          `first offset ${first.baseOffset} is below the log end offset ${logEndOffset}`,
+      );
+    }
+    try {
+      if (restart) {
+        this.logger.info(
+          { firstOffset: first.baseOffset, logStartOffset: this._logStartOffset },
+          "first fetched batch starts below the empty log's start offset; starting the log at its base offset",
+        );
+        this.startFullyAt(first.baseOffset);
+      }
+      for (let i = 0; i < batches.length;) i = this.appendFetchedRun(records, batches, i);
+      if (this.logEndOffset - this._recoveryPoint >= this._config.flushMessages) this.flush();
+    } catch (e) {
+      throw this.storageError("append", e);
+    }
+    return { firstOffset: first.baseOffset, lastOffset: last.lastOffset, logAppendTimeMs: -1 };
   }
 
   /**
-   * Starts a new active segment at the log end offset. The old one is complete, so it is flushed
-   * and the recovery point moves to the new base (Kafka flushes it from its scheduler; strand's
-   * file calls are synchronous, so here).
+   * Appends batches[from..] as far as they fit the active segment (rolled first if needed), in one
+   * write; returns the index of the first batch not appended.
    */
-  roll(): void {
+  private appendFetchedRun(records: Uint8Array, batches: FetchedBatch[], from: number): number {
+    const first = batches[from];
+    this.maybeRoll(first.size, first.lastOffset, first.baseOffset);
+    const seg = this.activeSegment;
+    let end = from + 1;
+    let bytes = first.size;
+    while (end < batches.length) {
+      const b = batches[end];
+      if (seg.sizeBytes + bytes + b.size > this._config.segmentBytes || b.lastOffset - seg.baseOffset > 0x7fffffff) break;
+      bytes += b.size;
+      end++;
+    }
+    for (let i = from; i < end; i++) this.assignEpoch(batches[i].leaderEpoch, batches[i].baseOffset);
+    const run = records.subarray(first.position, first.position + bytes);
+    seg.append(run, first.baseOffset, batches[end - 1].lastOffset);
+    return end;
+  }
+
+  /** The leader epoch cache (`leader-epoch-checkpoint`): which epoch wrote which offsets. */
+  get leaderEpochCache(): LeaderEpochFileCache {
+    return this.epochCache;
+  }
+  /** The latest epoch that wrote to (or was assigned in) this log, null when none. */
+  get latestEpoch(): number | null {
+    return this.epochCache.latestEpoch;
+  }
+
+  /**
+   * Records that leaderEpoch starts at startOffset when it is newer than the latest epoch (Kafka's
+   * rule, see LeaderEpochFileCache.assign): the Partition calls it on becoming leader, with the
+   * log end offset, before anything is appended in the epoch. A negative epoch is ignored.
+   */
+  maybeAssignEpochStartOffset(leaderEpoch: number, startOffset: number): void {
     this.checkOnline();
     try {
-      const base = this.logEndOffset;
+      this.assignEpoch(leaderEpoch, startOffset);
+    } catch (e) {
+      throw this.storageError("leader epoch checkpoint", e);
+    }
+  }
+
+  /** Batches without a leader epoch (-1, older clients' data) leave the cache as it is. */
+  private assignEpoch(leaderEpoch: number, startOffset: number): void {
+    if (leaderEpoch >= 0) this.epochCache.assign(leaderEpoch, startOffset);
+  }
+
+  /**
+   * The largest epoch <= leaderEpoch this log has and where it ends (the next epoch's start, or
+   * the log end offset for the latest): what OffsetForLeaderEpoch answers (Kafka's
+   * endOffsetForEpoch). Null when the cache cannot say (no entries, or leaderEpoch above the
+   * latest or -1).
+   */
+  endOffsetForEpoch(leaderEpoch: number): { leaderEpoch: number; endOffset: number } | null {
+    const found = this.epochCache.endOffsetFor(leaderEpoch, this.logEndOffset);
+    return found.endOffset === UNDEFINED_EPOCH_OFFSET ? null : { leaderEpoch: found.epoch, endOffset: found.endOffset };
+  }
+
+  /**
+   * Drops every offset >= offset (Kafka's truncateTo; a follower diverging from its leader).
+   * Segments starting past offset are deleted (renamed `.deleted`, removed file.delete.delay.ms
+   * later); the one holding it is cut before the first batch holding an offset >= offset (a
+   * batch straddling offset goes whole, so the log then ends at its base offset), and fsynced. The
+   * log end offset becomes offset (or that base), the high watermark and recovery point are
+   * clamped to it, and the epoch cache loses the entries starting at or past it. A target below
+   * the log start offset (or the first segment) starts the log over there (truncateFullyAndStartAt).
+   * At or past the log end offset nothing is cut, but epoch entries starting at the log end offset
+   * go (an epoch assigned by a leader that appended nothing). Returns whether anything was cut.
+   */
+  truncateTo(offset: number): boolean {
+    this.checkOnline();
+    assert(Number.isSafeInteger(offset) && offset >= 0, "a log is truncated to a non-negative offset");
+    try {
+      if (offset >= this.logEndOffset) {
+        this.epochCache.truncateFromEnd(this.logEndOffset);
+        return false;
+      }
+      if (offset < this._logStartOffset || offset < this.segments[0].baseOffset) this.startFullyAt(offset);
+      else this.cutAt(offset);
+    } catch (e) {
+      throw this.storageError("truncation", e);
+    }
+    return true;
+  }
+
+  private cutAt(offset: number): void {
+    const logEndOffset = this.logEndOffset;
+    const at = this.segmentIndexFor(offset);
+    const seg = this.segments[at];
+    const doomed = this.segments.splice(at + 1);
+    const cutBytes = seg.truncateToOffset(offset);
+    if (seg.nextOffset < this._logStartOffset) {
+      // The batch straddling offset also holds the log start offset: nothing readable is left.
+      this.segments.push(...doomed);
+      this.startFullyAt(offset);
+      return;
+    }
+    // Durable at once (Kafka fsyncs the dir of a segment it renames): after a crash, neither the
+    // cut batches nor the deleted segments may come back as valid data past the new end.
+    if (cutBytes > 0) seg.flush();
+    for (const d of doomed) this.scheduleRemoval(d);
+    if (doomed.length > 0) this.platform.fs.syncDir(this.dir);
+    this.afterTruncation();
+    const deletedSegments = doomed.map((d) => d.baseOffset);
+    this.logger.info({ offset, from: logEndOffset, logEndOffset: this.logEndOffset, deletedSegments }, "truncated log");
+  }
+
+  /**
+   * Deletes every segment and starts the log, empty, at offset (Kafka's truncateFullyAndStartAt:
+   * a follower too far behind its leader's log start offset, or diverged below its own start).
+   * The log start offset, high watermark and recovery point all become offset; the epoch cache is
+   * emptied. The old segments are renamed `.deleted` and removed file.delete.delay.ms later.
+   */
+  truncateFullyAndStartAt(offset: number): void {
+    this.checkOnline();
+    assert(Number.isSafeInteger(offset) && offset >= 0, "a log starts at a non-negative offset");
+    try {
+      this.startFullyAt(offset);
+    } catch (e) {
+      throw this.storageError("truncation", e);
+    }
+  }
+
+  private startFullyAt(offset: number): void {
+    const from = { logStartOffset: this._logStartOffset, logEndOffset: this.logEndOffset };
+    const doomed = this.segments.splice(0);
+    for (const d of doomed) this.scheduleRemoval(d);
+    this.segments.push(LogSegment.create(this.platform, this.dir, offset, this._config));
+    this.platform.fs.syncDir(this.dir);
+    this._logStartOffset = offset;
+    this.epochCache.clear();
+    this.afterTruncation();
+    this.logger.info({ ...from, offset, deletedSegments: doomed.map((d) => d.baseOffset) }, "truncated log fully; starting it at offset");
+  }
+
+  /**
+   * Clamps what must stay within the new log end offset, notes the change for a cleaner pass under
+   * way, and tells the truncation handler (the LogManager: cleaner checkpoint, dir checkpoints).
+   */
+  private afterTruncation(): void {
+    const end = this.logEndOffset;
+    this._highWatermark = Math.min(Math.max(this._highWatermark, this._logStartOffset), end);
+    this._recoveryPoint = Math.min(Math.max(this._recoveryPoint, this._logStartOffset), end);
+    this.epochCache.truncateFromEnd(end);
+    this.runningMax.reset();
+    this.truncations++;
+    this.truncationHandler?.(end);
+  }
+
+  /** Truncations since the log was opened: a cleaner pass aborts when it changes under it. */
+  get truncationCount(): number {
+    return this.truncations;
+  }
+
+  /**
+   * Rolls before an append of incomingBytes whose last offset is lastOffset, when the active
+   * segment is full, old, has a full index, or cannot index lastOffset (relative offsets are
+   * int32). The new segment starts at firstOffset (a follower's batches may start past the log end
+   * offset). An empty segment takes the append unless it cannot index it.
+   */
+  private maybeRoll(incomingBytes: number, lastOffset: number, firstOffset = this.logEndOffset): void {
+    const seg = this.activeSegment;
+    const offsetOverflow = lastOffset - seg.baseOffset > 0x7fffffff;
+    if (seg.sizeBytes === 0 && !offsetOverflow) return;
+    const full = seg.sizeBytes + incomingBytes > this.config.segmentBytes;
+    const old = this.platform.clock.nowMs() - seg.createdMs > this.config.segmentMs;
+    if (full || old || offsetOverflow || seg.index.isFull || seg.timeIndex.isFull) this.roll(firstOffset);
+  }
+
+  /**
+   * Starts a new active segment at the log end offset (or at expectedNextOffset when that is
+   * larger: a follower's next batch after a gap). The old one is complete, so it is flushed and
+   * the recovery point moves to the log end offset (Kafka flushes it from its scheduler; strand's
+   * file calls are synchronous, so here).
+   */
+  roll(expectedNextOffset = this.logEndOffset): void {
+    this.checkOnline();
+    try {
+      const base = Math.max(expectedNextOffset, this.logEndOffset);
       this.activeSegment.onBecomeInactive();
-      this.flush(base);
+      this.flush();
       this.segments.push(LogSegment.create(this.platform, this.dir, base, this._config));
       this.logger.info({ baseOffset: base }, "rolled new log segment");
     } catch (e) {
@@ -344,49 +520,10 @@ export class Log {
   offsetForTimestamp(timestampMs: number): TimestampOffset | null {
     this.checkOnline();
     try {
-      return this.findOffsetForTimestamp(timestampMs);
+      return findOffsetForTimestamp(this.segments, this.runningMax, this._logStartOffset, timestampMs);
     } catch (e) {
       throw this.storageError("timestamp lookup", e);
     }
-  }
-
-  private findOffsetForTimestamp(timestampMs: number): TimestampOffset | null {
-    // The first segment whose running max timestamp reaches timestampMs is the first whose own
-    // max does; a segment's own max may be below an earlier one's, the running max cannot.
-    const n = this.segments.length;
-    const closed = this.closedRunningMaxTimestamps();
-    const runningMax = (i: number) => (i < n - 1 ? closed[i] : Math.max(n > 1 ? closed[n - 2] : -1, this.activeSegment.maxTimestampMs));
-    let lo = 0;
-    let hi = n;
-    while (lo < hi) {
-      const mid = (lo + hi) >>> 1;
-      if (runningMax(mid) >= timestampMs) hi = mid;
-      else lo = mid + 1;
-    }
-    // Later segments only when every match in this one lies below the log start offset.
-    for (let i = lo; i < n; i++) {
-      const seg = this.segments[i];
-      if (seg.nextOffset <= this._logStartOffset) continue;
-      const found = seg.findOffsetByTimestamp(timestampMs, this._logStartOffset);
-      if (found !== null) return found;
-    }
-    return null;
-  }
-
-  /**
-   * Running max timestamps of the closed segments (all but the active one), cached: they change
-   * only when the list of segments does (roll, retention, truncation), which the cache checks by
-   * the list's length and its first and last closed segments.
-   */
-  private closedRunningMaxTimestamps(): Float64Array {
-    const n = this.segments.length;
-    const c = this.runningMaxCache;
-    if (c !== null && c.count === n && c.first === this.segments[0] && c.lastClosed === this.segments[n - 2]) return c.values;
-    const values = new Float64Array(Math.max(0, n - 1));
-    let max = -1;
-    for (let i = 0; i < n - 1; i++) values[i] = max = Math.max(max, this.segments[i].maxTimestampMs);
-    this.runningMaxCache = { count: n, first: this.segments[0], lastClosed: this.segments[n - 2], values };
-    return values;
   }
 
   /**
@@ -487,6 +624,7 @@ export class Log {
     if (this.segments[0].baseOffset > this._logStartOffset) {
       this._logStartOffset = this.segments[0].baseOffset;
       if (this._recoveryPoint < this._logStartOffset) this._recoveryPoint = this._logStartOffset;
+      this.epochCache.truncateFromStart(this._logStartOffset);
     }
     this.logger.info(
       { reason, segments: doomed.map((d) => d.baseOffset), logStartOffset: this._logStartOffset },
@@ -538,7 +676,7 @@ export class Log {
       throw this.storageError("segment swap", e);
     }
     this.segments.splice(at, old.length, cleaned);
-    this.runningMaxCache = null;
+    this.runningMax.reset();
     return true;
   }
 
@@ -592,72 +730,6 @@ export class Log {
     this.close();
     this.platform.fs.remove(this.dir);
   }
-}
-
-/**
- * Base offsets of the segments in dir, sorted. Finishes what a stop left half done: a cleaner's
- * swap (swap.ts), `.deleted` files (a deletion whose delay had not passed) and index files whose
- * log is gone.
- */
-function listSegmentFiles(platform: Platform, dir: string, logger: Logger): number[] {
-  let names = platform.fs.readdir(dir);
-  if (completeInterruptedSwaps(platform, dir, logger, names)) names = platform.fs.readdir(dir);
-  const logs = new Set(names.filter((n) => /^\d{20}\.log$/.test(n)));
-  for (const name of names) {
-    const stray = name.endsWith(DeletedFileSuffix) || (/^\d{20}\.(time)?index$/.test(name) && !logs.has(name.slice(0, 20) + ".log"));
-    if (!stray) continue;
-    platform.fs.remove(`${dir}/${name}`);
-    logger.info({ file: `${dir}/${name}` }, "removed leftover file");
-  }
-  return [...logs].map((n) => Number(n.slice(0, 20))).sort((a, b) => a - b);
-}
-
-/**
- * Opens the segments, recovering those that need it: after an unclean stop, the one holding the
- * recovery point and all later ones; at any time, one whose index file is missing. A recovery
- * that cuts bytes logs one line; when it cuts an unflushed segment, the later segments cannot
- * follow on from it and are removed (one more line).
- */
-function loadSegments(
-  platform: Platform,
-  dir: string,
-  bases: number[],
-  config: Required<LogConfig>,
-  state: LogLoadState,
-  logger: Logger,
-): LogSegment[] {
-  let firstUnflushed = bases.length;
-  if (!state.hadCleanShutdown) {
-    firstUnflushed = 0;
-    for (let i = 0; i < bases.length; i++) if (bases[i] <= state.recoveryPoint) firstUnflushed = i;
-  }
-  const segments: LogSegment[] = [];
-  for (let i = 0; i < bases.length; i++) {
-    const unflushed = i >= firstUnflushed;
-    const noIndex = platform.fs.stat(`${dir}/${segmentFileName(bases[i], ".index")}`) === null;
-    const { segment, truncatedBytes } = LogSegment.open(platform, dir, bases[i], config, unflushed || noIndex);
-    if (truncatedBytes > 0) logTruncation(logger, segment, truncatedBytes, "torn tail");
-    segments.push(segment);
-    if (!unflushed && !noIndex) continue;
-    const r = segment.recover();
-    if (r.truncatedBytes === 0) continue;
-    logTruncation(logger, segment, r.truncatedBytes, r.reason ?? "");
-    if (!unflushed) continue;
-    const later = bases.slice(i + 1);
-    if (later.length > 0) {
-      for (const b of later) LogSegment.open(platform, dir, b, config, true).segment.remove();
-      logger.warn({ segments: later }, "deleted segments after the truncated one");
-    }
-    break;
-  }
-  return segments;
-}
-
-function logTruncation(logger: Logger, seg: LogSegment, truncatedBytes: number, reason: string): void {
-  logger.warn(
-    { segment: seg.logPath, position: seg.sizeBytes, truncatedBytes, reason, nextOffset: seg.nextOffset },
-    "truncated torn tail of segment",
-  );
 }
 
 /** The prefix of whole batches that start below maxOffset (the high watermark, for consumers). */

@@ -13,7 +13,52 @@
 //   min.compaction.lag.ms ← log.cleaner.min.compaction.lag.ms
 //   max.compaction.lag.ms ← log.cleaner.max.compaction.lag.ms
 
-import { type LogConfig, logConfigDefaults } from "./log.ts";
+import type { SegmentConfig } from "./segment.ts";
+
+export interface LogConfig extends SegmentConfig {
+  segmentBytes: number;
+  segmentMs: number;
+  /** retention.ms: segments whose newest batch is older are deleted; -1: no time limit. */
+  retentionMs?: number;
+  /** retention.bytes: oldest segments are deleted while the log is larger; -1: no size limit. */
+  retentionBytes?: number;
+  /** flush.messages: fsync once this many messages are unflushed. */
+  flushMessages?: number;
+  /** flush.ms: the flush scheduler fsyncs a log not flushed for this long. */
+  flushMs?: number;
+  /** file.delete.delay.ms: how long a deleted segment's `.deleted` files remain. */
+  fileDeleteDelayMs?: number;
+  /** cleanup.policy: time and size retention apply only when it includes "delete"; the cleaner only when "compact". */
+  cleanupPolicy?: string;
+  /** delete.retention.ms: how long the cleaner keeps a tombstone after it first saw it. */
+  deleteRetentionMs?: number;
+  /** min.cleanable.dirty.ratio: the share of the log past the cleaner checkpoint that makes it worth cleaning. */
+  minCleanableDirtyRatio?: number;
+  /** min.compaction.lag.ms: a segment with a record younger than this is not cleaned. */
+  minCompactionLagMs?: number;
+  /** max.compaction.lag.ms: a dirty segment older than this is cleaned whatever the dirty ratio. */
+  maxCompactionLagMs?: number;
+}
+
+const DAY_MS = 24 * 3_600_000;
+
+/** Kafka's defaults for every LogConfig field; a config given without a field takes these. */
+export const logConfigDefaults: Required<LogConfig> = {
+  segmentBytes: 1 << 30,
+  segmentMs: 7 * DAY_MS,
+  indexIntervalBytes: 4096,
+  segmentIndexBytes: 10 << 20,
+  retentionMs: 7 * DAY_MS,
+  retentionBytes: -1,
+  flushMessages: Number.MAX_SAFE_INTEGER,
+  flushMs: Number.MAX_SAFE_INTEGER,
+  fileDeleteDelayMs: 60_000,
+  cleanupPolicy: "delete",
+  deleteRetentionMs: DAY_MS,
+  minCleanableDirtyRatio: 0.5,
+  minCompactionLagMs: 0,
+  maxCompactionLagMs: Number.MAX_SAFE_INTEGER,
+};
 
 /** Any negative retention.ms means no time limit (Kafka treats them all as -1). */
 const retentionMsOf = (ms: number) => (ms < 0 ? -1 : ms);
@@ -76,6 +121,8 @@ export function checkTopicConfig(key: string, value: string | null): string | nu
 
 export interface TopicLogConfig extends LogConfig {
   maxMessageBytes: number;
+  /** min.insync.replicas: acks=all writes need this many ISR members (the Partition checks it). */
+  minInsyncReplicas?: number;
 }
 
 /** The topic's effective log config: its overrides over the broker's defaults. */
@@ -87,6 +134,7 @@ export function effectiveLogConfig(defaults: TopicLogConfig, overrides: Record<s
     indexIntervalBytes: num("index.interval.bytes", defaults.indexIntervalBytes),
     segmentIndexBytes: num("segment.index.bytes", defaults.segmentIndexBytes),
     maxMessageBytes: num("max.message.bytes", defaults.maxMessageBytes),
+    minInsyncReplicas: num("min.insync.replicas", defaults.minInsyncReplicas ?? 1),
     retentionMs: retentionMsOf(num("retention.ms", defaults.retentionMs ?? logConfigDefaults.retentionMs)),
     retentionBytes: num("retention.bytes", defaults.retentionBytes ?? logConfigDefaults.retentionBytes),
     flushMessages: num("flush.messages", defaults.flushMessages ?? logConfigDefaults.flushMessages),

@@ -44,7 +44,9 @@ import {
   ReplicationOffsetCheckpointFile,
 } from "./checkpoint.ts";
 import { type CleanerConfig, LogCleaner } from "./cleaner.ts";
-import { Log, type LogConfig, type LogLoadState } from "./log.ts";
+import { Log } from "./log.ts";
+import type { LogConfig } from "./log_config.ts";
+import type { LogLoadState } from "./log_loader.ts";
 import { isIoError, KafkaStorageError, LogDirsFailedError } from "./log_dir_failure.ts";
 
 /** The broker-wide settings of the LogManager's tasks (Kafka's keys named beside each). */
@@ -287,6 +289,7 @@ export class LogManager {
     const fresh: LogLoadState = { hadCleanShutdown: true, recoveryPoint: 0, logStartOffset: 0, highWatermark: null };
     const log = Log.open(this.platform, `${dir}/${key}`, topic, partition, config, this.logger, state ?? fresh);
     log.ioErrorHandler = (_logDir, err) => this.markDirOffline(dir, err);
+    log.truncationHandler = (logEndOffset) => this.onTruncation(log, dir, logEndOffset);
     this.logs.set(key, log);
     this.dirOf.set(key, dir);
     return log;
@@ -447,21 +450,34 @@ export class LogManager {
     }
   }
 
-  checkpointRecoveryOffsets(): void {
-    this.writeCheckpoints(RecoveryPointCheckpointFile, () => true, (log) => log.recoveryPoint);
+  checkpointRecoveryOffsets(dirs = this.onlineDirs): void {
+    this.writeCheckpoints(RecoveryPointCheckpointFile, () => true, (log) => log.recoveryPoint, dirs);
   }
 
   /** Kafka writes only logs whose start offset is past their first segment's base. */
-  checkpointLogStartOffsets(): void {
-    this.writeCheckpoints(LogStartOffsetCheckpointFile, (log) => log.logStartOffset > log.segmentBaseOffsets[0], (log) => log.logStartOffset);
+  checkpointLogStartOffsets(dirs = this.onlineDirs): void {
+    this.writeCheckpoints(LogStartOffsetCheckpointFile, (log) => log.logStartOffset > log.segmentBaseOffsets[0], (log) => log.logStartOffset, dirs);
+  }
+
+  /**
+   * A log was truncated (Kafka's LogManager.truncateTo): the cleaner's checkpoint may not stay past
+   * its end, and the dir's recovery points and log start offsets are written at once: a crash
+   * before the next scheduled write must not trust a recovery point above what is on disk now
+   * (the appends after the truncation would not be recovered), nor bring back an older start.
+   */
+  private onTruncation(log: Log, dir: string, logEndOffset: number): void {
+    this.cleaner.maybeTruncateCheckpoint(log, logEndOffset);
+    if (!this.isLogDirOnline(dir)) return;
+    this.checkpointRecoveryOffsets([dir]);
+    this.checkpointLogStartOffsets([dir]);
   }
 
   checkpointHighWatermarks(): void {
     this.writeCheckpoints(ReplicationOffsetCheckpointFile, () => true, (log) => log.highWatermark);
   }
 
-  private writeCheckpoints(file: string, include: (log: Log) => boolean, offsetOf: (log: Log) => number): void {
-    for (const dir of this.onlineDirs) {
+  private writeCheckpoints(file: string, include: (log: Log) => boolean, offsetOf: (log: Log) => number, dirs = this.onlineDirs): void {
+    for (const dir of dirs) {
       const entries: { topic: string; partition: number; offset: number }[] = [];
       for (const [key, log] of this.logs) {
         if (this.dirOf.get(key) === dir && include(log)) entries.push({ topic: log.topic, partition: log.partition, offset: offsetOf(log) });

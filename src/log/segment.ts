@@ -5,7 +5,9 @@
 // Invariants:
 // - The file is a concatenation of whole, valid batches; the next append goes at `sizeBytes`.
 // - Every offset in the segment is >= baseOffset, and offsets increase batch by batch.
-// - nextOffset is one past the last offset stored (baseOffset when the segment is empty).
+// - nextOffset is one past the last offset stored (baseOffset when the segment is empty), or more
+//   after a truncation into a gap between batches (truncateToOffset); every cut (recovery, a
+//   torn tail, a follower's truncation) falls on a batch boundary, with both indexes cut to match.
 // - A segment being deleted has its files renamed `<name>.deleted` first (Kafka's suffix) and
 //   keeps its open handles until removed, so a read already under way completes; `.deleted` files
 //   found at start-up are leftovers of a stop before the removal and are removed.
@@ -63,6 +65,8 @@ export interface BatchHeader {
   lastOffset: number;
   magic: number;
   maxTimestamp: number;
+  /** partitionLeaderEpoch: the epoch of the leader that appended the batch (-1 when none). */
+  leaderEpoch: number;
 }
 
 export interface SegmentConfig {
@@ -122,9 +126,16 @@ export class LogSegment {
    * offset; the first one that does not look whole or fails its CRC32C (a torn tail) is cut off,
    * with everything after it, and the count of bytes cut is returned in `truncatedBytes`. A
    * missing or damaged `.timeindex` makes it recover() the whole segment instead (Kafka's answer to
-   * a corrupt index), which rebuilds both indexes.
+   * a corrupt index), which rebuilds both indexes; `onRecoveredBatch` then sees every valid batch.
    */
-  static open(platform: Platform, dir: string, baseOffset: number, config: SegmentConfig, recovering = false) {
+  static open(
+    platform: Platform,
+    dir: string,
+    baseOffset: number,
+    config: SegmentConfig,
+    recovering = false,
+    onRecoveredBatch?: (h: BatchHeader) => void,
+  ) {
     const log = platform.fs.open(`${dir}/${segmentFileName(baseOffset, ".log")}`, "readwrite");
     const fileSize = log.size();
     const index = OffsetIndex.open(
@@ -147,7 +158,7 @@ export class LogSegment {
     // An empty time index beside offset-index entries: the first index point saw the first
     // batch, whose timestamp would have made an entry if it had one.
     if (timeIndex.entryCount === 0 && index.entryCount > 0 && (seg.readHeader(0)?.maxTimestamp ?? -1) >= 0) timeIndex.damaged = true;
-    if (timeIndex.damaged) return { segment: seg, truncatedBytes: seg.recover().truncatedBytes };
+    if (timeIndex.damaged) return { segment: seg, truncatedBytes: seg.recover(onRecoveredBatch).truncatedBytes };
     const truncatedBytes = seg.recoverTail(index.lastPosition);
     if (truncatedBytes === 0) seg.restoreMaxTimestamp(); // truncateTo() did it otherwise
     return { segment: seg, truncatedBytes };
@@ -203,11 +214,15 @@ export class LogSegment {
    * Crash recovery (Kafka's LogSegment.recover): checks every batch from the start of the file
    * (length, magic, offsets increasing, CRC32C), rebuilds the indexes from the valid ones, and
    * truncates the file after the last valid batch. The caller removes later segments when bytes
-   * were cut. Reads go in large chunks so the scan runs at CRC32C speed.
+   * were cut. Reads go in large chunks so the scan runs at CRC32C speed. `onBatch` sees each valid
+   * batch's header (the Log reassigns leader epochs from them, as Kafka's recovery does).
    */
-  recover(): RecoverResult {
+  recover(onBatch?: (h: BatchHeader) => void): RecoverResult {
     this.resetIndexes();
-    const end = this.scanBatches((h) => this.indexBatch(h.position, h.size, h.lastOffset, h.maxTimestamp));
+    const end = this.scanBatches((h) => {
+      this.indexBatch(h.position, h.size, h.lastOffset, h.maxTimestamp);
+      onBatch?.(h);
+    });
     const truncatedBytes = this.sizeBytes - end.validBytes;
     if (truncatedBytes > 0) this.log.truncate(end.validBytes);
     this.sizeBytes = end.validBytes;
@@ -465,6 +480,41 @@ export class LogSegment {
     this.timeIndex.maybeAppend(this.maxTimestampSoFar, this.offsetOfMaxTimestampSoFar, true);
   }
 
+  /**
+   * Visits the header of every batch from the start of the file, reading headers only (no CRC
+   * check: the segment was opened, so its batches were checked or recovered); stops at the end or
+   * at the first header that does not look whole.
+   */
+  forEachBatchHeader(visit: (h: BatchHeader) => void): void {
+    for (let pos = 0; ;) {
+      const h = this.readHeader(pos);
+      if (h === null) return;
+      visit(h);
+      pos += h.size;
+    }
+  }
+
+  /**
+   * Drops every batch holding an offset >= offset (Kafka's LogSegment.truncateTo): the file is cut
+   * before the first such batch, the indexes with it. A batch straddling offset goes whole, so the
+   * segment then ends at that batch's base offset; otherwise its next offset becomes `offset`
+   * (which may leave a gap after its last batch, as a compacted log has). Returns the bytes cut.
+   */
+  truncateToOffset(offset: number): number {
+    assert(offset >= this.baseOffset, "a segment is truncated at or after its base offset");
+    const pos = this.positionOf(offset);
+    if (pos < 0) {
+      if (offset < this.nextOffset) this.truncateTo(this.sizeBytes, offset);
+      else this.nextOffset = offset;
+      return 0;
+    }
+    const h = this.readHeader(pos);
+    assert(h !== null, "positionOf points at a batch");
+    const cut = this.sizeBytes - pos;
+    this.truncateTo(pos, Math.min(offset, h.baseOffset));
+    return cut;
+  }
+
   /** Cuts the segment at a batch boundary, leaving nextOffset as the next offset to write. */
   truncateTo(position: number, nextOffset: number): void {
     this.log.truncate(position);
@@ -546,6 +596,7 @@ function parseHeader(dv: DataView, at: number, position: number): BatchHeader {
     lastOffset: baseOffset + dv.getInt32(at + BatchField.lastOffsetDelta),
     magic: dv.getInt8(at + BatchField.magic),
     maxTimestamp: Number(dv.getBigInt64(at + BatchField.maxTimestamp)),
+    leaderEpoch: dv.getInt32(at + BatchField.partitionLeaderEpoch),
   };
 }
 

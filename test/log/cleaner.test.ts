@@ -680,5 +680,5 @@ test("cleaner configs: topic overrides over the log.cleaner.* broker defaults", 
     "max.compaction.lag.ms": "9223372036854775807",
   });
   assert.deepEqual([own.deleteRetentionMs, own.minCleanableDirtyRatio, own.minCompactionLagMs], [5, 0.01, 7]);
-  assert.ok(own.maxCompactionLagMs > Number.MAX_SAFE_INTEGER / 2);
+  assert.ok((own.maxCompactionLagMs ?? 0) > Number.MAX_SAFE_INTEGER / 2);
 });

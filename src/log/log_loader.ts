@@ -1,0 +1,172 @@
+// LogLoader: what Log.open does before a Log exists (Kafka's LogLoader): list a partition dir's
+// segment files, finish what a stop left half done, open and recover the segments, and load the
+// leader epoch cache consistent with them.
+//
+// Steps, in order:
+// 1. Leftovers: an interrupted cleaner swap is completed (swap.ts); `.deleted` files and index
+//    files without their log are removed.
+// 2. Segments: after an unclean stop, the segment holding the recovery point and every later one
+//    are scanned whole (LogSegment.recover) and cut at the first invalid batch, and the segments
+//    after a cut one are removed; at any time a segment without an index is recovered.
+// 3. A log ending below its checkpointed log start offset starts over, empty, at that offset,
+//    with no epochs (Kafka's LogLoader clears the cache then).
+// 4. Leader epochs: `leader-epoch-checkpoint` is read; the batches a recovery scanned add the
+//    epochs newer than the latest one (Kafka's rule in LogSegment.recover). A missing or unreadable
+//    file is rebuilt from every batch's header (partitionLeaderEpoch, no CRC, no records), which
+//    is cheap next to a recovery and leaves the file consistent with the log. Then entries at or
+//    past the log end offset go (data lost in the crash) and the first one is moved up to the log
+//    start offset.
+
+import type { Platform } from "../platform/mod.ts";
+import type { Logger } from "../util/mod.ts";
+import { CheckpointFormatError } from "./checkpoint.ts";
+import { type EpochEntry, LeaderEpochCheckpointFile, LeaderEpochCheckpointFileName, LeaderEpochFileCache } from "./leader_epoch_cache.ts";
+import type { LogConfig } from "./log_config.ts";
+import { type BatchHeader, DeletedFileSuffix, LogSegment, segmentFileName } from "./segment.ts";
+import { completeInterruptedSwaps } from "./swap.ts";
+
+/** What the log dir's checkpoints say about this log, and whether the dir was shut down cleanly. */
+export interface LogLoadState {
+  hadCleanShutdown: boolean;
+  /** From recovery-point-offset-checkpoint; 0 (recover everything) when absent. */
+  recoveryPoint: number;
+  /** From log-start-offset-checkpoint; 0 when absent (then the first segment's base counts). */
+  logStartOffset: number;
+  /** From replication-offset-checkpoint; the log start offset when absent. */
+  highWatermark: number | null;
+}
+
+export interface LoadedLog {
+  /** Oldest first, never empty: the last is the active segment. */
+  segments: LogSegment[];
+  /** Consistent with the segments: no entry past their end, none before the log start offset. */
+  leaderEpochCache: LeaderEpochFileCache;
+}
+
+/** Steps 1-4 of the file comment for the log in dir (which exists). */
+export function loadLog(platform: Platform, dir: string, config: Required<LogConfig>, state: LogLoadState, logger: Logger): LoadedLog {
+  const bases = listSegmentFiles(platform, dir, logger);
+  const checkpoint = new LeaderEpochCheckpointFile(platform, `${dir}/${LeaderEpochCheckpointFileName}`);
+  const stored = readEpochCheckpoint(checkpoint, logger);
+  const cache = new LeaderEpochFileCache(checkpoint, logger, stored ?? []);
+  const recovered = new EpochStarts(cache.latestEpoch);
+  const segments = loadSegments(platform, dir, bases, config, state, logger, (h) => recovered.visit(h));
+  if (segments.length > 0 && segments[segments.length - 1].nextOffset < state.logStartOffset) {
+    // Kafka's rule: a log ending below its checkpointed start offset (the start was moved past
+    // the end, then the tail was lost) starts over, empty, at that start offset.
+    const logEndOffset = segments[segments.length - 1].nextOffset;
+    logger.warn({ logEndOffset, logStartOffset: state.logStartOffset }, "log ends below its log start offset; deleting all segments");
+    for (const seg of segments.splice(0)) seg.remove();
+    recovered.entries.length = 0; // epochs of batches that are gone
+    if (stored !== null && !cache.isEmpty) cache.clear();
+  }
+  if (segments.length === 0) segments.push(LogSegment.create(platform, dir, state.logStartOffset, config));
+  const logEndOffset = segments[segments.length - 1].nextOffset;
+  const logStartOffset = Math.max(state.logStartOffset, segments[0].baseOffset); // as the Log computes it
+  if (stored === null) {
+    const rebuilt = new EpochStarts(null);
+    for (const seg of segments) seg.forEachBatchHeader((h) => rebuilt.visit(h));
+    // Written now (unless the log is new and empty), so the next open does not walk it again.
+    if (!cache.assignAll(rebuilt.entries) && platform.fs.stat(checkpoint.path) !== null) cache.write();
+    if (rebuilt.entries.length > 0) logger.info({ entries: rebuilt.entries.length }, "rebuilt leader epoch cache from batch headers");
+  } else {
+    cache.assignAll(recovered.entries);
+  }
+  cache.truncateFromEnd(logEndOffset);
+  cache.truncateFromStart(logStartOffset);
+  return { segments, leaderEpochCache: cache };
+}
+
+/** The stored entries, or null when the file is missing or does not parse (then it is rebuilt). */
+function readEpochCheckpoint(file: LeaderEpochCheckpointFile, logger: Logger): EpochEntry[] | null {
+  try {
+    return file.read();
+  } catch (e) {
+    if (!(e instanceof CheckpointFormatError)) throw e;
+    logger.warn({ file: file.path, err: e.message }, "cannot read leader epoch checkpoint; rebuilding it from the log");
+    return null;
+  }
+}
+
+/**
+ * The epoch starts found walking batches in offset order: a batch whose partitionLeaderEpoch is
+ * set (>= 0) and newer than every epoch before it starts that epoch (Kafka's recovery rule).
+ */
+class EpochStarts {
+  readonly entries: EpochEntry[] = [];
+  constructor(private latest: number | null) {}
+
+  visit(h: BatchHeader): void {
+    if (h.leaderEpoch < 0 || (this.latest !== null && h.leaderEpoch <= this.latest)) return;
+    this.entries.push({ epoch: h.leaderEpoch, startOffset: h.baseOffset });
+    this.latest = h.leaderEpoch;
+  }
+}
+
+/**
+ * Base offsets of the segments in dir, sorted. Finishes what a stop left half done: a cleaner's
+ * swap (swap.ts), `.deleted` files (a deletion whose delay had not passed) and index files whose
+ * log is gone.
+ */
+function listSegmentFiles(platform: Platform, dir: string, logger: Logger): number[] {
+  let names = platform.fs.readdir(dir);
+  if (completeInterruptedSwaps(platform, dir, logger, names)) names = platform.fs.readdir(dir);
+  const logs = new Set(names.filter((n) => /^\d{20}\.log$/.test(n)));
+  for (const name of names) {
+    const stray = name.endsWith(DeletedFileSuffix) || (/^\d{20}\.(time)?index$/.test(name) && !logs.has(name.slice(0, 20) + ".log"));
+    if (!stray) continue;
+    platform.fs.remove(`${dir}/${name}`);
+    logger.info({ file: `${dir}/${name}` }, "removed leftover file");
+  }
+  return [...logs].map((n) => Number(n.slice(0, 20))).sort((a, b) => a - b);
+}
+
+/**
+ * Opens the segments, recovering those that need it: after an unclean stop, the one holding the
+ * recovery point and all later ones; at any time, one whose index file is missing. A recovery
+ * that cuts bytes logs one line; when it cuts an unflushed segment, the later segments cannot
+ * follow on from it and are removed (one more line). `onRecoveredBatch` sees every batch a
+ * recovery found valid.
+ */
+function loadSegments(
+  platform: Platform,
+  dir: string,
+  bases: number[],
+  config: Required<LogConfig>,
+  state: LogLoadState,
+  logger: Logger,
+  onRecoveredBatch: (h: BatchHeader) => void,
+): LogSegment[] {
+  let firstUnflushed = bases.length;
+  if (!state.hadCleanShutdown) {
+    firstUnflushed = 0;
+    for (let i = 0; i < bases.length; i++) if (bases[i] <= state.recoveryPoint) firstUnflushed = i;
+  }
+  const segments: LogSegment[] = [];
+  for (let i = 0; i < bases.length; i++) {
+    const unflushed = i >= firstUnflushed;
+    const noIndex = platform.fs.stat(`${dir}/${segmentFileName(bases[i], ".index")}`) === null;
+    const { segment, truncatedBytes } = LogSegment.open(platform, dir, bases[i], config, unflushed || noIndex, onRecoveredBatch);
+    if (truncatedBytes > 0) logTruncation(logger, segment, truncatedBytes, "torn tail");
+    segments.push(segment);
+    if (!unflushed && !noIndex) continue;
+    const r = segment.recover(onRecoveredBatch);
+    if (r.truncatedBytes === 0) continue;
+    logTruncation(logger, segment, r.truncatedBytes, r.reason ?? "");
+    if (!unflushed) continue;
+    const later = bases.slice(i + 1);
+    if (later.length > 0) {
+      for (const b of later) LogSegment.open(platform, dir, b, config, true).segment.remove();
+      logger.warn({ segments: later }, "deleted segments after the truncated one");
+    }
+    break;
+  }
+  return segments;
+}
+
+function logTruncation(logger: Logger, seg: LogSegment, truncatedBytes: number, reason: string): void {
+  logger.warn(
+    { segment: seg.logPath, position: seg.sizeBytes, truncatedBytes, reason, nextOffset: seg.nextOffset },
+    "truncated torn tail of segment",
+  );
+}
