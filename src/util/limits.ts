@@ -99,6 +99,14 @@ export const cleanerDecompressedBytesMax = decompressedBytesMax;
 export const adminRequestBodyBytesMax = 1024 * 1024;
 /** How long an admin request waits for a created or deleted topic to reach this broker's metadata. */
 export const adminTopicWaitMs = 30_000;
+/** How often the dashboard page polls the admin API (its chart gets one point per poll). */
+export const dashboardPollMs = 2_000;
+/** Points the dashboard's rate chart keeps (dashboardPollMs apart: three minutes). */
+export const dashboardChartPointsMax = 90;
+/** Topics whose partitions the dashboard fetches and shows on each poll; the rest are listed only. */
+export const dashboardTopicsDetailedMax = 200;
+/** Consumer groups whose offsets and lag the dashboard fetches and shows on each poll. */
+export const dashboardGroupsDetailedMax = 100;
 /** Most consumer-group lag series /metrics reports (group × partition); the rest are left out. */
 export const metricsGroupLagSeriesMax = 100_000;
 /** Most label sets one metric family keeps (per-topic and per-request series); new ones past it are dropped. */
@@ -126,3 +134,12 @@ export const readChunkBytes = 64 * 1024;
 export const randomBytesPerCallMax = 65_536;
 /** ZooKeeper's default jute.maxbuffer: the largest payload a ZooKeeper server accepts per node. */
 export const nodeDataBytesMax = 0xfffff;
+
+// --- Kafka client (src/client) -------------------------------------------------------------------
+/**
+ * Largest response frame a KafkaConnection accepts. A replica fetch answers up to
+ * replica.fetch.response.max.bytes (10 MiB by default), or more when its first batch alone is
+ * larger (KIP-74); this is the broker's default socket.request.max.bytes, ten times that. Past it
+ * the length is garbage or hostile, and the connection is closed before anything is allocated.
+ */
+export const clientResponseBytesMax = 104_857_600;

@@ -14,12 +14,16 @@ const kafkaDir = fileURLToPath(new URL("../../../shared/reference/kafka-3.8-mess
 const haveKafka = existsSync(kafkaDir);
 const skip = haveKafka ? false : `Kafka's message definitions are absent (${kafkaDir})`;
 
-/** The versions strand supports, per API key. */
+/** The versions strand declares, per API key (a handler may answer fewer: ApiVersions says which). */
 const supported: Record<number, [string, number, number]> = {
   0: ["Produce", 0, 9],
   1: ["Fetch", 4, 16],
   2: ["ListOffsets", 1, 8],
   3: ["Metadata", 0, 12],
+  4: ["LeaderAndIsr", 0, 7],
+  5: ["StopReplica", 0, 4],
+  6: ["UpdateMetadata", 0, 8],
+  7: ["ControlledShutdown", 0, 3],
   8: ["OffsetCommit", 0, 9],
   9: ["OffsetFetch", 0, 9],
   10: ["FindCoordinator", 0, 4],
@@ -33,12 +37,18 @@ const supported: Record<number, [string, number, number]> = {
   19: ["CreateTopics", 2, 7],
   20: ["DeleteTopics", 1, 6],
   21: ["DeleteRecords", 0, 2],
+  23: ["OffsetForLeaderEpoch", 0, 4],
   32: ["DescribeConfigs", 0, 4],
   33: ["AlterConfigs", 0, 2],
   35: ["DescribeLogDirs", 0, 4],
+  37: ["CreatePartitions", 0, 3],
   42: ["DeleteGroups", 0, 2],
+  43: ["ElectLeaders", 0, 2],
   44: ["IncrementalAlterConfigs", 0, 1],
+  45: ["AlterPartitionReassignments", 0, 0],
+  46: ["ListPartitionReassignments", 0, 0],
   47: ["OffsetDelete", 0, 0],
+  56: ["AlterPartition", 0, 3],
 };
 
 interface KafkaField {

@@ -1,10 +1,15 @@
 // Every API strand speaks, as data: one schema per API key (request and response), sorted by key.
-// The broker's handler registry pairs each with a handler; ApiVersions is answered from that.
+// The broker's handler registry pairs each with a handler; ApiVersions is answered from that, so a
+// schema here without a handler is not advertised (the client's requests, e.g. AlterPartition).
 import type { ApiSchema } from "../schema.ts";
 import { ProduceApi } from "./00_produce.ts";
 import { FetchApi } from "./01_fetch.ts";
 import { ListOffsetsApi } from "./02_list_offsets.ts";
 import { MetadataApi } from "./03_metadata.ts";
+import { LeaderAndIsrApi } from "./04_leader_and_isr.ts";
+import { StopReplicaApi } from "./05_stop_replica.ts";
+import { UpdateMetadataApi } from "./06_update_metadata.ts";
+import { ControlledShutdownApi } from "./07_controlled_shutdown.ts";
 import { OffsetCommitApi } from "./08_offset_commit.ts";
 import { OffsetFetchApi } from "./09_offset_fetch.ts";
 import { FindCoordinatorApi } from "./10_find_coordinator.ts";
@@ -18,17 +23,33 @@ import { ApiVersionsApi } from "./18_api_versions.ts";
 import { CreateTopicsApi } from "./19_create_topics.ts";
 import { DeleteTopicsApi } from "./20_delete_topics.ts";
 import { DeleteRecordsApi } from "./21_delete_records.ts";
+import { OffsetForLeaderEpochApi } from "./23_offset_for_leader_epoch.ts";
 import { DescribeConfigsApi } from "./32_describe_configs.ts";
 import { AlterConfigsApi } from "./33_alter_configs.ts";
 import { DescribeLogDirsApi } from "./35_describe_log_dirs.ts";
+import { CreatePartitionsApi } from "./37_create_partitions.ts";
 import { DeleteGroupsApi } from "./42_delete_groups.ts";
+import { ElectLeadersApi } from "./43_elect_leaders.ts";
 import { IncrementalAlterConfigsApi } from "./44_incremental_alter_configs.ts";
+import { AlterPartitionReassignmentsApi } from "./45_alter_partition_reassignments.ts";
+import { ListPartitionReassignmentsApi } from "./46_list_partition_reassignments.ts";
 import { OffsetDeleteApi } from "./47_offset_delete.ts";
+import { AlterPartitionApi } from "./56_alter_partition.ts";
 
 export { ApiVersionsApi, CreateTopicsApi, DeleteTopicsApi, FetchApi, ListOffsetsApi, MetadataApi, ProduceApi };
 export { AlterConfigsApi, DescribeConfigsApi, IncrementalAlterConfigsApi };
 export { DeleteRecordsApi };
 export { DescribeLogDirsApi };
+// Replication: the controller's requests to brokers, a follower's truncation point, and the
+// admin requests that move partitions.
+export { ControlledShutdownApi, LeaderAndIsrApi, OffsetForLeaderEpochApi, StopReplicaApi, UpdateMetadataApi };
+export {
+  AlterPartitionApi,
+  AlterPartitionReassignmentsApi,
+  CreatePartitionsApi,
+  ElectLeadersApi,
+  ListPartitionReassignmentsApi,
+};
 export {
   DeleteGroupsApi,
   DescribeGroupsApi,
@@ -48,6 +69,10 @@ export const apiSchemas: readonly ApiSchema[] = [
   FetchApi,
   ListOffsetsApi,
   MetadataApi,
+  LeaderAndIsrApi,
+  StopReplicaApi,
+  UpdateMetadataApi,
+  ControlledShutdownApi,
   OffsetCommitApi,
   OffsetFetchApi,
   FindCoordinatorApi,
@@ -61,12 +86,18 @@ export const apiSchemas: readonly ApiSchema[] = [
   CreateTopicsApi,
   DeleteTopicsApi,
   DeleteRecordsApi,
+  OffsetForLeaderEpochApi,
   DescribeConfigsApi,
   AlterConfigsApi,
   DescribeLogDirsApi,
+  CreatePartitionsApi,
   DeleteGroupsApi,
+  ElectLeadersApi,
   IncrementalAlterConfigsApi,
+  AlterPartitionReassignmentsApi,
+  ListPartitionReassignmentsApi,
   OffsetDeleteApi,
+  AlterPartitionApi,
 ].sort((a, b) => a.apiKey - b.apiKey);
 
 const byKey = new Map<number, ApiSchema>(apiSchemas.map((a) => [a.apiKey, a]));

@@ -1,0 +1,348 @@
+// KafkaConnection: one TCP connection to a Kafka broker, speaking the request/response protocol
+// with the project's own codec (protocol/codec.ts, headers.ts), over the Platform's sockets.
+//
+// Wire format: every frame is an int32 size, then that many bytes. A request frame holds a
+// request header (v1, or v2 for flexible versions: key, version, correlation id, client id,
+// tagged fields) and the body; a response frame holds a response header (v0, or v1 for flexible
+// versions except ApiVersions: correlation id, tagged fields) and the body.
+//
+// Invariants:
+// - Requests are pipelined: each is encoded and queued when asked for, written in order (one
+//   Connection.write at a time, as its contract requires), and matched to its answer by a
+//   correlation id unique among those in flight. A Kafka broker answers in request order, but the
+//   match does not rely on it.
+// - Every request ends exactly once: answered, or rejected with a KafkaConnectionError that names
+//   the peer, the API and why (timeout, disconnect, malformed answer).
+// - A response frame's size is checked against `responseBytesMax` (limits.clientResponseBytesMax
+//   at most) before anything is allocated; a frame past it, a frame that does not decode whole, or
+//   an answer nobody waits for closes the connection: the peer is out of step with us.
+// - A request that times out closes the connection (as Kafka's NetworkClient does): the peer or
+//   the link is stuck, and whatever else is in flight fails now instead of waiting out its own
+//   timer. After close() nothing is sent, every waiting request is rejected, `closed` is true.
+// - A request that expects no response (Produce with acks=0) resolves once written.
+import type { Connection, Platform, Timer } from "../platform/mod.ts";
+import {
+  type ApiSchema,
+  ApiVersionsApi,
+  decode,
+  encode,
+  readResponseHeader,
+  responseHeaderFlexible,
+  type Struct,
+  writeRequestHeader,
+} from "../protocol/mod.ts";
+import { clientResponseBytesMax, ErrorCode, errorName, Reader, Writer } from "../util/mod.ts";
+
+/** How long a TCP connect may take when the caller does not say (Kafka's socket.connection.setup.timeout.ms). */
+export const connectTimeoutMsDefault = 10_000;
+/** The client id requests carry when the caller does not say. */
+export const clientIdDefault = "strand";
+
+export class KafkaConnectionError extends Error {
+  override name = "KafkaConnectionError";
+}
+
+export interface KafkaConnectionOptions {
+  host: string;
+  port: number;
+  /** The request header's client id (null sends none). */
+  clientId?: string | null;
+  connectTimeoutMs?: number;
+  /** Largest response frame accepted; capped at limits.clientResponseBytesMax. */
+  responseBytesMax?: number;
+}
+
+export interface RequestOptions {
+  /**
+   * False for a request the broker never answers (Produce with acks=0): it resolves with an empty
+   * struct once written. Defaults to true, except for Produce with `acks` 0.
+   */
+  expectResponse?: boolean;
+}
+
+interface Pending {
+  api: ApiSchema;
+  version: number;
+  resolve(body: Struct): void;
+  reject(e: Error): void;
+  timer: Timer | null;
+}
+
+interface Outgoing {
+  frame: Uint8Array;
+  /** For requests that expect no answer: settled by the write. */
+  written?: { resolve(): void; reject(e: Error): void };
+}
+
+export class KafkaConnection {
+  /** "host:port", for messages and logs. */
+  readonly endpoint: string;
+  private readonly clientId: string | null;
+  private readonly responseBytesMax: number;
+  private readonly pending = new Map<number, Pending>();
+  private outgoing: Outgoing[] = [];
+  private writing = false;
+  private nextCorrelationId = 1;
+  private closeReason: string | null = null;
+  private apiVersions: Promise<Map<number, { min: number; max: number }>> | null = null;
+  // Received bytes not yet cut into frames: buf[start, end).
+  private buf = new Uint8Array(0);
+  private start = 0;
+  private end = 0;
+
+  private constructor(
+    private readonly platform: Platform,
+    private readonly conn: Connection,
+    opts: KafkaConnectionOptions,
+  ) {
+    this.endpoint = `${opts.host}:${opts.port}`;
+    this.clientId = opts.clientId === undefined ? clientIdDefault : opts.clientId;
+    this.responseBytesMax = Math.min(opts.responseBytesMax ?? clientResponseBytesMax, clientResponseBytesMax);
+  }
+
+  /** Opens a connection; rejects when the TCP connect fails or takes longer than connectTimeoutMs. */
+  static async connect(platform: Platform, opts: KafkaConnectionOptions): Promise<KafkaConnection> {
+    let conn: Connection;
+    try {
+      conn = await platform.net.connect({ host: opts.host, port: opts.port, timeoutMs: opts.connectTimeoutMs ?? connectTimeoutMsDefault });
+    } catch (e) {
+      throw new KafkaConnectionError(`connect to ${opts.host}:${opts.port} failed: ${(e as Error).message}`);
+    }
+    const c = new KafkaConnection(platform, conn, opts);
+    void c.readLoop();
+    return c;
+  }
+
+  /** True once closed (locally, by the peer, or after a failure); nothing more can be sent. */
+  get closed(): boolean {
+    return this.closeReason !== null;
+  }
+
+  /** Why the connection closed, or null while open. */
+  get closedReason(): string | null {
+    return this.closeReason;
+  }
+
+  /** Requests sent (or queued) and not yet answered. */
+  get inFlight(): number {
+    return this.pending.size;
+  }
+
+  /**
+   * Sends one request and resolves with the decoded response body. Rejects with a
+   * KafkaConnectionError when no answer comes within timeoutMs (the connection is then closed),
+   * when the connection closes first, or when the answer does not decode.
+   */
+  request(api: ApiSchema, version: number, body: Struct, timeoutMs: number, opts: RequestOptions = {}): Promise<Struct> {
+    if (this.closeReason !== null) {
+      return Promise.reject(this.error(`${api.name} v${version} not sent: connection closed (${this.closeReason})`));
+    }
+    const expectResponse = opts.expectResponse ?? !(api.apiKey === 0 && body.acks === 0);
+    const correlationId = this.takeCorrelationId();
+    let frame: Uint8Array;
+    try {
+      frame = this.encodeFrame(api, version, correlationId, body);
+    } catch (e) {
+      return Promise.reject(e);
+    }
+    if (!expectResponse) {
+      return new Promise<Struct>((resolve, reject) => {
+        this.outgoing.push({ frame, written: { resolve: () => resolve({}), reject } });
+        void this.flush();
+      });
+    }
+    return new Promise<Struct>((resolve, reject) => {
+      const p: Pending = { api, version, resolve, reject, timer: null };
+      p.timer = this.platform.clock.setTimeout(() => this.onTimeout(correlationId, timeoutMs), timeoutMs);
+      this.pending.set(correlationId, p);
+      this.outgoing.push({ frame });
+      void this.flush();
+    });
+  }
+
+  /**
+   * The highest version of `api` both sides speak, at most `max` (our own schema's maximum by
+   * default), from one ApiVersions v3 exchange cached for the connection's life. Rejects when the
+   * peer does not implement the API or no version overlaps.
+   */
+  async negotiateVersion(api: ApiSchema, max = api.request.versions.max, timeoutMs = 10_000): Promise<number> {
+    if (this.apiVersions === null) {
+      this.apiVersions = this.fetchApiVersions(timeoutMs);
+      this.apiVersions.catch(() => (this.apiVersions = null));
+    }
+    const theirs = (await this.apiVersions).get(api.apiKey);
+    const ourMax = Math.min(max, api.request.versions.max);
+    if (theirs === undefined) throw this.error(`${this.endpoint} does not implement ${api.name}`);
+    const v = Math.min(ourMax, theirs.max);
+    if (v < Math.max(theirs.min, api.request.versions.min)) {
+      throw this.error(`${api.name}: ${this.endpoint} speaks v${theirs.min}-${theirs.max}, we speak v${api.request.versions.min}-${ourMax}`);
+    }
+    return v;
+  }
+
+  /** Closes the connection; requests still waiting are rejected with `reason`. Idempotent. */
+  close(reason = "closed locally"): void {
+    if (this.closeReason !== null) return;
+    this.closeReason = reason;
+    this.conn.close();
+    const err = this.error(`connection to ${this.endpoint} closed: ${reason}`);
+    for (const p of this.pending.values()) {
+      p.timer?.cancel();
+      p.reject(this.error(`${p.api.name} v${p.version} to ${this.endpoint} failed: connection closed (${reason})`));
+    }
+    this.pending.clear();
+    for (const o of this.outgoing.splice(0)) o.written?.reject(err);
+    this.buf = new Uint8Array(0);
+    this.start = this.end = 0;
+  }
+
+  // --- sending ---------------------------------------------------------------------------------
+
+  private takeCorrelationId(): number {
+    let id = this.nextCorrelationId;
+    while (this.pending.has(id)) id = (id + 1) & 0x7fffffff;
+    this.nextCorrelationId = (id + 1) & 0x7fffffff;
+    return id;
+  }
+
+  private encodeFrame(api: ApiSchema, version: number, correlationId: number, body: Struct): Uint8Array {
+    const flexible = version >= api.request.flexibleFrom;
+    const w = new Writer(256);
+    w.int32(0);
+    writeRequestHeader(w, { apiKey: api.apiKey, apiVersion: version, correlationId, clientId: this.clientId }, flexible);
+    encode(api.request, version, body, w);
+    w.view.setInt32(0, w.pos - 4);
+    // A copy of exactly the frame: the writer's buffer is larger, and the runtime may keep the
+    // bytes until the kernel takes them.
+    return w.finish().slice();
+  }
+
+  /** Writes queued frames in order, those queued meanwhile batched into one write. */
+  private async flush(): Promise<void> {
+    if (this.writing) return;
+    this.writing = true;
+    let batch: Outgoing[] = [];
+    try {
+      while (this.outgoing.length > 0 && this.closeReason === null) {
+        batch = this.outgoing.splice(0);
+        await this.conn.write(batch.length === 1 ? batch[0].frame : concat(batch.map((o) => o.frame)));
+        for (const o of batch) o.written?.resolve();
+        batch = [];
+      }
+    } catch (e) {
+      const reason = `write failed: ${(e as Error).message}`;
+      for (const o of batch) o.written?.reject(this.error(`request to ${this.endpoint} not sent: ${reason}`));
+      this.close(reason);
+    } finally {
+      this.writing = false;
+    }
+  }
+
+  // --- receiving -------------------------------------------------------------------------------
+
+  private async readLoop(): Promise<void> {
+    try {
+      for (;;) {
+        const chunk = await this.conn.read();
+        if (this.closeReason !== null) return;
+        if (chunk === null) return this.close("closed by the peer");
+        this.append(chunk);
+        for (;;) {
+          const frame = this.takeFrame();
+          if (frame === null || this.closeReason !== null) break;
+          this.onFrame(frame);
+        }
+        if (this.closeReason !== null) return;
+      }
+    } catch (e) {
+      this.close(`read failed: ${(e as Error).message}`);
+    }
+  }
+
+  private onFrame(frame: Uint8Array): void {
+    const correlationId = new DataView(frame.buffer, frame.byteOffset, 4).getInt32(0);
+    const p = this.pending.get(correlationId);
+    if (p === undefined) return this.close(`answer with correlation id ${correlationId}, which no request is waiting for`);
+    this.pending.delete(correlationId);
+    p.timer?.cancel();
+    const flexible = p.version >= p.api.request.flexibleFrom;
+    const r = new Reader(frame);
+    readResponseHeader(r, responseHeaderFlexible(p.api.apiKey, flexible));
+    const body = decode(p.api.response, p.version, r);
+    let why: string | null = null;
+    if (!r.ok) why = `does not decode: ${r.error}`;
+    else if (r.remaining !== 0) why = `has ${r.remaining} bytes after its end`;
+    if (why === null) return p.resolve(body);
+    const reason = `malformed ${p.api.name} v${p.version} response (${frame.length} bytes) ${why}`;
+    p.reject(this.error(`${p.api.name} v${p.version} to ${this.endpoint} failed: ${reason}`));
+    this.close(reason);
+  }
+
+  private onTimeout(correlationId: number, timeoutMs: number): void {
+    const p = this.pending.get(correlationId);
+    if (p === undefined) return;
+    this.pending.delete(correlationId);
+    const what = `${p.api.name} v${p.version} to ${this.endpoint}`;
+    p.reject(this.error(`${what}: no response within ${timeoutMs} ms`));
+    this.close(`${what} timed out after ${timeoutMs} ms`);
+  }
+
+  /** A whole frame's payload (without its size) from the buffer, or null when more bytes are needed. */
+  private takeFrame(): Uint8Array | null {
+    const have = this.end - this.start;
+    if (have < 4) return null;
+    const size = new DataView(this.buf.buffer, this.buf.byteOffset + this.start, 4).getInt32(0);
+    if (size < 4 || size > this.responseBytesMax) {
+      this.close(`response frame size ${size} is outside 4..${this.responseBytesMax}`);
+      return null;
+    }
+    if (have < 4 + size) return null;
+    // A copy: decoded bytes fields (records) are views into it and outlive the buffer's compaction.
+    const frame = this.buf.slice(this.start + 4, this.start + 4 + size);
+    this.start += 4 + size;
+    return frame;
+  }
+
+  private append(chunk: Uint8Array): void {
+    const have = this.end - this.start;
+    if (this.end + chunk.length > this.buf.length) {
+      const need = have + chunk.length;
+      const next = need > this.buf.length ? new Uint8Array(Math.max(need * 2, 4096)) : this.buf;
+      next.set(this.buf.subarray(this.start, this.end), 0);
+      this.buf = next;
+      this.start = 0;
+      this.end = have;
+    }
+    this.buf.set(chunk, this.end);
+    this.end += chunk.length;
+  }
+
+  // --- ApiVersions -----------------------------------------------------------------------------
+
+  private async fetchApiVersions(timeoutMs: number): Promise<Map<number, { min: number; max: number }>> {
+    const res = await this.request(ApiVersionsApi, 3, { clientSoftwareName: "strand", clientSoftwareVersion: "0" }, timeoutMs);
+    const code = res.errorCode as number;
+    if (code !== ErrorCode.NONE) throw this.error(`ApiVersions to ${this.endpoint} answered ${errorName(code)}`);
+    const out = new Map<number, { min: number; max: number }>();
+    for (const k of res.apiKeys as { apiKey: number; minVersion: number; maxVersion: number }[]) {
+      out.set(k.apiKey, { min: k.minVersion, max: k.maxVersion });
+    }
+    return out;
+  }
+
+  private error(message: string): KafkaConnectionError {
+    return new KafkaConnectionError(message);
+  }
+}
+
+function concat(parts: Uint8Array[]): Uint8Array {
+  let n = 0;
+  for (const p of parts) n += p.length;
+  const out = new Uint8Array(n);
+  let at = 0;
+  for (const p of parts) {
+    out.set(p, at);
+    at += p.length;
+  }
+  return out;
+}
