@@ -1,6 +1,8 @@
 // The controller's channel to brokers: what Kafka sends as LeaderAndIsr (4), UpdateMetadata (6)
 // and StopReplica (5). The local implementation applies them to this process's broker; the
-// replication issue adds one that sends the requests over the wire to other brokers.
+// remote one (src/client/controller_channel.ts) sends them over the wire to the other brokers.
+// The controller sends without waiting for answers: a channel keeps each broker's requests in
+// order, and a slow or dead broker must not stall the controller.
 
 import type { PartitionState } from "../replication/mod.ts";
 
@@ -9,6 +11,8 @@ export interface BrokerInfo {
   host: string;
   port: number;
   rack: string | null;
+  /** The czxid of its /brokers/ids/<id> znode (Kafka's broker epoch): a new one per registration. */
+  epoch: bigint;
 }
 
 export interface TopicInfo {
@@ -24,7 +28,8 @@ export interface TopicInfo {
 }
 
 export interface ControllerChannel {
-  leaderAndIsr(brokerId: number, controllerEpoch: number, topics: TopicInfo[]): Promise<void>;
+  /** `liveBrokers`: where the named leaders are (Kafka's liveLeaders), so followers can fetch. */
+  leaderAndIsr(brokerId: number, controllerEpoch: number, topics: TopicInfo[], liveBrokers: BrokerInfo[]): Promise<void>;
   updateMetadata(
     brokerId: number,
     controllerEpoch: number,
@@ -39,4 +44,14 @@ export interface ControllerChannel {
     partitions: { topic: string; partition: number }[],
     deletePartitions: boolean,
   ): Promise<void>;
+  /**
+   * Optional: the controller found a broker registered (new, or again with a new epoch); requests
+   * to it may start (RemoteControllerChannel opens its queue and connection).
+   */
+  addBroker?(info: BrokerInfo): void;
+  /**
+   * Optional: the broker's registration is gone (or replaced), or this controller resigned:
+   * drop what is queued for it (RemoteControllerChannel closes its queue and connection).
+   */
+  removeBroker?(id: number): void;
 }

@@ -12,10 +12,10 @@ import {
   RegistryError,
   TopicZNode,
 } from "../registry/mod.ts";
-import { randomUuid, ErrorCode, partitionsPerTopicMax } from "../util/mod.ts";
-import { assignmentError, assignReplicas } from "./assignment.ts";
+import { configWriteAttemptsMax, ErrorCode, KafkaError, partitionsPerTopicMax, randomUuid } from "../util/mod.ts";
+import { assignmentError, assignReplicasToBrokers } from "./assignment.ts";
 import { collidingTopic, topicNameError } from "./topic_names.ts";
-import { readLiveBrokers, readTopicNames } from "./zk_reads.ts";
+import { getDataOrNull, readLiveBrokers, readTopicNames } from "./zk_reads.ts";
 
 export interface TopicOutcome {
   errorCode: number;
@@ -31,9 +31,15 @@ export interface CreateTopicSpec {
   configs: Record<string, string>;
 }
 
-/** Topic creation and deletion as Kafka's AdminZkClient does it: through the registry. */
+/** Topic creation, partition addition and deletion as Kafka's AdminZkClient does them: through the registry. */
 export interface TopicAdmin {
   createTopic(spec: CreateTopicSpec, validateOnly: boolean, timeoutMs: number): Promise<TopicOutcome>;
+  /**
+   * Raises the topic's partition count to `count`; `assignment` gives the replicas of each new
+   * partition (in order), or null to assign them as Kafka does. Waits up to timeoutMs for this
+   * broker's metadata to show them (0: does not wait).
+   */
+  createPartitions(topic: string, count: number, assignment: number[][] | null, validateOnly: boolean, timeoutMs: number): Promise<TopicOutcome>;
   deleteTopic(name: string, timeoutMs: number): Promise<TopicOutcome>;
 }
 
@@ -71,19 +77,18 @@ export class ZkTopicAdmin implements TopicAdmin {
       const why = checkTopicConfig(k, v);
       if (why !== null) return fail(ErrorCode.INVALID_CONFIG, why);
     }
-    const brokers = (await readLiveBrokers(this.registry)).map((b) => b.id);
+    const brokers = await readLiveBrokers(this.registry);
     let assignment = spec.assignment;
     if (assignment !== null) {
-      const why = assignmentError(assignment, new Set(brokers));
+      const why = assignmentError(assignment, new Set(brokers.map((b) => b.id)));
       if (why !== null) return fail(ErrorCode.INVALID_REPLICA_ASSIGNMENT, why);
     } else {
-      if (spec.replicationFactor > brokers.length) {
-        return fail(
-          ErrorCode.INVALID_REPLICATION_FACTOR,
-          `Replication factor: ${spec.replicationFactor} larger than available brokers: ${brokers.length}.`,
-        );
+      try {
+        assignment = assignReplicasToBrokers(brokers, spec.numPartitions, spec.replicationFactor, -1, 0, (n) => this.random(n));
+      } catch (e) {
+        if (e instanceof KafkaError) return fail(e.code, kafkaErrorMessage(e));
+        throw e;
       }
-      assignment = assignReplicas(brokers, spec.numPartitions, spec.replicationFactor, this.random(brokers.length), this.random(brokers.length));
     }
     if (validateOnly) return ok;
     const replicas = new Map([...assignment].map(([p, r]) => [p, { replicas: r, addingReplicas: [], removingReplicas: [] }]));
@@ -112,6 +117,111 @@ export class ZkTopicAdmin implements TopicAdmin {
     return ready ? ok : fail(ErrorCode.REQUEST_TIMED_OUT, `Topic '${spec.name}' was created but is not ready yet`);
   }
 
+  /**
+   * Kafka's ZkAdminManager.createPartitions: validates against the topic znode as read, writes
+   * the extended assignment conditional on that read's version (a concurrent change starts it
+   * over), and the controller, watching the znode, creates the new partitions.
+   */
+  async createPartitions(
+    topic: string,
+    count: number,
+    assignment: number[][] | null,
+    validateOnly: boolean,
+    timeoutMs: number,
+  ): Promise<TopicOutcome> {
+    if (topicNameError(topic) !== null) return fail(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, `The topic '${topic}' does not exist.`);
+    for (let attempt = 0; attempt < configWriteAttemptsMax; attempt++) {
+      const node = await getDataOrNull(this.registry, TopicZNode.path(topic));
+      const current = node === null ? null : TopicZNode.decode(topic, node.data);
+      if (node === null || current === null || current.assignment.size === 0) {
+        return fail(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, `The topic '${topic}' does not exist.`);
+      }
+      if ((await this.registry.exists(DeleteTopicsTopicZNode.path(topic))) !== null) {
+        return fail(ErrorCode.INVALID_TOPIC_EXCEPTION, "The topic is queued for deletion.");
+      }
+      const planned = await this.planPartitions(topic, current.assignment, count, assignment);
+      if ("errorCode" in planned) return planned;
+      if (validateOnly) return ok;
+      const next = new Map(current.assignment);
+      for (const [p, replicas] of planned) next.set(p, { replicas, addingReplicas: [], removingReplicas: [] });
+      try {
+        await this.registry.setData(TopicZNode.path(topic), TopicZNode.encode(current.topicId, next), node.stat.version);
+      } catch (e) {
+        if (e instanceof RegistryError && e.code === "BadVersion") continue;
+        if (e instanceof RegistryError && e.code === "NoNode") return fail(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, `The topic '${topic}' does not exist.`);
+        throw e;
+      }
+      if (timeoutMs <= 0) return ok;
+      const ready = await this.metadata.waitUntil(
+        () => (this.metadata.getTopic(topic)?.partitions.length ?? 0) >= count,
+        timeoutMs,
+        (fn, ms) => this.platform.clock.setTimeout(fn, ms),
+      );
+      return ready ? ok : fail(ErrorCode.REQUEST_TIMED_OUT, `The partitions of topic '${topic}' were created but are not ready yet`);
+    }
+    return fail(ErrorCode.UNKNOWN_SERVER_ERROR, `the topic ${topic} kept changing under this request; try again`);
+  }
+
+  /** The new partitions' replicas, or why not (Kafka's checks and wording). */
+  private async planPartitions(
+    topic: string,
+    existing: Map<number, { replicas: number[]; addingReplicas: number[]; removingReplicas: number[] }>,
+    count: number,
+    assignment: number[][] | null,
+  ): Promise<Map<number, number[]> | TopicOutcome> {
+    for (const a of existing.values()) {
+      if (a.addingReplicas.length > 0 || a.removingReplicas.length > 0) {
+        return fail(ErrorCode.REASSIGNMENT_IN_PROGRESS, `A partition reassignment is in progress for the topic '${topic}'.`);
+      }
+    }
+    const old = existing.size;
+    if (count < old) return fail(ErrorCode.INVALID_PARTITIONS, `Topic currently has ${old} partitions, which is higher than the requested ${count}.`);
+    if (count === old) return fail(ErrorCode.INVALID_PARTITIONS, `Topic already has ${old} partitions.`);
+    if (count > partitionsPerTopicMax) {
+      return fail(ErrorCode.INVALID_PARTITIONS, `Number of partitions ${count} is above the limit ${partitionsPerTopicMax}.`);
+    }
+    const partition0 = existing.get(0)?.replicas;
+    if (partition0 === undefined || partition0.length === 0) {
+      return fail(ErrorCode.UNKNOWN_SERVER_ERROR, `Unexpected existing replica assignment for topic '${topic}', partition id 0 is missing.`);
+    }
+    const brokers = await readLiveBrokers(this.registry);
+    const brokerIds = new Set(brokers.map((b) => b.id));
+    const increment = count - old;
+    if (assignment !== null) {
+      const unknown = [...new Set(assignment.flat())].filter((b) => !brokerIds.has(b));
+      if (unknown.length > 0) return fail(ErrorCode.INVALID_REPLICA_ASSIGNMENT, `Unknown broker(s) in replica assignment: ${unknown.join(", ")}.`);
+      if (assignment.length !== increment) {
+        return fail(ErrorCode.INVALID_REPLICA_ASSIGNMENT, `Increasing the number of partitions by ${increment} but ${assignment.length} assignments provided.`);
+      }
+      const out = new Map<number, number[]>();
+      for (let i = 0; i < assignment.length; i++) {
+        const p = old + i;
+        const replicas = assignment[i];
+        if (replicas.length === 0) return fail(ErrorCode.INVALID_REPLICA_ASSIGNMENT, `Cannot have replication factor of 0 for partition id ${p}.`);
+        if (new Set(replicas).size !== replicas.length) {
+          return fail(ErrorCode.INVALID_REPLICA_ASSIGNMENT, `Duplicate brokers not allowed in replica assignment: ${replicas.join(", ")} for partition id ${p}.`);
+        }
+        if (replicas.length !== partition0.length) {
+          return fail(
+            ErrorCode.INVALID_REPLICA_ASSIGNMENT,
+            `Inconsistent replication factor between partitions, partition 0 has ${partition0.length} while partition ${p} has ${replicas.length} replicas.`,
+          );
+        }
+        out.set(p, replicas);
+      }
+      return out;
+    }
+    // New partitions continue the pattern: start at partition 0's first replica.
+    const sorted = [...brokers].sort((a, b) => a.id - b.id);
+    const startIndex = Math.max(0, sorted.findIndex((b) => b.id >= partition0[0]));
+    try {
+      return assignReplicasToBrokers(sorted, increment, partition0.length, startIndex, old, (n) => this.random(n));
+    } catch (e) {
+      if (e instanceof KafkaError) return fail(e.code, kafkaErrorMessage(e));
+      throw e;
+    }
+  }
+
   async deleteTopic(name: string, timeoutMs: number): Promise<TopicOutcome> {
     const existing = await readTopicNames(this.registry);
     if (!existing.includes(name)) return fail(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, "This server does not host this topic-partition.");
@@ -133,4 +243,10 @@ export class ZkTopicAdmin implements TopicAdmin {
     this.platform.randomBytes(b);
     return new DataView(b.buffer).getUint32(0) % n;
   }
+}
+
+/** A KafkaError's message without the error name its constructor puts in front. */
+function kafkaErrorMessage(e: KafkaError): string {
+  const colon = e.message.indexOf(": ");
+  return colon >= 0 ? e.message.slice(colon + 2) : e.message;
 }

@@ -18,15 +18,18 @@ import {
   type Watcher,
 } from "../registry/mod.ts";
 
-export async function readLiveBrokers(registry: Registry, watch?: Watcher): Promise<BrokerInfo[]> {
+/** A live broker's registration with its epoch: the czxid of its /brokers/ids/<id> znode. */
+export type BrokerRegistration = BrokerInfo & { epoch: bigint };
+
+export async function readLiveBrokers(registry: Registry, watch?: Watcher): Promise<BrokerRegistration[]> {
   const ids = await registry.getChildren(BrokerIdsZNode.path, watch);
-  const out: BrokerInfo[] = [];
+  const out: BrokerRegistration[] = [];
   for (const name of ids) {
     const id = Number(name);
     if (!Number.isInteger(id)) continue;
     const data = await getDataOrNull(registry, BrokerIdZNode.path(id));
     const info = data === null ? null : BrokerIdZNode.decode(id, data.data);
-    if (info !== null) out.push(info);
+    if (info !== null && data !== null) out.push({ ...info, epoch: data.stat.czxid });
   }
   return out;
 }
@@ -66,9 +69,9 @@ export async function readTopicConfigVersioned(registry: Registry, topic: string
   return { configs: map === null ? {} : Object.fromEntries(map), zxid: data.stat.mzxid, version: data.stat.version, exists: true };
 }
 
-export async function getDataOrNull(registry: Registry, path: string) {
+export async function getDataOrNull(registry: Registry, path: string, watch?: Watcher) {
   try {
-    return await registry.getData(path);
+    return await registry.getData(path, watch);
   } catch (e) {
     if (e instanceof RegistryError && e.code === "NoNode") return null;
     throw e;

@@ -1,0 +1,40 @@
+// ElectLeaders (43), v0-2. Asks this broker's controller to elect leaders: v0 always the preferred
+// replica, v1+ electionType 0 (preferred) or 1 (unclean: any live replica when no ISR member is).
+// topicPartitions null means every partition, and then (as Kafka answers) partitions that needed
+// no election are left out. A broker that is not the active controller answers NOT_CONTROLLER
+// for each partition named.
+import { ElectLeadersApi } from "../../protocol/mod.ts";
+import { ErrorCode } from "../../util/mod.ts";
+import type { PartitionResult } from "../../controller/mod.ts";
+import type { ApiHandler } from "../dispatch.ts";
+import type { BrokerServices } from "../services.ts";
+
+export const electLeadersHandler: ApiHandler<BrokerServices> = {
+  api: ElectLeadersApi,
+  async handle(s, ctx, req) {
+    const electionType = ctx.version >= 1 ? (req.electionType as number) : 0;
+    const asked = req.topicPartitions as { topic: string; partitions: number[] }[] | null;
+    const partitions = asked === null ? null : asked.flatMap((t) => t.partitions.map((partition) => ({ topic: t.topic, partition })));
+    if (electionType !== 0 && electionType !== 1) {
+      return { throttleTimeMs: 0, errorCode: ErrorCode.INVALID_REQUEST, replicaElectionResults: [] };
+    }
+    let results: PartitionResult[];
+    if (!s.controller.isActive) {
+      results = (partitions ?? []).map((tp) => ({ ...tp, errorCode: ErrorCode.NOT_CONTROLLER, errorMessage: null }));
+    } else {
+      results = await s.controller.electLeaders(electionType, partitions);
+      if (partitions === null) results = results.filter((r) => r.errorCode !== ErrorCode.ELECTION_NOT_NEEDED);
+    }
+    const byTopic = new Map<string, { partitionId: number; errorCode: number; errorMessage: string | null }[]>();
+    for (const r of results) {
+      const list = byTopic.get(r.topic) ?? [];
+      list.push({ partitionId: r.partition, errorCode: r.errorCode, errorMessage: r.errorMessage });
+      byTopic.set(r.topic, list);
+    }
+    return {
+      throttleTimeMs: 0,
+      errorCode: ErrorCode.NONE,
+      replicaElectionResults: [...byTopic].map(([topic, partitionResult]) => ({ topic, partitionResult })),
+    };
+  },
+};
