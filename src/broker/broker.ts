@@ -4,9 +4,11 @@
 // Start-up: Kafka's top-level znodes → cluster id → broker id → logs loaded (recovered after an
 // unclean stop; the event loop stays responsive meanwhile) → partitions empty
 // until the controller speaks → listeners bound → /brokers/ids/<id> registered (ephemeral) →
-// controller election. Shutdown reverses it: controller resigns, listeners close, waiting
-// fetches complete, logs are flushed and closed, the registry session ends (the registration
-// disappears). A failed log dir takes only its partitions offline (log_dir_events.ts); when every
+// controller election; replica fetchers start as LeaderAndIsr makes this broker a follower.
+// Shutdown: a controlled shutdown first (the controller moves this broker's leaderships away and
+// takes it out of the ISRs, ControlledShutdown 7), then it reverses start-up: controller resigns,
+// the controller channel and fetchers stop, listeners close, waiting fetches and produces
+// complete, logs are flushed and closed, the registry session ends (the registration disappears). A failed log dir takes only its partitions offline (log_dir_events.ts); when every
 // dir has failed the broker shuts itself down and `fatal` resolves (the CLI then exits 1).
 
 import { KafkaController, ZkConfigAdmin, ZkTopicAdmin } from "../controller/mod.ts";
@@ -21,8 +23,8 @@ import {
   type Registry,
   RegistryError,
 } from "../registry/mod.ts";
-import { ReplicaManager } from "../replication/mod.ts";
-import { randomUuid, uuidToBase64 } from "../util/mod.ts";
+import { registryIsrWriter, ReplicaManager } from "../replication/mod.ts";
+import { ErrorCode, randomUuid, uuidToBase64 } from "../util/mod.ts";
 import type { Logger } from "../util/mod.ts";
 import { apiHandlers } from "./api/mod.ts";
 import type { BrokerConfig } from "./config.ts";
@@ -30,6 +32,7 @@ import { ConfigChangeWatcher } from "./config_change_watcher.ts";
 import { watchLogDirFailures } from "./log_dir_events.ts";
 import { RequestDispatcher, type RequestObserver } from "./dispatch.ts";
 import { LocalControllerChannel } from "./local_channel.ts";
+import { ReplicaFetcherManager, RemoteControllerChannel, requestControlledShutdown, requestElectLeaders } from "../client/mod.ts";
 import { MetadataCache } from "./metadata_cache.ts";
 import { createCoordinator, offsetsTopicEnsurer } from "./group_wiring.ts";
 import { SocketServer } from "./server.ts";
@@ -37,6 +40,8 @@ import type { BrokerServices } from "./services.ts";
 
 /** Kafka's reserved.broker.max.id: generated broker ids start above it. */
 const RESERVED_BROKER_MAX_ID = 1000;
+/** How long the controller's channel waits before reconnecting to a broker it could not reach. */
+const CONTROLLER_CHANNEL_BACKOFF_MS = 500;
 
 export class BrokerStartupError extends Error {
   override name = "BrokerStartupError";
@@ -63,6 +68,8 @@ export class Broker {
     private readonly registry: Registry,
     private readonly logger: Logger,
     private readonly configWatcher: ConfigChangeWatcher,
+    private readonly platform: Platform,
+    private readonly network: { local: LocalControllerChannel; channel: RemoteControllerChannel; fetchers: ReplicaFetcherManager },
   ) {
     this.fatal = new Promise((resolve) => (this.resolveFatal = resolve));
   }
@@ -106,6 +113,7 @@ export class Broker {
       indexIntervalBytes: config.logIndexIntervalBytes,
       segmentIndexBytes: config.logIndexSizeMaxBytes,
       maxMessageBytes: config.messageMaxBytes,
+      minInsyncReplicas: config.minInsyncReplicas,
       retentionMs: config.logRetentionMs,
       retentionBytes: config.logRetentionBytes,
       flushMessages: config.logFlushIntervalMessages,
@@ -140,7 +148,10 @@ export class Broker {
 
     const metadata = new MetadataCache(brokerId);
     metadata.clusterId = clusterId;
-    const replicaManager = new ReplicaManager(brokerId, logManager, platform.clock, log);
+    const replicaManager = new ReplicaManager(brokerId, logManager, platform.clock, log, {
+      replicaLagTimeMaxMs: config.replication.replicaLagTimeMaxMs,
+      isrWriter: registryIsrWriter(registry, log),
+    });
     let self: Broker | undefined;
     watchLogDirFailures(logManager, replicaManager, registry, brokerId, log, (dir) => {
       self?.failStop(new LogDirsFailedError(`every log dir has failed (${config.logDirs.join(",")}); the last was ${dir}`));
@@ -148,6 +159,32 @@ export class Broker {
     const configAdmin = new ZkConfigAdmin(registry);
     const topicAdmin = new ZkTopicAdmin(platform, registry, metadata);
     const coordinator = createCoordinator(platform, config, replicaManager, log);
+    const local = new LocalControllerChannel(brokerId, metadata, replicaManager, logDefaults, registry, (topics) => coordinator.onTopicsDeleted(topics));
+    const channel = new RemoteControllerChannel(platform, brokerId, local, log, {
+      requestTimeoutMs: config.replication.controllerSocketTimeoutMs,
+      backoffMs: CONTROLLER_CHANNEL_BACKOFF_MS,
+    });
+    const fetchers = new ReplicaFetcherManager(platform, brokerId, replicaManager, (id) => local.brokerEndpoint(id), log, {
+      numReplicaFetchers: config.replication.numReplicaFetchers,
+      replicaFetchMaxBytes: config.replication.replicaFetchMaxBytes,
+      replicaFetchResponseMaxBytes: config.replication.replicaFetchResponseMaxBytes,
+      replicaFetchWaitMaxMs: config.replication.replicaFetchWaitMaxMs,
+      replicaFetchMinBytes: config.replication.replicaFetchMinBytes,
+      replicaFetchBackoffMs: config.replication.replicaFetchBackoffMs,
+      requestTimeoutMs: config.replication.replicaSocketTimeoutMs,
+    });
+    replicaManager.fetchers = fetchers;
+    const listenerName = config.listeners[0].name;
+    const controller = new KafkaController(registry, channel, platform.clock, {
+      brokerId,
+      listenerName,
+      uncleanLeaderElectionEnable: config.replication.uncleanLeaderElectionEnable,
+      autoLeaderRebalanceEnable: config.replication.autoLeaderRebalanceEnable,
+      leaderImbalanceCheckIntervalMs: config.replication.leaderImbalanceCheckIntervalMs,
+      leaderImbalancePerBrokerPercentage: config.replication.leaderImbalancePerBrokerPercentage,
+      deleteTopicEnable: config.deleteTopicEnable,
+    }, log);
+    let brokerEpoch = -1n;
     const services: BrokerServices = {
       config,
       brokerId,
@@ -158,6 +195,19 @@ export class Broker {
       configAdmin,
       coordinator,
       ensureOffsetsTopic: offsetsTopicEnsurer(config, metadata, topicAdmin, log),
+      controlPlane: local,
+      controller,
+      brokerEpoch: () => brokerEpoch,
+      async electLeaders(electionType, partitions) {
+        if (controller.isActive) return await controller.electLeaders(electionType, partitions);
+        const endpoint = local.brokerEndpoint(metadata.controllerId);
+        if (endpoint === undefined) {
+          return partitions.map((p) => ({ ...p, errorCode: ErrorCode.NOT_CONTROLLER, errorMessage: "no controller is known" }));
+        }
+        const r = await requestElectLeaders(platform, endpoint, electionType, partitions, config.replication.controllerSocketTimeoutMs);
+        if (r.errorCode !== ErrorCode.NONE) return partitions.map((p) => ({ ...p, errorCode: r.errorCode, errorMessage: null }));
+        return r.results;
+      },
       registry,
       clock: platform.clock,
       logger: log,
@@ -170,25 +220,28 @@ export class Broker {
     }, dispatcher, log);
     const bound = await server.start();
     try {
-      await register(platform, config, registry, brokerId, bound);
+      brokerEpoch = await register(platform, config, registry, brokerId, bound);
     } catch (e) {
       await server.stop();
+      await fetchers.shutdown();
       logManager.shutdown();
       throw e;
     }
-    const channel = new LocalControllerChannel(brokerId, metadata, replicaManager, logDefaults, (topics) => coordinator.onTopicsDeleted(topics));
-    const listenerName = config.listeners[0].name;
-    const controller = new KafkaController(registry, channel, platform.clock, { brokerId, listenerName }, log);
+    replicaManager.startup();
     const configWatcher = new ConfigChangeWatcher(registry, configAdmin, metadata, replicaManager, logDefaults, platform.clock, log);
     await configWatcher.startup();
     coordinator.startup();
     await controller.startup();
     log.info({ clusterId, ports: bound.map((b) => b.port) }, "broker started");
-    self = new Broker(config, brokerId, clusterId, bound, services, server, controller, logManager, registry, log, configWatcher);
+    self = new Broker(config, brokerId, clusterId, bound, services, server, controller, logManager, registry, log, configWatcher, platform, {
+      local,
+      channel,
+      fetchers,
+    });
     // A ZooKeeper session can expire: its replacement registers again, and the controller re-runs.
     self.stopReRegistering = registry.onNewSession(() => {
       log.warn({ sessionId: `0x${registry.sessionId.toString(16)}` }, "registry session renewed: registering again");
-      register(platform, config, registry, brokerId, bound).catch((e) =>
+      register(platform, config, registry, brokerId, bound).then((epoch) => (brokerEpoch = epoch), (e) =>
         log.error({ err: (e as Error).message }, "re-registration after session renewal failed")
       );
       void controller.onNewSession();
@@ -202,10 +255,47 @@ export class Broker {
     return (this.stopping ??= this.stop());
   }
 
+  /**
+   * Kafka's controlled shutdown: asks the controller to move away every leadership this broker
+   * holds (and take it out of the ISRs) before it stops, retrying while partitions remain, so
+   * clients move to the new leaders without waiting for a session timeout. Gives up after
+   * controlled.shutdown.max.retries and stops anyway, as Kafka does.
+   */
+  async controlledShutdown(): Promise<void> {
+    const r = this.config.replication;
+    const epoch = this.services.brokerEpoch();
+    for (let attempt = 0; attempt <= r.controlledShutdownMaxRetries; attempt++) {
+      if (attempt > 0) await new Promise<void>((resolve) => this.platform.clock.setTimeout(resolve, r.controlledShutdownRetryBackoffMs));
+      try {
+        const result = await this.askControllerToShutDown(epoch);
+        if (result === null) return; // no other broker: nothing to move
+        if (result.errorCode === ErrorCode.NONE && result.remaining.length === 0) {
+          this.logger.info({ attempt }, "controlled shutdown succeeded");
+          return;
+        }
+        this.logger.warn({ attempt, errorCode: result.errorCode, remaining: result.remaining.length }, "controlled shutdown incomplete; retrying");
+      } catch (e) {
+        this.logger.warn({ attempt, err: (e as Error).message }, "controlled shutdown request failed; retrying");
+      }
+    }
+    this.logger.warn({}, "controlled shutdown failed; shutting down anyway");
+  }
+
+  private async askControllerToShutDown(epoch: bigint): Promise<{ errorCode: number; remaining: unknown[] } | null> {
+    if (this.services.metadata.aliveBrokers().every((b) => b.id === this.brokerId)) return null;
+    if (this.controller.isActive) return await this.controller.controlledShutdown(this.brokerId, epoch);
+    const endpoint = this.network.local.brokerEndpoint(this.services.metadata.controllerId);
+    if (endpoint === undefined) throw new Error(`controller ${this.services.metadata.controllerId} is not known`);
+    return await requestControlledShutdown(this.platform, endpoint, this.brokerId, epoch, this.config.replication.controllerSocketTimeoutMs);
+  }
+
   private async stop(): Promise<void> {
     this.logger.info({}, "broker shutting down");
     this.stopReRegistering();
+    if (this.config.replication.controlledShutdownEnable && !this.failed) await this.controlledShutdown();
     await this.controller.shutdown();
+    await this.network.channel.shutdown();
+    await this.network.fetchers.shutdown();
     await this.configWatcher.shutdown();
     await this.server.stop();
     this.services.coordinator.shutdown();
@@ -258,7 +348,7 @@ async function register(
   registry: Registry,
   brokerId: number,
   bound: { name: string; host: string; port: number }[],
-): Promise<void> {
+): Promise<bigint> {
   const endpoints = config.advertisedListeners.map((l) => {
     const boundPort = bound.find((b) => b.name === l.name)?.port ?? l.port;
     const host = l.host === "" || l.host === "0.0.0.0" || l.host === "::" ? platform.process.hostname() : l.host;
@@ -267,11 +357,13 @@ async function register(
   const data = BrokerIdZNode.encode({ endpoints, rack: config.rack }, platform.clock.nowMs());
   try {
     await registry.create(BrokerIdZNode.path(brokerId), data, "ephemeral");
+    const stat = await registry.exists(BrokerIdZNode.path(brokerId));
+    return stat?.czxid ?? -1n;
   } catch (e) {
     if (e instanceof RegistryError && e.code === "NodeExists") {
       // Ours already (a retried create): fine, as Kafka's checkedEphemeralCreate.
       const stat = await registry.exists(BrokerIdZNode.path(brokerId));
-      if (stat !== null && stat.ephemeralOwner === registry.sessionId) return;
+      if (stat !== null && stat.ephemeralOwner === registry.sessionId) return stat.czxid;
       const owner = stat === null ? "" : ` (session 0x${stat.ephemeralOwner.toString(16)})`;
       throw new BrokerStartupError(
         `broker.id ${brokerId} is already registered at ${BrokerIdZNode.path(brokerId)} by a live broker${owner}; ` +

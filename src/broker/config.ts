@@ -115,6 +115,23 @@ export const brokerConfigKeys: Record<string, KeyDef> = {
   "log.cleaner.min.compaction.lag.ms": { kind: "long", default: "0", min: 0 },
   "log.cleaner.max.compaction.lag.ms": { kind: "long", default: "9223372036854775807", min: 1 },
   "min.insync.replicas": { kind: "int", default: "1", min: 1 },
+  // Replication (src/replication, src/client/replica_fetcher.ts) and the controller.
+  "num.replica.fetchers": { kind: "int", default: "1", min: 1, max: 64 },
+  "replica.fetch.max.bytes": { kind: "int", default: "1048576", min: 0 },
+  "replica.fetch.response.max.bytes": { kind: "int", default: "10485760", min: 0 },
+  "replica.fetch.wait.max.ms": { kind: "int", default: "500", min: 0 },
+  "replica.fetch.min.bytes": { kind: "int", default: "1", min: 1 },
+  "replica.fetch.backoff.ms": { kind: "int", default: "1000", min: 0 },
+  "replica.lag.time.max.ms": { kind: "long", default: "30000", min: 1 },
+  "replica.socket.timeout.ms": { kind: "int", default: "30000", min: 1 },
+  "unclean.leader.election.enable": { kind: "bool", default: "false" },
+  "controlled.shutdown.enable": { kind: "bool", default: "true" },
+  "controlled.shutdown.max.retries": { kind: "int", default: "3", min: 0 },
+  "controlled.shutdown.retry.backoff.ms": { kind: "long", default: "5000", min: 0 },
+  "controller.socket.timeout.ms": { kind: "int", default: "30000", min: 1 },
+  "auto.leader.rebalance.enable": { kind: "bool", default: "true" },
+  "leader.imbalance.check.interval.seconds": { kind: "long", default: "300", min: 1 },
+  "leader.imbalance.per.broker.percentage": { kind: "int", default: "10", min: 0, max: 100 },
   "cluster.id": { kind: "string", default: null },
   "group.min.session.timeout.ms": { kind: "int", default: "6000", min: 0 },
   "group.max.session.timeout.ms": { kind: "int", default: "1800000", min: 0 },
@@ -131,6 +148,26 @@ export const brokerConfigKeys: Record<string, KeyDef> = {
   "admin.auth.token": { kind: "password", default: null },
   "admin.auth.token.file": { kind: "string", default: null },
 };
+
+/** The replica fetchers', the ISR's and the controller's keys (Kafka's names, without the prefix). */
+export interface ReplicationConfig {
+  numReplicaFetchers: number;
+  replicaFetchMaxBytes: number;
+  replicaFetchResponseMaxBytes: number;
+  replicaFetchWaitMaxMs: number;
+  replicaFetchMinBytes: number;
+  replicaFetchBackoffMs: number;
+  replicaLagTimeMaxMs: number;
+  replicaSocketTimeoutMs: number;
+  uncleanLeaderElectionEnable: boolean;
+  controlledShutdownEnable: boolean;
+  controlledShutdownMaxRetries: number;
+  controlledShutdownRetryBackoffMs: number;
+  controllerSocketTimeoutMs: number;
+  autoLeaderRebalanceEnable: boolean;
+  leaderImbalanceCheckIntervalMs: number;
+  leaderImbalancePerBrokerPercentage: number;
+}
 
 export interface Listener {
   name: string;
@@ -191,6 +228,7 @@ export interface BrokerConfig {
     maxCompactionLagMs: number;
   };
   minInsyncReplicas: number;
+  replication: ReplicationConfig;
   /** Cluster id to use when the registry has none yet (strand extension; Kafka generates one). */
   clusterId: string | null;
   groupCoordinator: GroupCoordinatorConfig;
@@ -272,6 +310,7 @@ export function parseBrokerConfig(input: Map<string, string>): { config: BrokerC
   }
   const int = (k: string) => Math.min(Number(raw.get(k)), Number.MAX_SAFE_INTEGER);
   const opt = (k: string) => raw.get(k) ?? null;
+  const bool = (k: string) => raw.get(k)!.toLowerCase() === "true";
   const listeners = splitList(raw.get("listeners")!).map((l) => parseListener(l)!);
   if (listeners.length === 0) throw new ConfigError("listeners", "at least one listener is needed");
   const names = new Set(listeners.map((l) => l.name));
@@ -350,6 +389,24 @@ export function parseBrokerConfig(input: Map<string, string>): { config: BrokerC
       maxCompactionLagMs: int("log.cleaner.max.compaction.lag.ms"),
     },
     minInsyncReplicas: int("min.insync.replicas"),
+    replication: {
+      numReplicaFetchers: int("num.replica.fetchers"),
+      replicaFetchMaxBytes: int("replica.fetch.max.bytes"),
+      replicaFetchResponseMaxBytes: int("replica.fetch.response.max.bytes"),
+      replicaFetchWaitMaxMs: int("replica.fetch.wait.max.ms"),
+      replicaFetchMinBytes: int("replica.fetch.min.bytes"),
+      replicaFetchBackoffMs: int("replica.fetch.backoff.ms"),
+      replicaLagTimeMaxMs: int("replica.lag.time.max.ms"),
+      replicaSocketTimeoutMs: int("replica.socket.timeout.ms"),
+      uncleanLeaderElectionEnable: bool("unclean.leader.election.enable"),
+      controlledShutdownEnable: bool("controlled.shutdown.enable"),
+      controlledShutdownMaxRetries: int("controlled.shutdown.max.retries"),
+      controlledShutdownRetryBackoffMs: int("controlled.shutdown.retry.backoff.ms"),
+      controllerSocketTimeoutMs: int("controller.socket.timeout.ms"),
+      autoLeaderRebalanceEnable: bool("auto.leader.rebalance.enable"),
+      leaderImbalanceCheckIntervalMs: int("leader.imbalance.check.interval.seconds") * 1000,
+      leaderImbalancePerBrokerPercentage: int("leader.imbalance.per.broker.percentage"),
+    },
     clusterId: opt("cluster.id"),
     groupCoordinator: {
       groupMinSessionTimeoutMs: int("group.min.session.timeout.ms"),

@@ -12,14 +12,24 @@ import type { MetadataCache } from "./metadata_cache.ts";
 
 /** How long a FindCoordinator waits for __consumer_offsets to be created before answering. */
 const OFFSETS_TOPIC_CREATE_WAIT_MS = 5000;
+/** Kafka's offsets.commit.timeout.ms default: how long a commit waits for the ISR. */
+const OFFSETS_COMMIT_TIMEOUT_MS = 5000;
 
 class ReplicaOffsetsLog implements OffsetsTopicLog {
   constructor(private readonly replicaManager: ReplicaManager, private readonly maxMessageBytes: number) {}
 
-  append(partition: number, batch: Uint8Array): Promise<number> {
-    // The append itself is synchronous: the batch is in the log when this returns.
-    const r = this.replicaManager.appendToPartition(OFFSETS_TOPIC, partition, batch, this.maxMessageBytes);
-    return Promise.resolve(r.errorCode);
+  /**
+   * Appends as a producer with acks=all would (Kafka's offsets.commit.required.acks): the answer
+   * waits until the ISR has the batch, so a commit acknowledged survives a leader change.
+   */
+  async append(partition: number, batch: Uint8Array): Promise<number> {
+    const r = this.replicaManager.appendToPartition(OFFSETS_TOPIC, partition, batch, this.maxMessageBytes, false, -1);
+    if (r.errorCode !== ErrorCode.NONE) return r.errorCode;
+    const [code] = await this.replicaManager.awaitReplication(
+      [{ topic: OFFSETS_TOPIC, partition, requiredOffset: r.nextOffset }],
+      OFFSETS_COMMIT_TIMEOUT_MS,
+    );
+    return code;
   }
 
   read(partition: number, offset: number, maxBytes: number) {

@@ -1,22 +1,39 @@
-// The controller's channel to the broker in the same process: LeaderAndIsr, UpdateMetadata and
-// StopReplica applied directly, with the epochs checked as a remote broker would check them.
-// Deleted topics named by UpdateMetadata are passed on (to the group coordinator, which drops
-// their committed offsets), as Kafka's handleUpdateMetadataRequest calls onPartitionsDeleted.
+// The broker's side of the controller's requests: LeaderAndIsr, UpdateMetadata and StopReplica
+// applied to this broker's ReplicaManager and MetadataCache. The controller in the same process
+// calls it directly (through the composite channel the Broker wires); the wire handlers
+// (api/04_leader_and_isr.ts, 05_stop_replica.ts, 06_update_metadata.ts) call the same methods
+// for a controller elsewhere, so both paths check the same epochs.
+//
+// Invariants:
+// - A request from an older controller epoch than the newest seen is refused whole
+//   (STALE_CONTROLLER_EPOCH); per partition, a state older than the one held is skipped
+//   (ReplicaManager.becomeLeaderOrFollower).
+// - Leaders' endpoints named in a LeaderAndIsr are remembered before its partitions are applied,
+//   so a new follower's fetcher can reach its leader before UpdateMetadata arrives.
+// - A topic's config overrides are not on the wire: a LeaderAndIsr for a topic this broker has no
+//   configs for reads /config/topics/<t> first (Kafka's LogManager reads them from ZooKeeper when
+//   it creates a log), so min.insync.replicas and the log settings hold from the first append.
+// - Deleted topics named by UpdateMetadata are passed on (to the group coordinator, which drops
+//   their committed offsets), as Kafka's handleUpdateMetadataRequest calls onPartitionsDeleted.
 
 import type { BrokerInfo, ControllerChannel, TopicInfo } from "../controller/mod.ts";
 import { effectiveLogConfig, type TopicLogConfig } from "../log/mod.ts";
+import { ConfigEntityZNode, ConfigType, type Registry, RegistryError } from "../registry/mod.ts";
 import type { ReplicaManager } from "../replication/mod.ts";
 import { ErrorCode, KafkaError } from "../util/mod.ts";
-import type { MetadataCache } from "./metadata_cache.ts";
+import type { BrokerEndpoint, MetadataCache } from "./metadata_cache.ts";
 
 export class LocalControllerChannel implements ControllerChannel {
   private controllerEpoch = 0;
+  /** Leaders' endpoints from LeaderAndIsr (Kafka's liveLeaders), for brokers the metadata lacks. */
+  private leaderEndpoints = new Map<number, BrokerEndpoint>();
 
   constructor(
     private readonly brokerId: number,
     private readonly metadata: MetadataCache,
     private readonly replicaManager: ReplicaManager,
     private readonly logDefaults: TopicLogConfig,
+    private readonly registry: Registry | null,
     private readonly onTopicsDeleted: (topics: string[]) => void = () => {},
   ) {}
 
@@ -27,15 +44,39 @@ export class LocalControllerChannel implements ControllerChannel {
     this.controllerEpoch = epoch;
   }
 
-  leaderAndIsr(brokerId: number, controllerEpoch: number, topics: TopicInfo[]): Promise<void> {
+  /** Where broker `id` listens: the metadata's live brokers, else a LeaderAndIsr's leaders. */
+  brokerEndpoint(id: number): BrokerEndpoint | undefined {
+    return this.metadata.getBroker(id) ?? this.leaderEndpoints.get(id);
+  }
+
+  async leaderAndIsr(brokerId: number, controllerEpoch: number, topics: TopicInfo[], liveBrokers: BrokerInfo[]): Promise<void> {
+    this.checkEpoch(controllerEpoch);
+    for (const b of liveBrokers) this.leaderEndpoints.set(b.id, { id: b.id, host: b.host, port: b.port, rack: b.rack });
+    const configs = new Map<string, Record<string, string>>();
+    for (const t of topics) configs.set(t.name, await this.topicConfigs(t));
+    // Re-checked after the reads: a newer controller may have spoken meanwhile.
     this.checkEpoch(controllerEpoch);
     for (const t of topics) {
-      const config = effectiveLogConfig(this.logDefaults, this.metadata.offerTopicConfigs(t.name, t.configs, t.configsZxid));
+      const config = effectiveLogConfig(this.logDefaults, configs.get(t.name)!);
       for (const p of t.partitions) {
-        if (p.replicas.includes(brokerId)) this.replicaManager.becomeLeaderOrFollower(p, config);
+        if (p.replicas.includes(brokerId) || (p.addingReplicas ?? []).includes(brokerId)) this.replicaManager.becomeLeaderOrFollower(p, config);
       }
     }
-    return Promise.resolve();
+  }
+
+  /** The topic's overrides: the controller's (in process), the cache's, or the registry's. */
+  private async topicConfigs(t: TopicInfo): Promise<Record<string, string>> {
+    if (t.configsZxid >= 0n || this.registry === null || this.metadata.hasTopicConfigs(t.name)) {
+      return this.metadata.offerTopicConfigs(t.name, t.configs, t.configsZxid);
+    }
+    try {
+      const { data, stat } = await this.registry.getData(ConfigEntityZNode.path(ConfigType.Topic, t.name));
+      const map = ConfigEntityZNode.decode(data);
+      return this.metadata.offerTopicConfigs(t.name, map === null ? {} : Object.fromEntries(map), stat.mzxid);
+    } catch (e) {
+      if (!(e instanceof RegistryError && e.code === "NoNode")) throw e;
+      return this.metadata.offerTopicConfigs(t.name, {}, -1n);
+    }
   }
 
   updateMetadata(

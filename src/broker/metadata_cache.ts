@@ -82,6 +82,11 @@ export class MetadataCache {
    * Offers a topic's config overrides as read from the registry at `zxid`; keeps them unless a
    * newer read is already known. Returns the overrides now in force.
    */
+  /** True when configs read from the registry (not just "none known") are held for the topic. */
+  hasTopicConfigs(name: string): boolean {
+    return (this.topicConfigs.get(name)?.zxid ?? -1n) >= 0n;
+  }
+
   offerTopicConfigs(name: string, configs: Record<string, string>, zxid: bigint): Record<string, string> {
     const known = this.topicConfigs.get(name);
     if (known !== undefined && known.zxid > zxid) return known.configs;

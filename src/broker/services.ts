@@ -1,7 +1,7 @@
 // What request handlers may use. The Broker builds one of these; handlers receive it and stay
 // small: they translate wire structs to calls on these services and back.
 
-import type { ConfigAdmin, TopicAdmin } from "../controller/mod.ts";
+import type { ConfigAdmin, ControllerChannel, KafkaController, TopicAdmin } from "../controller/mod.ts";
 import type { Coordinator } from "../coordinator/mod.ts";
 import type { LogManager } from "../log/mod.ts";
 import type { Clock } from "../platform/mod.ts";
@@ -23,6 +23,19 @@ export interface BrokerServices {
   coordinator: Coordinator;
   /** Creates __consumer_offsets if it does not exist; true once it is in the metadata. */
   ensureOffsetsTopic(): Promise<boolean>;
+  /** Applies the controller's LeaderAndIsr / UpdateMetadata / StopReplica here (local_channel.ts). */
+  controlPlane: ControllerChannel;
+  /** This broker's controller (active or not): ControlledShutdown, ElectLeaders, reassignments. */
+  controller: KafkaController;
+  /**
+   * Leader election by the active controller: this broker's own when it is the controller, else
+   * an ElectLeaders request to it (the admin API's elect-leader route).
+   */
+  electLeaders(electionType: 0 | 1, partitions: { topic: string; partition: number }[]): Promise<
+    { topic: string; partition: number; errorCode: number; errorMessage: string | null }[]
+  >;
+  /** The czxid of this broker's /brokers/ids/<id> registration (Kafka's broker epoch). */
+  brokerEpoch(): bigint;
   /** For state kept in the registry by old clients (OffsetCommit v0). */
   registry: Registry;
   clock: Clock;

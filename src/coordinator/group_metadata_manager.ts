@@ -103,6 +103,11 @@ export class GroupMetadataManager {
     // Kafka maps storage errors on the offsets topic to errors clients retry on.
     if (code === ErrorCode.UNKNOWN_TOPIC_OR_PARTITION || code === ErrorCode.NOT_LEADER_OR_FOLLOWER) return ErrorCode.NOT_COORDINATOR;
     if (code === ErrorCode.MESSAGE_TOO_LARGE || code === ErrorCode.RECORD_LIST_TOO_LARGE) return ErrorCode.UNKNOWN_SERVER_ERROR;
+    // Not (yet) on enough replicas: the client retries against a coordinator that can commit.
+    if (
+      code === ErrorCode.NOT_ENOUGH_REPLICAS || code === ErrorCode.NOT_ENOUGH_REPLICAS_AFTER_APPEND ||
+      code === ErrorCode.REQUEST_TIMED_OUT
+    ) return ErrorCode.COORDINATOR_NOT_AVAILABLE;
     return code;
   }
 

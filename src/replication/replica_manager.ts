@@ -1,6 +1,14 @@
 // ReplicaManager: the partitions this broker holds, created and changed only by the controller's
-// LeaderAndIsr and StopReplica (so the registry stays the one source of partition state), and the
-// produce and fetch paths over them, with the fetch purgatory for long polls.
+// LeaderAndIsr and StopReplica (so the registry stays the one source of partition state) and by
+// their leaders' ISR changes; the produce and fetch paths over them, with the purgatories for
+// acks=all produces (until the high watermark covers them) and fetch long polls; and, as
+// follower, the log operations the replica fetchers (src/client) call (FollowerLog).
+//
+// Leader side: a fetch from a follower (replicaId >= 0) reads up to the log end offset and
+// records the follower's position first (so its answer carries the high watermark that position
+// allows); the ISR grows in that path and shrinks on a timer every replica.lag.time.max.ms / 2.
+// Follower side: LeaderAndIsr adds the partition to a fetcher for its leader (the fetcher
+// truncates it first, by OffsetForLeaderEpoch), or removes it when this broker leads or stops.
 //
 // Offline partitions (Kafka's HostedPartition.Offline): those whose log dir failed, or whose log
 // could not be created because of a failed dir. Produce, fetch, ListOffsets and DeleteRecords on
@@ -14,66 +22,51 @@ import type { Clock } from "../platform/mod.ts";
 import { recordSetMagic, upConvertMessageSet, validateBatches } from "../protocol/mod.ts";
 import { ErrorCode, KafkaError } from "../util/mod.ts";
 import type { Logger } from "../util/mod.ts";
-import { Partition, type PartitionState } from "./partition.ts";
+import { type IsrWriter, Partition, type PartitionState } from "./partition.ts";
 import { DelayedOperationPurgatory } from "./purgatory.ts";
 import { BrokerTopicStats } from "./topic_stats.ts";
 
-export interface ProduceResult {
-  errorCode: number;
-  errorMessage: string | null;
-  baseOffset: number;
-  logAppendTimeMs: number;
-  logStartOffset: number;
-  recordCount: number;
+import type { DeleteRecordsResult, FetchParams, FetchPartitionRequest, FetchPartitionResult, FollowerLog, ProduceResult, ReplicaFetchers } from "./types.ts";
+import { noReplicaFetchers } from "./types.ts";
+
+export interface ReplicaManagerOptions {
+  /** replica.lag.time.max.ms: a follower not caught up for this long leaves the ISR. */
+  replicaLagTimeMaxMs: number;
+  /** Writes the leader's ISR changes (null: never change the ISR, e.g. in unit tests). */
+  isrWriter: IsrWriter | null;
 }
 
-export interface DeleteRecordsResult {
-  topic: string;
-  partition: number;
-  lowWatermark: number;
-  errorCode: number;
-}
+const defaultOptions: ReplicaManagerOptions = { replicaLagTimeMaxMs: 30_000, isrWriter: null };
 
-export interface FetchPartitionRequest {
-  topic: string;
-  partition: number;
-  fetchOffset: number;
-  maxBytes: number;
-}
-
-export interface FetchParams {
-  partitions: FetchPartitionRequest[];
-  maxWaitMs: number;
-  minBytes: number;
-  maxBytes: number;
-  isReplica: boolean;
-}
-
-export interface FetchPartitionResult {
-  topic: string;
-  partition: number;
-  errorCode: number;
-  highWatermark: number;
-  lastStableOffset: number;
-  logStartOffset: number;
-  records: Uint8Array | null;
-}
-
-export class ReplicaManager {
+export class ReplicaManager implements FollowerLog {
   private partitions = new Map<string, Partition>();
   /** Keys of offline partitions (see the header). */
   private offline = new Set<string>();
   readonly fetchPurgatory: DelayedOperationPurgatory;
+  readonly producePurgatory: DelayedOperationPurgatory;
   /** Messages and bytes in and out per topic, for /metrics. */
   readonly topicStats = new BrokerTopicStats();
+  /** Set by the broker once its fetchers exist (they need this manager first). */
+  fetchers: ReplicaFetchers = noReplicaFetchers;
+  private isrTimer: { cancel(): void } | null = null;
+  private readonly options: ReplicaManagerOptions;
 
   constructor(
     readonly brokerId: number,
     private readonly logManager: LogManager,
-    clock: Clock,
+    private readonly clock: Clock,
     private readonly logger: Logger,
+    options: Partial<ReplicaManagerOptions> = {},
   ) {
+    this.options = { ...defaultOptions, ...options };
     this.fetchPurgatory = new DelayedOperationPurgatory(clock);
+    this.producePurgatory = new DelayedOperationPurgatory(clock);
+  }
+
+  /** Starts the ISR expiration check (Kafka's isr-expiration task, every lag / 2). */
+  startup(): void {
+    const every = Math.max(1, Math.floor(this.options.replicaLagTimeMaxMs / 2));
+    this.isrTimer = this.clock.setInterval(() => this.maybeShrinkIsrs(), every);
   }
 
   getPartition(topic: string, partition: number): Partition | undefined {
@@ -90,8 +83,9 @@ export class ReplicaManager {
   }
 
   /**
-   * A log dir failed (Kafka's handleLogDirFailure): its partitions go offline, stop being led here
-   * (the group coordinator unloads an offsets partition), and waiting fetches on them complete.
+   * A log dir failed (Kafka's handleLogDirFailure): its partitions go offline, stop being led or
+   * fetched here (the group coordinator unloads an offsets partition), and waiting operations
+   * on them complete.
    */
   handleLogDirFailure(dir: string, partitions: { topic: string; partition: number }[]): void {
     const resigned: { topic: string; partition: number }[] = [];
@@ -99,8 +93,9 @@ export class ReplicaManager {
       const key = topicPartitionKey(topic, partition);
       this.offline.add(key);
       if (this.partitions.get(key)?.isLeader) resigned.push({ topic, partition });
-      this.fetchPurgatory.checkAndComplete(key);
+      this.wake(key);
     }
+    this.fetchers.removeFetcherForPartitions(partitions);
     // This runs inside the failed operation (perhaps the group coordinator's own append): the
     // listeners hear of it once that operation has returned, not from inside it.
     if (resigned.length > 0) {
@@ -121,16 +116,34 @@ export class ReplicaManager {
     for (const l of this.leadershipListeners) l(topic, partition, isLeader);
   }
 
-  /** LeaderAndIsr for one partition this broker is a replica of. */
-  becomeLeaderOrFollower(state: PartitionState, config: TopicLogConfig): void {
+  /** Completes the operations waiting on a partition whose high watermark, log or role changed. */
+  private wake(key: string): void {
+    this.producePurgatory.checkAndComplete(key);
+    this.fetchPurgatory.checkAndComplete(key);
+  }
+
+  /**
+   * LeaderAndIsr for one partition this broker is a replica of (Kafka's becomeLeaderOrFollower).
+   * A stale state (older leader epoch, or the same epoch with an older partition epoch) is
+   * skipped with STALE_CONTROLLER_EPOCH; the answer is the partition's error code.
+   */
+  becomeLeaderOrFollower(state: PartitionState, config: TopicLogConfig): number {
     const key = topicPartitionKey(state.topic, state.partition);
+    const tp = { topic: state.topic, partition: state.partition };
     const existing = this.partitions.get(key);
     if (existing !== undefined) {
+      if (!existing.isNewer(state)) {
+        this.logger.info({ ...tp, leaderEpoch: state.leaderEpoch, partitionEpoch: state.partitionEpoch, current: existing.leaderEpoch }, "stale LeaderAndIsr ignored");
+        return ErrorCode.STALE_CONTROLLER_EPOCH;
+      }
       const wasLeader = existing.isLeader;
-      existing.applyState(state);
       existing.log.config = config;
-      if (wasLeader !== existing.isLeader && !this.offline.has(key)) this.tellLeadership(state.topic, state.partition, existing.isLeader);
-      return;
+      const changed = existing.applyState(state, this.clock.monotonicMs());
+      if (this.offline.has(key)) return ErrorCode.KAFKA_STORAGE_ERROR;
+      if (changed || wasLeader !== existing.isLeader) this.moveFetcher(existing);
+      if (wasLeader !== existing.isLeader) this.tellLeadership(state.topic, state.partition, existing.isLeader);
+      this.wake(key);
+      return ErrorCode.NONE;
     }
     let log;
     try {
@@ -139,30 +152,44 @@ export class ReplicaManager {
       if (!(e instanceof KafkaStorageError)) throw e;
       // Kafka's answer: the partition is offline here (LeaderAndIsr reports KAFKA_STORAGE_ERROR).
       this.offline.add(key);
-      this.logger.warn({ topic: state.topic, partition: state.partition, reason: e.message }, "partition offline: no log");
-      return;
+      this.logger.warn({ ...tp, reason: e.message }, "partition offline: no log");
+      return ErrorCode.KAFKA_STORAGE_ERROR;
     }
-    const p = new Partition(this.brokerId, state, log);
+    const p = new Partition(this.brokerId, state, log, this.clock.monotonicMs());
     this.partitions.set(key, p);
-    this.logger.info({ topic: state.topic, partition: state.partition, leader: state.leader, leaderEpoch: state.leaderEpoch }, "partition online");
+    this.logger.info({ ...tp, leader: state.leader, leaderEpoch: state.leaderEpoch, isr: state.isr }, "partition online");
+    this.moveFetcher(p);
     if (p.isLeader) this.tellLeadership(state.topic, state.partition, true);
+    return ErrorCode.NONE;
   }
 
-  /** StopReplica: forget the partition, deleting its log when asked. */
+  /** A leader fetches from nobody; a follower from its leader, at its epoch (the fetcher truncates first). */
+  private moveFetcher(p: Partition): void {
+    const tp = { topic: p.topic, partition: p.partition };
+    this.fetchers.removeFetcherForPartitions([tp]);
+    if (!p.isLeader && p.state.leader >= 0) {
+      this.fetchers.addFetcherForPartitions([{ ...tp, leaderId: p.state.leader, leaderEpoch: p.state.leaderEpoch }]);
+    }
+  }
+
+  /** StopReplica: stop fetching and forget the partition, deleting its log when asked. */
   stopReplica(topic: string, partition: number, deletePartition: boolean): void {
     const key = topicPartitionKey(topic, partition);
+    this.fetchers.removeFetcherForPartitions([{ topic, partition }]);
     if (this.partitions.get(key)?.isLeader && !this.offline.has(key)) this.tellLeadership(topic, partition, false);
     this.partitions.delete(key);
     this.offline.delete(key);
     if (deletePartition) this.logManager.deleteLog(topic, partition);
     if (deletePartition && !this.allPartitions().some((q) => q.topic === topic)) this.topicStats.removeTopic(topic);
-    this.fetchPurgatory.checkAndComplete(key);
+    this.wake(key);
   }
 
   /**
    * Validates and appends one partition's record set as leader. Never throws for bad input.
    * With `legacyFormat` (Produce v0-2) a message set of magic 0 or 1 is first up-converted into
    * one record batch v2; magic 2 batches pass as they are, as Kafka accepts them in v0-2 too.
+   * With requiredAcks -1 the ISR must hold min.insync.replicas first (NOT_ENOUGH_REPLICAS); the
+   * caller then waits with awaitReplication.
    */
   appendToPartition(
     topic: string,
@@ -170,99 +197,108 @@ export class ReplicaManager {
     records: Uint8Array | null,
     maxMessageBytesDefault: number,
     legacyFormat = false,
+    requiredAcks = 1,
   ): ProduceResult {
     const result: ProduceResult = {
       errorCode: ErrorCode.NONE,
       errorMessage: null,
       baseOffset: -1,
+      nextOffset: -1,
       logAppendTimeMs: -1,
       logStartOffset: -1,
       recordCount: 0,
     };
+    const fail = (errorCode: number, errorMessage: string) => ({ ...result, errorCode, errorMessage });
     const p = this.getPartition(topic, partition);
-    if (this.isOffline(topic, partition)) {
-      result.errorCode = ErrorCode.KAFKA_STORAGE_ERROR;
-      result.errorMessage = `${topic}-${partition} is offline: its log dir failed`;
-      return result;
-    }
-    if (p === undefined) {
-      result.errorCode = ErrorCode.UNKNOWN_TOPIC_OR_PARTITION;
-      result.errorMessage = `this broker has no partition ${topic}-${partition}`;
-      return result;
-    }
-    if (records === null || records.length === 0) {
-      result.errorCode = ErrorCode.CORRUPT_MESSAGE;
-      result.errorMessage = "no records";
-      return result;
-    }
+    if (this.isOffline(topic, partition)) return fail(ErrorCode.KAFKA_STORAGE_ERROR, `${topic}-${partition} is offline: its log dir failed`);
+    if (p === undefined) return fail(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, `this broker has no partition ${topic}-${partition}`);
+    if (!p.isLeader) return fail(ErrorCode.NOT_LEADER_OR_FOLLOWER, `broker ${this.brokerId} is not the leader of ${topic}-${partition}`);
+    if (records === null || records.length === 0) return fail(ErrorCode.CORRUPT_MESSAGE, "no records");
     const maxBytes = (p.log.config as TopicLogConfig).maxMessageBytes ?? maxMessageBytesDefault;
     const magic = recordSetMagic(records);
     if (legacyFormat && (magic === 0 || magic === 1)) {
       const converted = upConvertMessageSet(records);
-      if (converted.batch === null) {
-        result.errorCode = converted.errorCode;
-        result.errorMessage = converted.message;
-        return result;
-      }
+      if (converted.batch === null) return fail(converted.errorCode, converted.message);
       records = converted.batch;
     }
     const summary = validateBatches(records, maxBytes);
-    if (summary.errorCode !== ErrorCode.NONE) {
-      result.errorCode = summary.errorCode;
-      result.errorMessage = summary.message;
-      return result;
-    }
+    if (summary.errorCode !== ErrorCode.NONE) return fail(summary.errorCode, summary.message);
     try {
-      const info = p.appendRecordsToLeader(records, summary);
+      const info = p.appendRecordsToLeader(records, summary, requiredAcks, this.clock.monotonicMs());
       result.baseOffset = info.firstOffset;
+      result.nextOffset = info.lastOffset + 1;
       result.logStartOffset = p.log.logStartOffset;
       result.recordCount = summary.recordCount;
       this.topicStats.recordIn(topic, summary.recordCount, records.length);
     } catch (e) {
       if (!(e instanceof KafkaError)) throw e;
-      result.errorCode = e.code;
-      result.errorMessage = e.message;
-      return result;
+      return fail(e.code, e.message);
     }
-    this.fetchPurgatory.checkAndComplete(topicPartitionKey(topic, partition));
+    // Followers waiting in a fetch take the new batches now; the high watermark may have moved.
+    this.wake(topicPartitionKey(topic, partition));
     return result;
   }
 
-  /** Reads one partition up to its high watermark (consumers) or log end offset (replicas). */
-  readPartition(req: FetchPartitionRequest, isReplica: boolean, minOneBatch: boolean): FetchPartitionResult {
-    const out: FetchPartitionResult = {
+  /**
+   * acks=all (Kafka's DelayedProduce): waits until each partition's high watermark reaches its
+   * required offset or timeoutMs passes; answers an error code per partition (REQUEST_TIMED_OUT
+   * for those still waiting, NOT_LEADER_OR_FOLLOWER for those whose leadership moved away,
+   * NOT_ENOUGH_REPLICAS_AFTER_APPEND when the ISR fell below min.insync.replicas).
+   */
+  async awaitReplication(parts: { topic: string; partition: number; requiredOffset: number }[], timeoutMs: number): Promise<number[]> {
+    const codes: (number | null)[] = parts.map(() => null);
+    const op = {
+      tryComplete: () => {
+        for (let i = 0; i < parts.length; i++) {
+          if (codes[i] !== null) continue;
+          const { topic, partition, requiredOffset } = parts[i];
+          const p = this.getPartition(topic, partition);
+          if (this.isOffline(topic, partition)) codes[i] = ErrorCode.KAFKA_STORAGE_ERROR;
+          else if (p === undefined) codes[i] = ErrorCode.NOT_LEADER_OR_FOLLOWER;
+          else codes[i] = p.checkEnoughReplicasReachOffset(requiredOffset);
+        }
+        return codes.every((c) => c !== null);
+      },
+    };
+    const keys = parts.map((p) => topicPartitionKey(p.topic, p.partition));
+    await this.producePurgatory.waitFor(op, keys, timeoutMs);
+    op.tryComplete();
+    return codes.map((c) => c ?? ErrorCode.REQUEST_TIMED_OUT);
+  }
+
+  /**
+   * Reads one partition: consumers up to the high watermark from the leader only; followers up to
+   * the log end offset. `leaderEndOffset` is set to the log end offset at the read.
+   */
+  readPartition(req: FetchPartitionRequest, replicaId: number, minOneBatch: boolean): FetchPartitionResult & { leaderEndOffset: number } {
+    const out = {
       topic: req.topic,
       partition: req.partition,
-      errorCode: ErrorCode.NONE,
+      errorCode: ErrorCode.NONE as number,
       highWatermark: -1,
       lastStableOffset: -1,
       logStartOffset: -1,
-      records: null,
+      records: null as Uint8Array | null,
+      leaderEndOffset: -1,
     };
     const p = this.getPartition(req.topic, req.partition);
-    if (this.isOffline(req.topic, req.partition)) {
-      out.errorCode = ErrorCode.KAFKA_STORAGE_ERROR;
-      return out;
-    }
-    if (p === undefined) {
-      out.errorCode = ErrorCode.UNKNOWN_TOPIC_OR_PARTITION;
-      return out;
-    }
-    if (!p.isLeader) {
-      out.errorCode = ErrorCode.NOT_LEADER_OR_FOLLOWER;
-      return out;
-    }
+    if (this.isOffline(req.topic, req.partition)) return { ...out, errorCode: ErrorCode.KAFKA_STORAGE_ERROR };
+    if (p === undefined) return { ...out, errorCode: ErrorCode.UNKNOWN_TOPIC_OR_PARTITION };
+    if (!p.isLeader) return { ...out, errorCode: ErrorCode.NOT_LEADER_OR_FOLLOWER };
+    const epochError = p.checkLeaderEpoch(req.currentLeaderEpoch ?? -1);
+    if (epochError !== ErrorCode.NONE) return { ...out, errorCode: epochError };
+    if (replicaId >= 0 && !p.isReplica(replicaId)) return { ...out, errorCode: ErrorCode.NOT_LEADER_OR_FOLLOWER };
     out.highWatermark = p.highWatermark;
     out.lastStableOffset = p.highWatermark;
     out.logStartOffset = p.log.logStartOffset;
-    const limit = isReplica ? p.log.logEndOffset : p.highWatermark;
+    out.leaderEndOffset = p.log.logEndOffset;
+    const limit = replicaId >= 0 ? p.log.logEndOffset : p.highWatermark;
     if (req.fetchOffset === limit && req.fetchOffset <= p.log.logEndOffset) {
       out.records = new Uint8Array(0);
       return out;
     }
     try {
-      const r = p.log.read(req.fetchOffset, req.maxBytes, minOneBatch, limit);
-      out.records = r.records;
+      out.records = p.log.read(req.fetchOffset, req.maxBytes, minOneBatch, limit).records;
     } catch (e) {
       if (!(e instanceof KafkaError)) throw e;
       out.errorCode = e.code;
@@ -273,24 +309,26 @@ export class ReplicaManager {
   /**
    * A fetch as the Fetch API describes it: reads every partition (the first non-empty one whole
    * even past its byte limit, KIP-74), and when fewer than minBytes are there, waits in the fetch
-   * purgatory until enough arrive or maxWaitMs passes, then reads again.
+   * purgatory until enough arrive or maxWaitMs passes, then reads again. A follower's fetch first
+   * records its position (Kafka's updateFollowerFetchState), which may move the high watermark
+   * and grow the ISR.
    */
   async fetchMessages(params: FetchParams): Promise<FetchPartitionResult[]> {
+    if (params.replicaId >= 0) this.updateFollowerFetchStates(params);
     const first = this.readAll(params);
     const bytes = first.reduce((n, r) => n + (r.records?.length ?? 0), 0);
     const anyError = first.some((r) => r.errorCode !== ErrorCode.NONE);
     if (params.maxWaitMs <= 0 || bytes >= params.minBytes || anyError || params.partitions.length === 0) return this.countOut(params, first);
-    const start = params.partitions.map((req) => this.getPartition(req.topic, req.partition)?.log.sizeBytes ?? 0);
+    // Consumers wait for the high watermark to pass their offset, followers for the log end.
+    const visible = (p: Partition) => (params.replicaId >= 0 ? p.log.logEndOffset : p.highWatermark);
     const op = {
       tryComplete: () => {
-        let more = bytes;
-        for (let i = 0; i < params.partitions.length; i++) {
-          const req = params.partitions[i];
+        for (const req of params.partitions) {
           const p = this.getPartition(req.topic, req.partition);
           if (p === undefined || !p.isLeader || this.isOffline(req.topic, req.partition)) return true;
-          more += p.log.sizeBytes - start[i];
+          if (visible(p) > req.fetchOffset) return true;
         }
-        return more >= params.minBytes;
+        return false;
       },
     };
     const keys = params.partitions.map((r) => topicPartitionKey(r.topic, r.partition));
@@ -298,9 +336,44 @@ export class ReplicaManager {
     return this.countOut(params, this.readAll(params));
   }
 
+  private updateFollowerFetchStates(params: FetchParams): void {
+    const now = this.clock.monotonicMs();
+    for (const req of params.partitions) {
+      const p = this.getPartition(req.topic, req.partition);
+      if (p === undefined || !p.isLeader || this.isOffline(req.topic, req.partition)) continue;
+      if (p.checkLeaderEpoch(req.currentLeaderEpoch ?? -1) !== ErrorCode.NONE) continue;
+      if (p.updateFollowerFetchState(params.replicaId, req.fetchOffset, p.log.logEndOffset, now)) this.wake(topicPartitionKey(p.topic, p.partition));
+      const grown = p.isrToExpand(params.replicaId);
+      if (grown !== null) void this.changeIsr(p, grown);
+    }
+  }
+
+  /** Writes an ISR change; on success the high watermark may move and waiting produces complete. */
+  private async changeIsr(p: Partition, newIsr: number[]): Promise<void> {
+    const writer = this.options.isrWriter;
+    if (writer === null) return;
+    try {
+      if (await p.changeIsr(newIsr, writer, () => this.clock.monotonicMs())) this.wake(topicPartitionKey(p.topic, p.partition));
+    } catch (e) {
+      this.logger.error({ topic: p.topic, partition: p.partition, err: (e as Error).stack }, "ISR change failed");
+    }
+  }
+
+  /** Kafka's maybeShrinkIsr over every partition led here. */
+  maybeShrinkIsrs(): void {
+    const now = this.clock.monotonicMs();
+    for (const [key, p] of this.partitions) {
+      if (this.offline.has(key)) continue;
+      const shrunk = p.isrToShrink(now, this.options.replicaLagTimeMaxMs);
+      if (shrunk === null) continue;
+      this.logger.info({ topic: p.topic, partition: p.partition, isr: p.state.isr, newIsr: shrunk, highWatermark: p.highWatermark }, "shrinking ISR: followers out of sync");
+      void this.changeIsr(p, shrunk);
+    }
+  }
+
   /** Bytes out per topic for consumers' fetches (replicas' are replication traffic). */
   private countOut(params: FetchParams, results: FetchPartitionResult[]): FetchPartitionResult[] {
-    if (!params.isReplica) for (const r of results) this.topicStats.recordOut(r.topic, r.records?.length ?? 0);
+    if (params.replicaId < 0) for (const r of results) this.topicStats.recordOut(r.topic, r.records?.length ?? 0);
     return results;
   }
 
@@ -308,7 +381,7 @@ export class ReplicaManager {
     let budget = params.maxBytes;
     let minOneBatch = true;
     return params.partitions.map((req) => {
-      const r = this.readPartition({ ...req, maxBytes: Math.min(req.maxBytes, budget) }, params.isReplica, minOneBatch);
+      const { leaderEndOffset: _, ...r } = this.readPartition({ ...req, maxBytes: Math.min(req.maxBytes, budget) }, params.replicaId, minOneBatch);
       const n = r.records?.length ?? 0;
       if (n > 0) minOneBatch = false;
       budget = Math.max(0, budget - n);
@@ -317,10 +390,80 @@ export class ReplicaManager {
   }
 
   /**
+   * OffsetForLeaderEpoch on the leader (KIP-101/279): the end offset of `leaderEpoch` in this
+   * log (the start of the next higher epoch, or the log end offset for the latest), with the
+   * largest epoch at or below the one asked for; -1/-1 when the log knows no such epoch.
+   */
+  lastOffsetForLeaderEpoch(topic: string, partition: number, currentLeaderEpoch: number, leaderEpoch: number, _replicaId: number) {
+    const none = { leaderEpoch: -1, endOffset: -1 };
+    const p = this.getPartition(topic, partition);
+    if (this.isOffline(topic, partition)) return { ...none, errorCode: ErrorCode.KAFKA_STORAGE_ERROR };
+    if (p === undefined) return { ...none, errorCode: ErrorCode.UNKNOWN_TOPIC_OR_PARTITION };
+    if (!p.isLeader) return { ...none, errorCode: ErrorCode.NOT_LEADER_OR_FOLLOWER };
+    const epochError = p.checkLeaderEpoch(currentLeaderEpoch);
+    if (epochError !== ErrorCode.NONE) return { ...none, errorCode: epochError };
+    const r = p.log.endOffsetForEpoch(leaderEpoch);
+    return { errorCode: ErrorCode.NONE, ...(r ?? none) };
+  }
+
+  // ---- FollowerLog: what the replica fetchers do to partitions this broker follows ----
+
+  private followedPartition(topic: string, partition: number): Partition {
+    const p = this.getPartition(topic, partition);
+    if (p === undefined || p.isLeader || this.isOffline(topic, partition)) {
+      throw new KafkaError(ErrorCode.NOT_LEADER_OR_FOLLOWER, `broker ${this.brokerId} does not follow ${topic}-${partition}`);
+    }
+    return p;
+  }
+
+  followerState(topic: string, partition: number) {
+    const p = this.getPartition(topic, partition);
+    if (p === undefined || p.isLeader || this.isOffline(topic, partition)) return null;
+    return {
+      leaderId: p.state.leader,
+      leaderEpoch: p.state.leaderEpoch,
+      logEndOffset: p.log.logEndOffset,
+      logStartOffset: p.log.logStartOffset,
+      highWatermark: p.highWatermark,
+      latestEpoch: p.log.latestEpoch,
+    };
+  }
+
+  endOffsetForEpoch(topic: string, partition: number, epoch: number) {
+    return this.followedPartition(topic, partition).log.endOffsetForEpoch(epoch);
+  }
+
+  truncateTo(topic: string, partition: number, offset: number): void {
+    const p = this.followedPartition(topic, partition);
+    // At or past the log end nothing is cut, but an epoch starting there is dropped (as Kafka's
+    // truncateTo does), so a walk-back step at the log end makes progress.
+    if (offset >= p.log.logEndOffset) {
+      p.log.truncateTo(offset);
+      return;
+    }
+    this.logger.info({ topic, partition, logEndOffset: p.log.logEndOffset, truncateTo: offset, highWatermark: p.highWatermark }, "truncating follower log");
+    p.log.truncateTo(offset);
+  }
+
+  truncateFullyAndStartAt(topic: string, partition: number, offset: number): void {
+    const p = this.followedPartition(topic, partition);
+    this.logger.info({ topic, partition, logEndOffset: p.log.logEndOffset, startAt: offset }, "truncating follower log fully");
+    p.log.truncateFullyAndStartAt(offset);
+  }
+
+  appendAsFollower(topic: string, partition: number, records: Uint8Array, leaderHighWatermark: number, leaderLogStartOffset: number): void {
+    const p = this.followedPartition(topic, partition);
+    if (records.length > 0) p.log.appendAsFollower(records);
+    p.updateFollowerHighWatermark(leaderHighWatermark);
+    const start = Math.min(leaderLogStartOffset, p.highWatermark);
+    if (start > p.log.logStartOffset) p.log.maybeIncrementLogStartOffset(start, "leader's log start offset moved");
+  }
+
+  /**
    * DeleteRecords (Kafka's ReplicaManager.deleteRecords): moves each partition's log start offset
-   * (offset -1: to the high watermark) and answers its low watermark. With no followers yet the
-   * answer needs no waiting. A moved start offset is checkpointed at once, so deleted records do
-   * not come back after a crash.
+   * (offset -1: to the high watermark) and answers the leader's new log start offset (Kafka waits
+   * for every follower's; here followers catch up at their next fetch). A moved start offset is
+   * checkpointed at once, so deleted records do not come back after a crash.
    */
   deleteRecords(requests: { topic: string; partition: number; offset: number }[]): DeleteRecordsResult[] {
     let moved = false;
@@ -343,7 +486,10 @@ export class ReplicaManager {
   }
 
   shutdown(): void {
+    this.isrTimer?.cancel();
+    this.isrTimer = null;
     this.fetchPurgatory.shutdown();
+    this.producePurgatory.shutdown();
     this.partitions.clear();
     this.offline.clear();
   }

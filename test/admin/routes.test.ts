@@ -307,7 +307,7 @@ test("admin: elect-leader: the preferred leader already leads; unknown partition
     const u = b.adminUrl;
     assert.equal((await call(u, "POST", "/v1/topics", { name: "el", partitions: 2 })).status, 201);
     const r = await call(u, "POST", "/v1/partitions/el/1/elect-leader");
-    assert.deepEqual([r.status, r.body], [200, { topic: "el", partition: 1, leader: 0, result: "ELECTION_NOT_NEEDED" }]);
+    assert.deepEqual([r.status, r.body], [200, { topic: "el", partition: 1, preferred_leader: 0, leader: 0, result: "ELECTION_NOT_NEEDED" }]);
     assertError(await call(u, "POST", "/v1/partitions/el/2/elect-leader"), 404, /unknown partition el-2/, "partition past the count");
     assertError(await call(u, "POST", "/v1/partitions/el/x/elect-leader"), 404, /unknown partition el-x/, "not a number");
     assertError(await call(u, "POST", "/v1/partitions/none/0/elect-leader"), 404, /unknown topic none/, "unknown topic");

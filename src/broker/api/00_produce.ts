@@ -2,8 +2,10 @@
 // appended as bytes by the partition leader; in v0-2 a legacy message set (magic 0/1) is first
 // up-converted into one record batch v2 (protocol/message_set.ts), the only format stored.
 // acks: 0 (no response; a failure closes the connection, as Kafka does, so the client refreshes
-// metadata), 1, or -1 (all: the same as 1 while partitions have no followers; the replication
-// issue adds the purgatory wait).
+// metadata), 1 (answered once the leader has appended), or -1 (all: refused with
+// NOT_ENOUGH_REPLICAS before appending when the ISR is smaller than min.insync.replicas; answered
+// once the high watermark covers the batch, or REQUEST_TIMED_OUT after the request's timeoutMs —
+// then the batch may or may not be committed, as in Kafka).
 import { anyBatchUsesCodec, Compression, ProduceApi } from "../../protocol/mod.ts";
 import type { Struct } from "../../protocol/mod.ts";
 import { ErrorCode } from "../../util/mod.ts";
@@ -22,11 +24,12 @@ interface TopicData {
 
 export const produceHandler: ApiHandler<BrokerServices> = {
   api: ProduceApi,
-  handle(s, ctx, req) {
+  async handle(s, ctx, req) {
     const acks = req.acks as number;
     const topics = req.topicData as TopicData[];
     const badAcks = acks !== 0 && acks !== 1 && acks !== -1;
     let failed = false;
+    const waiting: { topic: string; partition: number; requiredOffset: number }[] = [];
     const responses = topics.map((t) => ({
       name: t.name,
       partitionResponses: t.partitionData.map((p): Struct => {
@@ -39,7 +42,8 @@ export const produceHandler: ApiHandler<BrokerServices> = {
           // zstd arrived with Produce v7 (KIP-110); older requests may not carry it.
           : ctx.version < 7 && p.records !== null && anyBatchUsesCodec(p.records, Compression.zstd)
           ? { errorCode: ErrorCode.UNSUPPORTED_COMPRESSION_TYPE, errorMessage: `zstd needs Produce v7+, got v${ctx.version}`, baseOffset: -1, logStartOffset: -1 }
-          : s.replicaManager.appendToPartition(t.name, p.index, p.records, s.config.messageMaxBytes, ctx.version < 3);
+          : s.replicaManager.appendToPartition(t.name, p.index, p.records, s.config.messageMaxBytes, ctx.version < 3, acks);
+        if (acks === -1 && r.errorCode === ErrorCode.NONE) waiting.push({ topic: t.name, partition: p.index, requiredOffset: (r as { nextOffset: number }).nextOffset });
         if (r.errorCode !== ErrorCode.NONE) {
           failed = true;
           s.logger.debug({ topic: t.name, partition: p.index, errorCode: r.errorCode, reason: r.errorMessage }, "produce refused");
@@ -59,6 +63,27 @@ export const produceHandler: ApiHandler<BrokerServices> = {
       if (failed) throw new CloseConnection("acks=0 produce failed");
       return null;
     }
+    if (waiting.length > 0) await awaitAcks(s, responses, waiting, Math.max(0, req.timeoutMs as number));
     return { responses, throttleTimeMs: 0 };
   },
 };
+
+/** acks=all: holds the answer until the ISR has every appended batch (or the timeout passes). */
+async function awaitAcks(
+  s: BrokerServices,
+  responses: { name: string; partitionResponses: Struct[] }[],
+  waiting: { topic: string; partition: number; requiredOffset: number }[],
+  timeoutMs: number,
+): Promise<void> {
+  const codes = await s.replicaManager.awaitReplication(waiting, timeoutMs);
+  waiting.forEach((w, i) => {
+    if (codes[i] === ErrorCode.NONE) return;
+    const r = responses.find((t) => t.name === w.topic)?.partitionResponses.find((p) => p.index === w.partition);
+    if (r === undefined) return;
+    r.errorCode = codes[i];
+    r.errorMessage = codes[i] === ErrorCode.REQUEST_TIMED_OUT
+      ? `not replicated to the in-sync replicas within ${timeoutMs} ms`
+      : `replication of offset ${w.requiredOffset - 1} failed`;
+    s.logger.debug({ topic: w.topic, partition: w.partition, errorCode: codes[i] }, "acks=all produce not acknowledged");
+  });
+}

@@ -1,8 +1,12 @@
-// Fetch (1), v4-16, for consumers. Full fetches only: strand creates no incremental fetch
-// sessions (KIP-227), answering session id 0, which tells clients to keep sending full requests;
-// a request naming a session id answers FETCH_SESSION_ID_NOT_FOUND. Reads stop at the high
-// watermark; max_wait_ms is capped at limits.fetchMaxWaitMsMax. Fetches from replicas (replica_id
-// >= 0; in v15+ ReplicaState.replicaId) arrive with the replication issue and are refused until then.
+// Fetch (1), v4-16, for consumers and followers. Full fetches only: strand creates no incremental
+// fetch sessions (KIP-227), answering session id 0, which tells clients to keep sending full
+// requests; a request naming a session id answers FETCH_SESSION_ID_NOT_FOUND. Consumers read up to
+// the high watermark; followers (replica_id >= 0; in v15+ ReplicaState.replicaId) up to the log
+// end offset, and their fetch offset moves the high watermark (ReplicaManager). A replica id that
+// is not a live broker of the cluster is refused with NOT_LEADER_OR_FOLLOWER for every partition
+// (Kafka answers an authorization error; strand has no ACLs to consult). currentLeaderEpoch (v9+)
+// is checked (FENCED_LEADER_EPOCH / UNKNOWN_LEADER_EPOCH). max_wait_ms is capped at
+// limits.fetchMaxWaitMsMax.
 //
 // v13+ names topics by id: each id is resolved through the metadata cache, and the partitions of
 // an id it does not know answer UNKNOWN_TOPIC_ID (Kafka's full-fetch answer; its
@@ -17,6 +21,7 @@ import type { BrokerServices } from "../services.ts";
 
 interface FetchPartition {
   partition: number;
+  currentLeaderEpoch: number;
   fetchOffset: bigint;
   partitionMaxBytes: number;
 }
@@ -62,9 +67,7 @@ export const fetchHandler: ApiHandler<BrokerServices> = {
       return { ...base, errorCode: ErrorCode.FETCH_SESSION_ID_NOT_FOUND, responses: [] };
     }
     const replicaId = ctx.version >= REPLICA_STATE_FROM ? (req.replicaState as { replicaId: number }).replicaId : req.replicaId as number;
-    if (replicaId >= 0) {
-      return { ...base, errorCode: ErrorCode.NOT_LEADER_OR_FOLLOWER, responses: [] };
-    }
+    const refusedReplica = replicaId >= 0 && (replicaId === s.brokerId || s.metadata.getBroker(replicaId) === undefined);
     const byId = ctx.version >= TOPIC_IDS_FROM;
     // Each topic's name; null for an id this broker does not know.
     const names = topics.map((t) => {
@@ -72,11 +75,12 @@ export const fetchHandler: ApiHandler<BrokerServices> = {
       return bytesEqual(t.topicId, zeroUuid) ? null : s.metadata.getTopicById(t.topicId)?.name ?? null;
     });
     const partitions = topics.flatMap((t, ti) =>
-      names[ti] === null ? [] : t.partitions.map((p) => ({
+      names[ti] === null || refusedReplica ? [] : t.partitions.map((p) => ({
         topic: names[ti] as string,
         partition: p.partition,
         fetchOffset: Number(p.fetchOffset),
         maxBytes: Math.max(0, p.partitionMaxBytes),
+        currentLeaderEpoch: p.currentLeaderEpoch ?? -1,
       }))
     );
     const results = await s.replicaManager.fetchMessages({
@@ -84,7 +88,7 @@ export const fetchHandler: ApiHandler<BrokerServices> = {
       maxWaitMs: Math.min(Math.max(0, req.maxWaitMs as number), fetchMaxWaitMsMax),
       minBytes: req.minBytes as number,
       maxBytes: Math.min(Math.max(0, req.maxBytes as number), s.config.fetchMaxBytes),
-      isReplica: false,
+      replicaId: refusedReplica ? -1 : replicaId,
     });
     const endpoints = new Map<number, BrokerEndpoint>();
     let i = 0;
@@ -95,6 +99,7 @@ export const fetchHandler: ApiHandler<BrokerServices> = {
         topicId: t.topicId,
         partitions: t.partitions.map((p): Struct => {
           if (name === null) return errorPartition(p.partition, ErrorCode.UNKNOWN_TOPIC_ID);
+          if (refusedReplica) return errorPartition(p.partition, ErrorCode.NOT_LEADER_OR_FOLLOWER);
           const r = results[i++];
           const out: Struct = {
             partitionIndex: r.partition,

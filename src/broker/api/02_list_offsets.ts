@@ -1,5 +1,6 @@
 // ListOffsets (2), v1-8: -1 latest (the high watermark; the same for read_committed while there
-// are no transactions), -2 earliest (log start offset), -3 the record with the largest timestamp
+// are no transactions; for a follower (replica_id >= 0) the log end offset, as Kafka answers
+// replica fetchers resolving an out-of-range fetch), -2 earliest (log start offset), -3 the record with the largest timestamp
 // (v7, KIP-734), -4 earliest local (v8, KIP-405: with no tiered storage, the log start offset;
 // like Kafka, taken in any version), or a timestamp: the first record whose timestamp is at or
 // after it, found through the segments' time indexes (Log.offsetForTimestamp); -1 when none is
@@ -20,7 +21,7 @@ interface ListPartition {
   timestamp: bigint;
 }
 
-function lookup(s: BrokerServices, topic: string, p: ListPartition) {
+function lookup(s: BrokerServices, topic: string, p: ListPartition, replicaId: number) {
   const out = { partitionIndex: p.partitionIndex, errorCode: ErrorCode.NONE, timestamp: -1n, offset: -1n, leaderEpoch: -1 };
   const part = s.replicaManager.getPartition(topic, p.partitionIndex);
   // A partition whose log dir failed answers KAFKA_STORAGE_ERROR first, as Kafka's does.
@@ -33,7 +34,7 @@ function lookup(s: BrokerServices, topic: string, p: ListPartition) {
   }
   const ts = Number(p.timestamp);
   out.leaderEpoch = part.state.leaderEpoch;
-  if (ts === LATEST) return { ...out, offset: BigInt(part.highWatermark) };
+  if (ts === LATEST) return { ...out, offset: BigInt(replicaId >= 0 ? part.log.logEndOffset : part.highWatermark) };
   if (ts === EARLIEST || ts === EARLIEST_LOCAL) return { ...out, offset: BigInt(part.log.logStartOffset) };
   let found;
   try {
@@ -51,9 +52,12 @@ export const listOffsetsHandler: ApiHandler<BrokerServices> = {
   api: ListOffsetsApi,
   handle(s, _ctx, req) {
     const topics = req.topics as { name: string; partitions: ListPartition[] }[];
+    // A replica id that is not a live broker is treated as a consumer's.
+    const claimed = req.replicaId as number;
+    const replicaId = claimed >= 0 && claimed !== s.brokerId && s.metadata.getBroker(claimed) !== undefined ? claimed : -1;
     return {
       throttleTimeMs: 0,
-      topics: topics.map((t) => ({ name: t.name, partitions: t.partitions.map((p) => lookup(s, t.name, p)) })),
+      topics: topics.map((t) => ({ name: t.name, partitions: t.partitions.map((p) => lookup(s, t.name, p, replicaId)) })),
     };
   },
 };

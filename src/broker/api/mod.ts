@@ -5,6 +5,10 @@ import { produceHandler } from "./00_produce.ts";
 import { fetchHandler } from "./01_fetch.ts";
 import { listOffsetsHandler } from "./02_list_offsets.ts";
 import { metadataHandler } from "./03_metadata.ts";
+import { leaderAndIsrHandler } from "./04_leader_and_isr.ts";
+import { stopReplicaHandler } from "./05_stop_replica.ts";
+import { updateMetadataHandler } from "./06_update_metadata.ts";
+import { controlledShutdownHandler } from "./07_controlled_shutdown.ts";
 import { offsetCommitHandler } from "./08_offset_commit.ts";
 import { offsetFetchHandler } from "./09_offset_fetch.ts";
 import { findCoordinatorHandler } from "./10_find_coordinator.ts";
@@ -18,11 +22,16 @@ import { apiVersionsHandler } from "./18_api_versions.ts";
 import { createTopicsHandler } from "./19_create_topics.ts";
 import { deleteTopicsHandler } from "./20_delete_topics.ts";
 import { deleteRecordsHandler } from "./21_delete_records.ts";
+import { offsetForLeaderEpochHandler } from "./23_offset_for_leader_epoch.ts";
 import { deleteGroupsHandler } from "./42_delete_groups.ts";
 import { offsetDeleteHandler } from "./47_offset_delete.ts";
 import { describeConfigsHandler } from "./32_describe_configs.ts";
 import { alterConfigsHandler } from "./33_alter_configs.ts";
 import { describeLogDirsHandler } from "./35_describe_log_dirs.ts";
+import { createPartitionsHandler } from "./37_create_partitions.ts";
+import { electLeadersHandler } from "./43_elect_leaders.ts";
+import { alterPartitionReassignmentsHandler } from "./45_alter_partition_reassignments.ts";
+import { listPartitionReassignmentsHandler } from "./46_list_partition_reassignments.ts";
 import { incrementalAlterConfigsHandler } from "./44_incremental_alter_configs.ts";
 
 export const apiHandlers: ApiHandler<BrokerServices>[] = [
@@ -30,6 +39,10 @@ export const apiHandlers: ApiHandler<BrokerServices>[] = [
   fetchHandler,
   listOffsetsHandler,
   metadataHandler,
+  leaderAndIsrHandler,
+  stopReplicaHandler,
+  updateMetadataHandler,
+  controlledShutdownHandler,
   offsetCommitHandler,
   offsetFetchHandler,
   findCoordinatorHandler,
@@ -43,9 +56,14 @@ export const apiHandlers: ApiHandler<BrokerServices>[] = [
   createTopicsHandler,
   deleteTopicsHandler,
   deleteRecordsHandler,
+  offsetForLeaderEpochHandler,
   describeConfigsHandler,
   alterConfigsHandler,
   describeLogDirsHandler,
+  createPartitionsHandler,
+  electLeadersHandler,
+  alterPartitionReassignmentsHandler,
+  listPartitionReassignmentsHandler,
   deleteGroupsHandler,
   incrementalAlterConfigsHandler,
   offsetDeleteHandler,

@@ -1,0 +1,43 @@
+// StopReplica (5), v0-4: the controller tells this broker to stop fetching some partitions and,
+// for deleted topics or replicas moved away, to delete their logs; applied through the local
+// control plane, one call per deletePartition value (v3+ give it per partition). Answers, as
+// Kafka does: STALE_BROKER_EPOCH (v1+: an older registration of this broker) or
+// STALE_CONTROLLER_EPOCH for the whole request, echoed on every partition; otherwise each
+// partition's NONE, or the KafkaError code its call failed with. The per-partition leader epochs
+// (v3+) are not checked: the control plane's stopReplica takes none.
+import { decodeStopReplicaRequest, isStaleBrokerEpoch, stopReplicaResponse } from "../../client/mod.ts";
+import { StopReplicaApi } from "../../protocol/mod.ts";
+import { ErrorCode, KafkaError } from "../../util/mod.ts";
+import type { ApiHandler } from "../dispatch.ts";
+import type { BrokerServices } from "../services.ts";
+
+export const stopReplicaHandler: ApiHandler<BrokerServices> = {
+  api: StopReplicaApi,
+  async handle(s, ctx, req) {
+    const r = decodeStopReplicaRequest(ctx.version, req);
+    const fields = { controller: r.controllerId, controllerEpoch: r.controllerEpoch, brokerEpoch: String(r.brokerEpoch) };
+    const all = (code: number) => stopReplicaResponse(code, r.partitions.map((p) => ({ topic: p.topic, partition: p.partition, errorCode: code })));
+    if (isStaleBrokerEpoch(r.brokerEpoch, s.brokerEpoch())) {
+      s.logger.warn({ ...fields, currentBrokerEpoch: String(s.brokerEpoch()) }, "StopReplica refused: stale broker epoch");
+      return all(ErrorCode.STALE_BROKER_EPOCH);
+    }
+    const errors = new Map<boolean, number>();
+    for (const del of [false, true]) {
+      const parts = r.partitions.filter((p) => p.deletePartition === del).map((p) => ({ topic: p.topic, partition: p.partition }));
+      if (parts.length === 0) continue;
+      try {
+        await s.controlPlane.stopReplica(s.brokerId, r.controllerEpoch, parts, del);
+        errors.set(del, ErrorCode.NONE);
+      } catch (e) {
+        if (!(e instanceof KafkaError)) throw e;
+        s.logger.warn({ ...fields, deletePartitions: del, errorCode: e.code, reason: e.message }, "StopReplica refused");
+        if (e.code === ErrorCode.STALE_CONTROLLER_EPOCH) return all(e.code);
+        errors.set(del, e.code);
+      }
+    }
+    return stopReplicaResponse(
+      ErrorCode.NONE,
+      r.partitions.map((p) => ({ topic: p.topic, partition: p.partition, errorCode: errors.get(p.deletePartition) ?? ErrorCode.NONE })),
+    );
+  },
+};

@@ -1,0 +1,31 @@
+// UpdateMetadata (6), v0-8: the controller's view of the live brokers and every partition's
+// state, applied to this broker's metadata cache through the local control plane (topics being
+// deleted arrive as partitions led by -2 and are passed on as deleted topics). Each broker is
+// reached at its endpoint on this broker's first listener (the one the controller names too),
+// else its first endpoint. Answers STALE_BROKER_EPOCH (v5+: an older registration of this broker),
+// STALE_CONTROLLER_EPOCH, another KafkaError's code, or NONE.
+import { decodeUpdateMetadataRequest, isStaleBrokerEpoch } from "../../client/mod.ts";
+import { UpdateMetadataApi } from "../../protocol/mod.ts";
+import { ErrorCode, KafkaError } from "../../util/mod.ts";
+import type { ApiHandler } from "../dispatch.ts";
+import type { BrokerServices } from "../services.ts";
+
+export const updateMetadataHandler: ApiHandler<BrokerServices> = {
+  api: UpdateMetadataApi,
+  async handle(s, ctx, req) {
+    const r = decodeUpdateMetadataRequest(ctx.version, req, s.config.listeners[0].name);
+    const fields = { controller: r.controllerId, controllerEpoch: r.controllerEpoch, brokerEpoch: String(r.brokerEpoch) };
+    if (isStaleBrokerEpoch(r.brokerEpoch, s.brokerEpoch())) {
+      s.logger.warn({ ...fields, currentBrokerEpoch: String(s.brokerEpoch()) }, "UpdateMetadata refused: stale broker epoch");
+      return { errorCode: ErrorCode.STALE_BROKER_EPOCH };
+    }
+    try {
+      await s.controlPlane.updateMetadata(s.brokerId, r.controllerEpoch, r.controllerId, r.brokers, r.topics, r.deletedTopics);
+    } catch (e) {
+      if (!(e instanceof KafkaError)) throw e;
+      s.logger.warn({ ...fields, errorCode: e.code, reason: e.message }, "UpdateMetadata refused");
+      return { errorCode: e.code };
+    }
+    return { errorCode: ErrorCode.NONE };
+  },
+};

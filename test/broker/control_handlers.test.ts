@@ -1,0 +1,216 @@
+// The control-plane handlers (LeaderAndIsr 4, StopReplica 5, UpdateMetadata 6, ControlledShutdown
+// 7, OffsetForLeaderEpoch 23) against fake services: each request, built as the controller builds
+// it and passed through the codec, becomes the same call on the services, and the answer (also
+// through the codec) carries the errors Kafka answers with.
+import assert from "node:assert/strict";
+import { test } from "node:test";
+import { leaderAndIsrHandler } from "../../src/broker/api/04_leader_and_isr.ts";
+import { stopReplicaHandler } from "../../src/broker/api/05_stop_replica.ts";
+import { updateMetadataHandler } from "../../src/broker/api/06_update_metadata.ts";
+import { controlledShutdownHandler } from "../../src/broker/api/07_controlled_shutdown.ts";
+import { offsetForLeaderEpochHandler } from "../../src/broker/api/23_offset_for_leader_epoch.ts";
+import type { ApiHandler, RequestContext } from "../../src/broker/dispatch.ts";
+import type { BrokerServices } from "../../src/broker/services.ts";
+import {
+  decodeLeaderAndIsrResponse,
+  decodeStopReplicaResponse,
+  leaderAndIsrRequest,
+  stopReplicaRequest,
+  updateMetadataRequest,
+} from "../../src/client/control_requests.ts";
+import type { BrokerInfo, TopicInfo } from "../../src/controller/mod.ts";
+import { decode, encode, type Struct } from "../../src/protocol/codec.ts";
+import type { MessageSchema } from "../../src/protocol/schema.ts";
+import type { PartitionState } from "../../src/replication/mod.ts";
+import { Reader, Writer } from "../../src/util/bytes.ts";
+import { ErrorCode, KafkaError } from "../../src/util/errors.ts";
+import { silentLogger } from "../../src/util/logger.ts";
+
+function through(schema: MessageSchema, version: number, s: Struct): Struct {
+  const w = new Writer(256);
+  encode(schema, version, s, w);
+  const r = new Reader(w.finish().slice());
+  const out = decode(schema, version, r);
+  assert.ok(r.ok && r.remaining === 0, `${schema.name} v${version}: ${r.error}`);
+  return out;
+}
+
+/** Runs a handler as the dispatcher would: request and answer through the codec. */
+async function call(h: ApiHandler<BrokerServices>, s: BrokerServices, version: number, body: Struct): Promise<Struct> {
+  const ctx = { version, header: { apiKey: h.api.apiKey, apiVersion: version, correlationId: 1, clientId: null } } as unknown as RequestContext;
+  const answer = await h.handle(s, ctx, through(h.api.request, version, body));
+  assert.ok(answer !== null);
+  return through(h.api.response, version, answer);
+}
+
+interface Calls {
+  leaderAndIsr: unknown[][];
+  updateMetadata: unknown[][];
+  stopReplica: unknown[][];
+}
+
+function services(opts: { epoch?: bigint; fail?: KafkaError; active?: boolean } = {}): { s: BrokerServices; calls: Calls } {
+  const calls: Calls = { leaderAndIsr: [], updateMetadata: [], stopReplica: [] };
+  const plane = (name: keyof Calls) => (...args: unknown[]) => {
+    calls[name].push(args);
+    return opts.fail ? Promise.reject(opts.fail) : Promise.resolve();
+  };
+  const s = {
+    brokerId: 1,
+    brokerEpoch: () => opts.epoch ?? 100n,
+    config: { listeners: [{ name: "PLAINTEXT", host: "127.0.0.1", port: 9092 }] },
+    logger: silentLogger,
+    controlPlane: { leaderAndIsr: plane("leaderAndIsr"), updateMetadata: plane("updateMetadata"), stopReplica: plane("stopReplica") },
+    controller: {
+      isActive: opts.active ?? true,
+      controlledShutdown: (brokerId: number, brokerEpoch: bigint) =>
+        Promise.resolve({ errorCode: brokerEpoch === 5n ? ErrorCode.STALE_BROKER_EPOCH : ErrorCode.NONE, remaining: [{ topic: `t${brokerId}`, partition: 2 }] }),
+    },
+    metadata: { getBroker: (id: number) => (id === 2 ? { id } : undefined) },
+    replicaManager: {
+      lastOffsetForLeaderEpoch: (topic: string, partition: number, current: number, epoch: number, replicaId: number) => ({
+        errorCode: topic === "gone" ? ErrorCode.UNKNOWN_TOPIC_OR_PARTITION : ErrorCode.NONE,
+        leaderEpoch: epoch,
+        endOffset: 1000 + partition + current + replicaId,
+      }),
+    },
+  } as unknown as BrokerServices;
+  return { s, calls };
+}
+
+const id = Uint8Array.from({ length: 16 }, (_, i) => i + 1);
+function state(p: number, replicas: number[]): PartitionState {
+  return { topic: "t", partition: p, topicId: id, controllerEpoch: 3, leader: replicas[0], leaderEpoch: 4, isr: replicas, replicas, partitionEpoch: 9 };
+}
+const topics: TopicInfo[] = [{ name: "t", topicId: id, partitions: [state(0, [1, 2]), state(1, [2, 3])], configs: {}, configsZxid: -1n }];
+const leaders: BrokerInfo[] = [{ id: 2, host: "b2", port: 9093, rack: null, epoch: 7n }];
+
+test("LeaderAndIsr handler: the local call, per-partition answers, and stale epochs", async () => {
+  for (const v of [0, 2, 4, 5, 6, 7]) {
+    const { s, calls } = services();
+    const answer = await call(leaderAndIsrHandler, s, v, leaderAndIsrRequest(0, 3, 100n, topics, leaders, v));
+    assert.equal(calls.leaderAndIsr.length, 1);
+    const [brokerId, controllerEpoch, gotTopics, gotLeaders] = calls.leaderAndIsr[0] as [number, number, TopicInfo[], BrokerInfo[]];
+    assert.equal(brokerId, 1);
+    assert.equal(controllerEpoch, 3);
+    assert.deepEqual(gotTopics.map((t) => t.partitions.map((p) => p.partition)), [[0, 1]]);
+    assert.deepEqual(gotLeaders, [{ ...leaders[0], epoch: -1n }]);
+    // Partition 1's replicas do not include broker 1: ignored, as Kafka does.
+    assert.deepEqual(decodeLeaderAndIsrResponse(v, answer, gotTopics), {
+      errorCode: 0,
+      partitions: [{ topic: "t", partition: 0, errorCode: 0 }, { topic: "t", partition: 1, errorCode: ErrorCode.UNKNOWN_TOPIC_OR_PARTITION }],
+    });
+  }
+  // An older registration of this broker: refused before the control plane sees it.
+  const stale = services({ epoch: 101n });
+  const refused = await call(leaderAndIsrHandler, stale.s, 6, leaderAndIsrRequest(0, 3, 100n, topics, leaders, 6));
+  assert.equal(stale.calls.leaderAndIsr.length, 0);
+  assert.equal(refused.errorCode, ErrorCode.STALE_BROKER_EPOCH);
+  // Unknown (-1) and newer broker epochs pass.
+  for (const epoch of [-1n, 102n]) {
+    const ok = services({ epoch: 101n });
+    assert.equal((await call(leaderAndIsrHandler, ok.s, 6, leaderAndIsrRequest(0, 3, epoch, topics, leaders, 6))).errorCode, 0);
+    assert.equal(ok.calls.leaderAndIsr.length, 1);
+  }
+  // A stale controller: the whole request, every partition.
+  const old = services({ fail: new KafkaError(ErrorCode.STALE_CONTROLLER_EPOCH, "old") });
+  const body = await call(leaderAndIsrHandler, old.s, 4, leaderAndIsrRequest(0, 3, 100n, topics, leaders, 4));
+  assert.deepEqual(decodeLeaderAndIsrResponse(4, body, topics), {
+    errorCode: ErrorCode.STALE_CONTROLLER_EPOCH,
+    partitions: [0, 1].map((partition) => ({ topic: "t", partition, errorCode: ErrorCode.STALE_CONTROLLER_EPOCH })),
+  });
+});
+
+test("UpdateMetadata handler: brokers, topics and deleted topics reach the control plane", async () => {
+  const brokers: BrokerInfo[] = [{ id: 1, host: "b1", port: 9092, rack: "r", epoch: 1n }, ...leaders];
+  for (const v of [0, 3, 5, 7, 8]) {
+    const { s, calls } = services();
+    const answer = await call(updateMetadataHandler, s, v, updateMetadataRequest(0, 3, 100n, brokers, topics, ["gone"], v));
+    assert.equal(answer.errorCode, 0);
+    const [brokerId, controllerEpoch, controllerId, gotBrokers, gotTopics, deleted] = calls.updateMetadata[0] as [number, number, number, BrokerInfo[], TopicInfo[], string[]];
+    assert.deepEqual([brokerId, controllerEpoch, controllerId], [1, 3, 0]);
+    assert.deepEqual(gotBrokers.map((b) => [b.id, b.host, b.port]), [[1, "b1", 9092], [2, "b2", 9093]]);
+    assert.deepEqual(gotTopics.map((t) => [t.name, t.partitions.length]), [["t", 2]]);
+    assert.deepEqual(deleted, ["gone"]);
+  }
+  const stale = services({ epoch: 200n });
+  assert.equal((await call(updateMetadataHandler, stale.s, 7, updateMetadataRequest(0, 3, 100n, brokers, topics, [], 7))).errorCode, ErrorCode.STALE_BROKER_EPOCH);
+  assert.equal(stale.calls.updateMetadata.length, 0);
+  const old = services({ fail: new KafkaError(ErrorCode.STALE_CONTROLLER_EPOCH, "old") });
+  assert.equal((await call(updateMetadataHandler, old.s, 7, updateMetadataRequest(0, 3, 100n, brokers, topics, [], 7))).errorCode, ErrorCode.STALE_CONTROLLER_EPOCH);
+});
+
+test("StopReplica handler: one call per deletePartition value, answers per partition", async () => {
+  const parts = [
+    { topic: "a", partition: 0, deletePartition: true, leaderEpoch: -2 },
+    { topic: "a", partition: 1, deletePartition: false, leaderEpoch: 3 },
+    { topic: "b", partition: 0, deletePartition: true, leaderEpoch: -2 },
+  ];
+  const { s, calls } = services();
+  const answer = await call(stopReplicaHandler, s, 3, stopReplicaRequest(0, 3, 100n, parts, 3));
+  assert.deepEqual(calls.stopReplica, [
+    [1, 3, [{ topic: "a", partition: 1 }], false],
+    [1, 3, [{ topic: "a", partition: 0 }, { topic: "b", partition: 0 }], true],
+  ]);
+  assert.deepEqual(decodeStopReplicaResponse(answer), {
+    errorCode: 0,
+    partitions: [{ topic: "a", partition: 0, errorCode: 0 }, { topic: "a", partition: 1, errorCode: 0 }, { topic: "b", partition: 0, errorCode: 0 }],
+  });
+  // v0-2: one deletePartitions for the request.
+  const v1 = services();
+  await call(stopReplicaHandler, v1.s, 1, stopReplicaRequest(0, 3, 100n, parts.filter((p) => p.deletePartition), 1));
+  assert.deepEqual(v1.calls.stopReplica, [[1, 3, [{ topic: "a", partition: 0 }, { topic: "b", partition: 0 }], true]]);
+  // Stale epochs: everything refused.
+  for (const [opts, code] of [[{ epoch: 101n }, ErrorCode.STALE_BROKER_EPOCH], [{ fail: new KafkaError(ErrorCode.STALE_CONTROLLER_EPOCH, "old") }, ErrorCode.STALE_CONTROLLER_EPOCH]] as const) {
+    const x = services(opts);
+    const r = decodeStopReplicaResponse(await call(stopReplicaHandler, x.s, 3, stopReplicaRequest(0, 3, 100n, parts, 3)));
+    assert.equal(r.errorCode, code);
+    assert.deepEqual(r.partitions.map((p) => p.errorCode), [code, code, code]);
+  }
+  // Another failure: that call's partitions carry it, the request does not.
+  const broken = services({ fail: new KafkaError(ErrorCode.KAFKA_STORAGE_ERROR, "disk") });
+  const r = decodeStopReplicaResponse(await call(stopReplicaHandler, broken.s, 3, stopReplicaRequest(0, 3, 100n, parts, 3)));
+  assert.equal(r.errorCode, 0);
+  assert.deepEqual(r.partitions.map((p) => p.errorCode), [56, 56, 56]);
+});
+
+test("ControlledShutdown handler: the controller's answer, NOT_CONTROLLER when inactive, v1-3 only", async () => {
+  assert.deepEqual(controlledShutdownHandler.api.request.versions, { min: 1, max: 3 });
+  for (const v of [1, 2, 3]) {
+    const { s } = services();
+    assert.deepEqual(await call(controlledShutdownHandler, s, v, { brokerId: 4, brokerEpoch: 9n }), {
+      errorCode: 0,
+      remainingPartitions: [{ topicName: "t4", partitionIndex: 2 }],
+    });
+  }
+  const { s } = services();
+  assert.equal((await call(controlledShutdownHandler, s, 2, { brokerId: 4, brokerEpoch: 5n })).errorCode, ErrorCode.STALE_BROKER_EPOCH);
+  const inactive = services({ active: false });
+  assert.deepEqual(await call(controlledShutdownHandler, inactive.s, 3, { brokerId: 4, brokerEpoch: 9n }), {
+    errorCode: ErrorCode.NOT_CONTROLLER,
+    remainingPartitions: [],
+  });
+});
+
+test("OffsetForLeaderEpoch handler: the replica manager's answer per partition; unknown replicas refused", async () => {
+  const req = (replicaId: number) => ({
+    replicaId,
+    topics: [{ topic: "t", partitions: [{ partition: 0, currentLeaderEpoch: 4, leaderEpoch: 3 }] }, { topic: "gone", partitions: [{ partition: 1, currentLeaderEpoch: 4, leaderEpoch: 3 }] }],
+  });
+  const { s } = services();
+  const consumer = await call(offsetForLeaderEpochHandler, s, 4, req(-1));
+  assert.deepEqual(consumer.topics, [
+    { topic: "t", partitions: [{ errorCode: 0, partition: 0, leaderEpoch: 3, endOffset: 1003n }] },
+    { topic: "gone", partitions: [{ errorCode: ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, partition: 1, leaderEpoch: 3, endOffset: 1004n }] },
+  ]);
+  // Before v3 the replica id is not on the wire: -2; before v2 no current epoch: -1; v0 answers no epoch.
+  const v0 = await call(offsetForLeaderEpochHandler, s, 0, req(7));
+  assert.deepEqual((v0.topics as { partitions: unknown[] }[])[0].partitions, [{ errorCode: 0, partition: 0, leaderEpoch: -1, endOffset: 997n }]);
+  // Broker 2 is live; broker 7 is not.
+  const follower = await call(offsetForLeaderEpochHandler, s, 4, req(2));
+  assert.equal((follower.topics as { partitions: { endOffset: bigint }[] }[])[0].partitions[0].endOffset, 1006n);
+  const stranger = await call(offsetForLeaderEpochHandler, s, 3, req(7));
+  for (const t of stranger.topics as { partitions: { errorCode: number; endOffset: bigint }[] }[]) {
+    assert.deepEqual(t.partitions.map((p) => [p.errorCode, p.endOffset]), [[ErrorCode.NOT_LEADER_OR_FOLLOWER, -1n]]);
+  }
+});
