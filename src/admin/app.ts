@@ -16,9 +16,11 @@
 //   GET    /v1/groups/{g}                      members, decoded assignments, committed offsets and lag
 //   GET    /v1/config                          broker config (read-only: no dynamic broker configs yet)
 //   PUT    /v1/config                          400 for any change (not dynamic yet)
-//   POST   /v1/partitions/{t}/{p}/elect-leader preferred leader election
+//   POST   /v1/partitions/{t}/{p}/elect-leader preferred leader election by the controller (forwarded to it)
 //   PUT    /v1/log-level                       {level}: the process' log level, at once
+//   GET    /v1/stats                           per-topic messages/bytes in and bytes out since start, with clocks (for rates)
 //   GET    /metrics                            Prometheus text format (broker_metrics.ts)
+//   GET    /                                   the dashboard page (HTML; dashboard/), with /dashboard.css and /dashboard.js
 //
 // Errors are {"error": message} with the status that says why: 400 bad input, 401 missing or
 // wrong token, 403 refused, 404 unknown, 409 conflict, 413 body too large, 501 not supported,
@@ -44,6 +46,7 @@ import {
 } from "../broker/mod.ts";
 import { BrokerIdZNode } from "../registry/mod.ts";
 import { adminRequestBodyBytesMax, adminTopicWaitMs, ErrorCode, errorName, type Logger } from "../util/mod.ts";
+import { mountDashboard } from "./dashboard/mod.ts";
 import { prometheusContentType } from "./metrics.ts";
 import {
   brokersView,
@@ -51,6 +54,7 @@ import {
   groupsView,
   lookupGroup,
   partitionView,
+  statsView,
   topicsView,
   topicView,
 } from "./views.ts";
@@ -399,21 +403,21 @@ export function createAdminApp(source: AdminSource, options: AdminAppOptions): H
 
   // --- partitions
 
-  app.post("/v1/partitions/:topic/:partition/elect-leader", (c) => {
+  app.post("/v1/partitions/:topic/:partition/elect-leader", async (c) => {
     const s = services();
     const t = topicParam(c, s);
     const text = c.req.param("partition");
     const index = /^\d{1,9}$/.test(text) ? Number(text) : -1;
     const p = t.partitions.find((q) => q.partition === index);
     if (p === undefined) throw new AdminError(404, `unknown partition ${t.name}-${text}`);
-    const preferred = p.replicas[0];
-    if (p.leader === preferred) return c.json({ topic: t.name, partition: index, leader: p.leader, result: "ELECTION_NOT_NEEDED" });
-    if (s.metadata.getBroker(preferred) === undefined || !p.isr.includes(preferred)) {
-      throw new AdminError(409, `the preferred leader ${preferred} of ${t.name}-${index} is not alive and in the ISR`, {
-        result: "PREFERRED_LEADER_NOT_AVAILABLE",
-      });
+    const [r] = await s.electLeaders(0, [{ topic: t.name, partition: index }]);
+    const result = errorName(r.errorCode);
+    const after = s.metadata.getTopic(t.name)?.partitions.find((q) => q.partition === index);
+    if (r.errorCode === ErrorCode.NONE || r.errorCode === ErrorCode.ELECTION_NOT_NEEDED) {
+      return c.json({ topic: t.name, partition: index, preferred_leader: p.replicas[0], leader: after?.leader ?? p.leader, result });
     }
-    throw new AdminError(501, "preferred leader election by the controller is not implemented yet");
+    const status = r.errorCode === ErrorCode.UNKNOWN_TOPIC_OR_PARTITION ? 404 : r.errorCode === ErrorCode.NOT_CONTROLLER ? 503 : 409;
+    throw new AdminError(status, r.errorMessage ?? `leader election for ${t.name}-${index} failed: ${result}`, { result });
   });
 
   // --- logging
@@ -430,7 +434,10 @@ export function createAdminApp(source: AdminSource, options: AdminAppOptions): H
     return c.json({ level });
   });
 
-  // --- metrics
+  // --- metrics and the dashboard
+
+  app.get("/v1/stats", (c) => c.json(statsView(services())));
+  mountDashboard(app);
 
   app.get("/metrics", (c) => c.body(options.renderMetrics(), 200, { "content-type": prometheusContentType }));
 

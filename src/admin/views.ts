@@ -7,6 +7,7 @@
 // shown as a string rather than rounded.
 
 import type { BrokerServices, TopicMetadata } from "../broker/mod.ts";
+import { internalTopics } from "../controller/mod.ts";
 import { decodeConsumerAssignment, decodeConsumerSubscription, type TopicPartitions } from "../protocol/mod.ts";
 import type { PartitionState } from "../replication/mod.ts";
 import { uuidToBase64 } from "../util/mod.ts";
@@ -47,7 +48,8 @@ export function topicSummaryView(s: BrokerServices, t: TopicMetadata) {
   return {
     name: t.name,
     topic_id: uuidToBase64(t.topicId),
-    internal: t.isInternal,
+    // As Metadata answers it: the cache's flag is not set for topics the controller creates.
+    internal: t.isInternal || internalTopics.has(t.name),
     partitions: t.partitions.length,
     replication_factor: t.partitions[0]?.replicas.length ?? 0,
     under_replicated_partitions: t.partitions.filter((p) => p.isr.length < p.replicas.length).length,
@@ -174,4 +176,16 @@ export function lookupGroup(s: BrokerServices, groupId: string): GroupLookup {
 
 export function groupsView(s: BrokerServices) {
   return s.coordinator.listGroups([]).map((g) => ({ group_id: g.groupId, state: g.state, protocol_type: g.protocolType }));
+}
+
+/**
+ * This broker's per-topic totals since it started (records and batch bytes appended as leader,
+ * record bytes fetched by consumers), with the clocks to turn two readings into rates: the
+ * dashboard's chart divides the counters' increase by monotonic_ms's (a wall clock may jump).
+ */
+export function statsView(s: BrokerServices) {
+  const topics = [...s.replicaManager.topicStats.entries()]
+    .map(([topic, c]) => ({ topic, messages_in: c.messagesIn, bytes_in: c.bytesIn, bytes_out: c.bytesOut }))
+    .sort((a, b) => (a.topic < b.topic ? -1 : a.topic > b.topic ? 1 : 0));
+  return { broker_id: s.brokerId, time_ms: s.clock.nowMs(), monotonic_ms: s.clock.monotonicMs(), topics };
 }

@@ -1,16 +1,18 @@
-// External tools the e2e tests drive (kcat, the Debian Python clients). A missing tool skips the
-// test with a message naming the Debian package; under CI=true a missing tool fails instead, so
-// CI can never pass by skipping.
+// External tools the e2e tests drive (kcat, the Debian Python clients, Chromium for the
+// dashboard). A missing tool skips the test with a message naming the Debian package; under
+// CI=true a missing tool fails instead, so CI can never pass by skipping.
 import { spawn, spawnSync } from "node:child_process";
 
 const packages: Record<string, string> = {
   kcat: "kcat",
   confluent_kafka: "python3-confluent-kafka",
   kafka: "python3-kafka",
+  chromium: "chromium",
 };
 
 function has(tool: string): boolean {
   if (tool === "kcat") return spawnSync("kcat", ["-V"], { stdio: "ignore" }).status === 0;
+  if (tool === "chromium") return spawnSync("/usr/bin/chromium", ["--version"], { stdio: "ignore" }).status === 0;
   return spawnSync("/usr/bin/python3", ["-c", `import ${tool}`], { stdio: "ignore" }).status === 0;
 }
 
