@@ -3,6 +3,7 @@
 // src/platform/ are the only places that may touch runtime APIs.
 //
 //   strand serve [--config server.properties] [--override key=value]... [--log-level info]
+//   strand topics|produce|consume|groups|cluster|perf ... (client tools, one file each here)
 //   strand --version | --help
 
 import process from "node:process";
@@ -17,6 +18,12 @@ import { EmbeddedRegistryStore, type Registry, ZooKeeperRegistry } from "../regi
 import type { Logger } from "../util/mod.ts";
 import { parseProperties, propertiesFromEnv } from "./properties.ts";
 import { STRAND_COMMIT, STRAND_VERSION } from "./version.ts";
+import { clusterCommand } from "./cluster.ts";
+import { consumeCommand } from "./consume.ts";
+import { groupsCommand } from "./groups.ts";
+import { perfCommand } from "./perf.ts";
+import { produceCommand } from "./produce.ts";
+import { topicsCommand } from "./topics.ts";
 
 const usage = `strand ${STRAND_VERSION}: a Kafka-compatible commit-log broker
 
@@ -27,6 +34,15 @@ Usage:
       Precedence: --override, then environment, then FILE, then Kafka's defaults.
       The admin HTTP API and Prometheus /metrics listen on admin.listeners
       (default http://127.0.0.1:9644; empty turns them off).
+  strand topics list|describe|create|alter|delete --bootstrap-server HOST:PORT [options]
+  strand produce --bootstrap-server HOST:PORT --topic NAME [options] < LINES
+  strand consume --bootstrap-server HOST:PORT --topic NAME [options]
+  strand groups list|describe|reset-offsets|delete --bootstrap-server HOST:PORT [options]
+  strand cluster info --bootstrap-server HOST:PORT
+  strand perf produce|consume --bootstrap-server HOST:PORT --topic NAME --num-records N [options]
+      Client tools speaking the Kafka protocol (they work against Kafka too), like Kafka's
+      kafka-topics.sh, kafka-console-producer/consumer.sh, kafka-consumer-groups.sh and
+      kafka-producer/consumer-perf-test.sh. "strand COMMAND --help" for each one's options.
   strand --version
   strand --help
 
@@ -174,6 +190,15 @@ async function serve(args: string[]): Promise<void> {
   platform.process.onSignal("SIGINT", () => void stop("SIGINT"));
 }
 
+const tools: Record<string, (args: string[]) => Promise<never>> = {
+  topics: topicsCommand,
+  produce: produceCommand,
+  consume: consumeCommand,
+  groups: groupsCommand,
+  cluster: clusterCommand,
+  perf: perfCommand,
+};
+
 async function main(argv: string[]): Promise<void> {
   const [command, ...rest] = argv;
   if (command === "--version" || command === "-V" || command === "version") {
@@ -185,6 +210,8 @@ async function main(argv: string[]): Promise<void> {
     return;
   }
   if (command === "serve") return await serve(rest);
+  const tool = Object.hasOwn(tools, command) ? tools[command] : undefined;
+  if (tool !== undefined) return await tool(rest);
   fail(`unknown command "${command}"\n\n${usage}`);
 }
 

@@ -15,18 +15,27 @@
 // - admin.ts: topic, config, offset and group operations routed as Kafka's AdminClient does.
 // - producer.ts, producer_batch.ts, partitioner.ts: a pipelining producer (per-partition batches,
 //   linger, compression, acks, retries; murmur2 for keys, sticky batches without).
-// - consumer.ts: a prefetching consumer of assigned partitions; group.ts: classic consumer group
-//   membership (JoinGroup/SyncGroup/Heartbeat, the range assignor, offset commits).
+// - consumer.ts, record_reader.ts: a prefetching consumer of assigned partitions (records
+//   decoded with number arithmetic); group.ts: classic consumer group membership
+//   (JoinGroup/SyncGroup/Heartbeat, the range assignor, offset commits).
 //
 // Invariants: no runtime APIs here (only the Platform); every request ends exactly once (answered,
 // or rejected with a reason naming the peer); responses are bounded by limits.clientResponseBytesMax;
 // nothing received from a peer is trusted before it decodes whole; the controller never waits on a
 // remote broker, and a broker's control requests arrive in the order they were made; a follower
 // appends only what it asked for, at its own log end offset, under the leader and epoch it was told.
+export * from "./admin.ts";
+export * from "./cluster_client.ts";
 export * from "./connection.ts";
+export * from "./consumer.ts";
 export * from "./control_requests.ts";
 export * from "./controlled_shutdown.ts";
 export * from "./controller_channel.ts";
+export * from "./group.ts";
+export * from "./partitioner.ts";
+export * from "./producer.ts";
+export * from "./producer_batch.ts";
+export * from "./record_reader.ts";
 export * from "./elect_leaders.ts";
 export * from "./replica_fetcher.ts";
 export * from "./truncation.ts";

@@ -143,3 +143,9 @@ export const nodeDataBytesMax = 0xfffff;
  * the length is garbage or hostile, and the connection is closed before anything is allocated.
  */
 export const clientResponseBytesMax = 104_857_600;
+/**
+ * Longest line the console producer (`strand produce`) reads from stdin: one line is one record,
+ * and no request may be larger than the broker's default socket.request.max.bytes. A longer line
+ * ends the tool with an error instead of growing a buffer without end.
+ */
+export const consoleLineBytesMax = 104_857_600;

@@ -1,0 +1,35 @@
+// strand cluster info: the cluster id, the controller and the brokers, from one Metadata answer
+// (what rpk cluster info shows first).
+import { Output, parseToolArgs, runTool, UsageError, withCluster } from "./tool.ts";
+
+export const clusterUsage = `Usage: strand cluster info --bootstrap-server HOST:PORT[,...]
+
+Prints the cluster id, the controller and every broker (the controller marked with *).
+
+Options:
+  --bootstrap-server HOST:PORT[,...]   brokers to start from (required)
+  --request-timeout-ms MS              how long one request may take (default 30000)
+  -h, --help                           this text`;
+
+export async function clusterCommand(args: string[]): Promise<never> {
+  return await runTool("cluster", async () => {
+    const { values, positionals } = parseToolArgs(args, {}, clusterUsage, 1);
+    if (positionals[0] !== "info") {
+      throw new UsageError(positionals[0] === undefined ? "a command is required: info" : `unknown command "${positionals[0]}"`);
+    }
+    const out = new Output();
+    await withCluster(values, async (c) => {
+      const md = await c.retrying(() => c.refreshMetadata([]));
+      out.text(`Cluster ID: ${md.clusterId ?? "-"}\n`);
+      out.text(`Controller: ${md.controllerId < 0 ? "none" : md.controllerId}\n`);
+      out.text(`Brokers: ${md.brokers.size}\n\n`);
+      const rows = [["ID", "HOST", "PORT", "RACK"]];
+      for (const b of [...md.brokers.values()].sort((x, y) => x.nodeId - y.nodeId)) {
+        rows.push([`${b.nodeId}${b.nodeId === md.controllerId ? "*" : ""}`, b.host, String(b.port), b.rack ?? "-"]);
+      }
+      const widths = rows[0].map((_, i) => Math.max(...rows.map((r) => r[i].length)));
+      for (const r of rows) out.text(r.map((cell, i) => cell.padEnd(widths[i] + 2)).join("").trimEnd() + "\n");
+    });
+    await out.flush();
+  });
+}

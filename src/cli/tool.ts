@@ -1,0 +1,263 @@
+// What every client tool of the CLI shares: argument parsing with --help, --bootstrap-server,
+// a ClusterClient on the runtime's platform, buffered stdout, stdin lines, and the exit rules:
+// 0 on success; 1 with one line on stderr when the cluster says no or cannot be reached; 2 with
+// one line for a bad command line. No stack traces reach the user.
+import process from "node:process";
+import { parseArgs } from "node:util";
+import { ClientError, ClusterClient, parseBootstrapServers } from "../client/mod.ts";
+import { loadPlatform, type Platform } from "../platform/mod.ts";
+import { consoleLineBytesMax } from "../util/mod.ts";
+
+/** A bad command line: exit code 2. */
+export class UsageError extends Error {
+  override name = "UsageError";
+}
+
+type Option = { type: "string" | "boolean"; short?: string; multiple?: boolean; default?: string | boolean | string[] };
+
+/** Options every client tool takes. */
+export const commonOptions: Record<string, Option> = {
+  "bootstrap-server": { type: "string" },
+  "request-timeout-ms": { type: "string" },
+  help: { type: "boolean", short: "h" },
+};
+
+export type Values = Record<string, string | boolean | string[] | undefined>;
+
+/**
+ * Parses a tool's arguments (strictly: unknown flags are a UsageError). With --help, prints the
+ * usage and exits 0.
+ */
+export function parseToolArgs(args: string[], options: Record<string, Option>, usage: string, positionals = 0): { values: Values; positionals: string[] } {
+  let parsed;
+  try {
+    parsed = parseArgs({ args, options: { ...commonOptions, ...options }, strict: true, allowPositionals: positionals > 0 });
+  } catch (e) {
+    throw new UsageError(firstLine((e as Error).message));
+  }
+  if (parsed.values.help) {
+    process.stdout.write(usage.trimEnd() + "\n");
+    process.exit(0);
+  }
+  if (parsed.positionals.length > positionals) throw new UsageError(`unexpected argument "${parsed.positionals[positionals]}"`);
+  return { values: parsed.values as Values, positionals: parsed.positionals };
+}
+
+function firstLine(s: string): string {
+  return s.split("\n")[0].replace(/\. To specify a positional argument.*$/, "");
+}
+
+export function str(values: Values, name: string): string | undefined {
+  const v = values[name];
+  return typeof v === "string" ? v : undefined;
+}
+
+export function required(values: Values, name: string): string {
+  const v = str(values, name);
+  if (v === undefined || v === "") throw new UsageError(`--${name} is required`);
+  return v;
+}
+
+export function list(values: Values, name: string): string[] {
+  const v = values[name];
+  return Array.isArray(v) ? v : typeof v === "string" ? [v] : [];
+}
+
+/** An integer flag within [min, max], or `fallback` when absent. */
+export function int(values: Values, name: string, fallback: number, min = 0, max = Number.MAX_SAFE_INTEGER): number {
+  const v = str(values, name);
+  if (v === undefined) return fallback;
+  const n = Number(v);
+  if (v.trim() === "" || !Number.isSafeInteger(n) || n < min || n > max) {
+    throw new UsageError(`--${name} takes an integer from ${min} to ${max}, got "${v}"`);
+  }
+  return n;
+}
+
+/** Repeated KEY=VALUE flags as an object. */
+export function keyValues(values: Values, name: string): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const kv of list(values, name)) {
+    const i = kv.indexOf("=");
+    if (i <= 0) throw new UsageError(`--${name} takes KEY=VALUE, got "${kv}"`);
+    out[kv.slice(0, i).trim()] = kv.slice(i + 1);
+  }
+  return out;
+}
+
+/** --acks: all/-1, 1, 0. */
+export function acks(values: Values, fallback: number): number {
+  const v = str(values, "acks");
+  if (v === undefined) return fallback;
+  if (v === "all" || v === "-1") return -1;
+  if (v === "0" || v === "1") return Number(v);
+  throw new UsageError(`--acks takes all, -1, 0 or 1, got "${v}"`);
+}
+
+const codecs: Record<string, number> = { none: 0, gzip: 1, snappy: 2, lz4: 3, zstd: 4 };
+
+/** --compression: none, gzip, snappy, lz4, zstd. */
+export function compression(values: Values): number {
+  const v = str(values, "compression") ?? "none";
+  const c = codecs[v];
+  if (c === undefined) throw new UsageError(`--compression takes none, gzip, snappy, lz4 or zstd, got "${v}"`);
+  return c;
+}
+
+let platformPromise: Promise<Platform> | null = null;
+
+export function platform(): Promise<Platform> {
+  platformPromise ??= loadPlatform();
+  return platformPromise;
+}
+
+/** A ClusterClient for --bootstrap-server (required); closed after fn, whatever happens. */
+export async function withCluster<T>(values: Values, fn: (c: ClusterClient) => Promise<T>): Promise<T> {
+  const bootstrapText = required(values, "bootstrap-server");
+  let bootstrap;
+  try {
+    bootstrap = parseBootstrapServers(bootstrapText);
+  } catch (e) {
+    throw new UsageError((e as Error).message);
+  }
+  const requestTimeoutMs = int(values, "request-timeout-ms", 30_000, 1, 2_147_483_647);
+  const c = new ClusterClient(await platform(), { bootstrap, clientId: "strand-cli", requestTimeoutMs });
+  try {
+    return await fn(c);
+  } finally {
+    c.close();
+  }
+}
+
+/**
+ * Buffered stdout for bytes and text: writes are gathered into chunks and handed to the runtime
+ * with backpressure (a slow reader of our output slows us down instead of filling memory).
+ */
+export class Output {
+  private chunks: Uint8Array[] = [];
+  private size = 0;
+  private readonly encoder = new TextEncoder();
+  private pending: Promise<void> = Promise.resolve();
+  static readonly chunkBytes = 256 * 1024;
+
+  text(s: string): void {
+    this.bytes(this.encoder.encode(s));
+  }
+
+  bytes(b: Uint8Array): void {
+    this.chunks.push(b);
+    this.size += b.length;
+  }
+
+  /** Whether enough is gathered to be worth a write. */
+  get full(): boolean {
+    return this.size >= Output.chunkBytes;
+  }
+
+  /** True once stdout was closed by its reader (`strand consume ... | head`): stop producing output. */
+  closed = false;
+  private static listening = false;
+
+  /** Hands what is gathered to stdout; resolves once the runtime has taken it. */
+  flush(): Promise<void> {
+    if (!Output.listening) {
+      // A reader that went away (EPIPE) is the end of the output, not an error to report.
+      Output.listening = true;
+      process.stdout.on("error", () => {});
+    }
+    if (this.closed) {
+      this.chunks = [];
+      this.size = 0;
+    }
+    if (this.size === 0) return this.pending;
+    const data = new Uint8Array(this.size);
+    let at = 0;
+    for (const c of this.chunks) {
+      data.set(c, at);
+      at += c.length;
+    }
+    this.chunks = [];
+    this.size = 0;
+    const prev = this.pending;
+    const onError = (err: Error | null | undefined, resolve: () => void, reject: (e: Error) => void) => {
+      if (!err) return resolve();
+      if ((err as { code?: string }).code !== "EPIPE") return reject(err);
+      this.closed = true;
+      resolve();
+    };
+    this.pending = prev.then(() => new Promise<void>((resolve, reject) => {
+      if (this.closed) return resolve();
+      try {
+        process.stdout.write(data, (err) => onError(err, resolve, reject));
+      } catch (e) {
+        onError(e as Error, resolve, reject);
+      }
+    }));
+    return this.pending;
+  }
+}
+
+/**
+ * Lines of stdin as bytes (without \n or \r\n), in order, as they arrive. A line's pieces wait
+ * in a list until its newline comes (no copying per chunk); one longer than consoleLineBytesMax
+ * ends the tool.
+ */
+export async function* stdinLines(): AsyncGenerator<Uint8Array> {
+  let partial: Uint8Array[] = [];
+  let partialBytes = 0;
+  const join = (last: Uint8Array): Uint8Array => {
+    if (partial.length === 0) return last;
+    const out = new Uint8Array(partialBytes + last.length);
+    let at = 0;
+    for (const p of partial) {
+      out.set(p, at);
+      at += p.length;
+    }
+    out.set(last, at);
+    partial = [];
+    partialBytes = 0;
+    return out;
+  };
+  const trimCr = (line: Uint8Array) => (line.length > 0 && line[line.length - 1] === 13 ? line.subarray(0, line.length - 1) : line);
+  for await (const chunk of process.stdin as AsyncIterable<Uint8Array | string>) {
+    const data = typeof chunk === "string" ? new TextEncoder().encode(chunk) : new Uint8Array(chunk.buffer, chunk.byteOffset, chunk.byteLength);
+    let start = 0;
+    for (let i = data.indexOf(10); i >= 0; i = data.indexOf(10, start)) {
+      yield trimCr(join(data.subarray(start, i)));
+      start = i + 1;
+    }
+    if (start < data.length) {
+      partial.push(data.subarray(start));
+      partialBytes += data.length - start;
+      if (partialBytes > consoleLineBytesMax) throw new ClientError(`a line of stdin is longer than ${consoleLineBytesMax} bytes`);
+    }
+  }
+  if (partialBytes > 0) yield trimCr(join(new Uint8Array(0)));
+}
+
+/**
+ * Runs a tool: exit 0 when it returns; 2 and one line for a UsageError; 1 and one line for any
+ * other failure (a ClientError's message as is, anything else named).
+ */
+export async function runTool(name: string, fn: () => Promise<number | void>): Promise<never> {
+  let code = 0;
+  try {
+    code = (await fn()) ?? 0;
+  } catch (e) {
+    if (e instanceof UsageError) {
+      process.stderr.write(`strand ${name}: ${e.message} (see strand ${name} --help)\n`);
+      code = 2;
+    } else if (e instanceof ClientError) {
+      process.stderr.write(`strand ${name}: ${oneLine(e.message)}\n`);
+      code = 1;
+    } else {
+      process.stderr.write(`strand ${name}: ${(e as Error)?.name ?? "Error"}: ${oneLine(String((e as Error)?.message ?? e))}\n`);
+      code = 1;
+    }
+  }
+  process.exit(code);
+}
+
+function oneLine(s: string): string {
+  return s.replace(/\s*\n\s*/g, " ");
+}
