@@ -42,6 +42,8 @@ import type { BrokerServices } from "./services.ts";
 const RESERVED_BROKER_MAX_ID = 1000;
 /** How long the controller's channel waits before reconnecting to a broker it could not reach. */
 const CONTROLLER_CHANNEL_BACKOFF_MS = 500;
+/** How long a stopping controller waits for its last requests to be answered before resigning. */
+const CONTROLLER_DRAIN_MS = 5000;
 
 export class BrokerStartupError extends Error {
   override name = "BrokerStartupError";
@@ -289,10 +291,24 @@ export class Broker {
     return await requestControlledShutdown(this.platform, endpoint, this.brokerId, epoch, this.config.replication.controllerSocketTimeoutMs);
   }
 
+  /** Waits (at most timeoutMs) until the controller's channel has no request left unanswered. */
+  private async drainControllerRequests(timeoutMs: number): Promise<void> {
+    const channel = this.network.channel;
+    const deadline = this.platform.clock.monotonicMs() + timeoutMs;
+    const pending = () => channel.brokerIds.reduce((n, id) => n + channel.queuedFor(id), 0);
+    while (pending() > 0 && this.platform.clock.monotonicMs() < deadline) {
+      await new Promise<void>((resolve) => this.platform.clock.setTimeout(resolve, 10));
+    }
+    if (pending() > 0) this.logger.warn({ pending: pending() }, "resigning with controller requests unanswered");
+  }
+
   private async stop(): Promise<void> {
     this.logger.info({}, "broker shutting down");
     this.stopReRegistering();
     if (this.config.replication.controlledShutdownEnable && !this.failed) await this.controlledShutdown();
+    // A controller that just moved leaderships (its own controlled shutdown) lets its LeaderAndIsr
+    // requests reach the new leaders before it resigns, which would drop them.
+    if (this.controller.isActive) await this.drainControllerRequests(CONTROLLER_DRAIN_MS);
     await this.controller.shutdown();
     await this.network.channel.shutdown();
     await this.network.fetchers.shutdown();
