@@ -127,16 +127,25 @@ function createLogger(level: string): { logger: Logger; setLevel(level: LogLevel
   return { logger, setLevel: (l) => (threshold = values[l]) };
 }
 
+/** serve's flags; a bad one is a one-line error and exit 2, like any other invalid input. */
+function parseServeArgs(args: string[]) {
+  try {
+    return parseArgs({
+      args,
+      options: {
+        config: { type: "string", short: "c" },
+        override: { type: "string", multiple: true },
+        "log-level": { type: "string", default: process.env.STRAND_LOG_LEVEL ?? "info" },
+      },
+      strict: true,
+    });
+  } catch (e) {
+    fail(`serve: ${(e as Error).message} (strand --help lists the options)`);
+  }
+}
+
 async function serve(args: string[]): Promise<void> {
-  const { values } = parseArgs({
-    args,
-    options: {
-      config: { type: "string", short: "c" },
-      override: { type: "string", multiple: true },
-      "log-level": { type: "string", default: process.env.STRAND_LOG_LEVEL ?? "info" },
-    },
-    strict: true,
-  });
+  const { values } = parseServeArgs(args);
   const { logger, setLevel } = createLogger(values["log-level"]);
   let parsed;
   try {

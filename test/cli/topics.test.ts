@@ -80,6 +80,7 @@ test("cli: bad command lines exit 2 with one line; --help exits 0", async () => 
   assertOneLineError(await strand(["groups", "reset-offsets", ...bs, "--group", "g", "--topic", "t"]), 2, /one of --to-earliest/);
   assertOneLineError(await strand(["perf", "produce", ...bs, "--topic", "x"]), 2, /--num-records is required/);
   assertOneLineError(await strand(["topics", "list", "--bootstrap-server", "nonsense"]), 2, /bad bootstrap server "nonsense"/);
+  assertOneLineError(await strand(["serve", "--conf", "x"]), 2, /^strand: serve: Unknown option '--conf'/);
   for (const tool of ["topics", "produce", "consume", "groups", "cluster", "perf"]) {
     const r = await strand([tool, "--help"]);
     assert.equal(r.code, 0, tool);
