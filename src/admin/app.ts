@@ -14,8 +14,14 @@
 //   PUT    /v1/topics/{t}/config               {set?, delete?, append?, subtract?, validate_only?}: IncrementalAlterConfigs' path
 //   GET    /v1/groups                          groups this broker coordinates
 //   GET    /v1/groups/{g}                      members, decoded assignments, committed offsets and lag
-//   GET    /v1/config                          broker config (read-only: no dynamic broker configs yet)
-//   PUT    /v1/config                          400 for any change (not dynamic yet)
+//   GET    /v1/config                          every broker key: value, source (DYNAMIC_BROKER_CONFIG,
+//                                               DYNAMIC_DEFAULT_BROKER_CONFIG, STATIC_BROKER_CONFIG, DEFAULT_CONFIG),
+//                                               read_only; and "dynamic": {broker: {k: v}, cluster: {k: v}}
+//   PUT    /v1/config                          {set?, delete?, append?, subtract?, scope?, validate_only?}: dynamic
+//                                               broker configs (IncrementalAlterConfigs on a BROKER resource);
+//                                               scope "broker" (default: this broker, /config/brokers/<id>) or
+//                                               "cluster" (every broker, /config/brokers/<default>); only the
+//                                               log-default keys are dynamic, any other key is a 400 naming it
 //   POST   /v1/partitions/{t}/{p}/elect-leader preferred leader election by the controller (forwarded to it)
 //   PUT    /v1/log-level                       {level}: the process' log level, at once
 //   GET    /v1/stats                           per-topic messages/bytes in and bytes out since start, with clocks (for rates)
@@ -36,8 +42,8 @@ import type { Context } from "hono";
 import { bearerAuth } from "hono/bearer-auth";
 import { HTTPException } from "hono/http-exception";
 import {
+  applyBrokerOperations,
   applyOperations,
-  brokerAlterOutcome,
   type BrokerServices,
   ConfigOperation,
   ConfigSource,
@@ -209,10 +215,10 @@ function stringList(body: Record<string, unknown>, key: string): string[] {
 }
 
 /** set/delete/append/subtract in a config PUT body, as IncrementalAlterConfigs operations. */
-function configOperations(body: Record<string, unknown>) {
-  const known = new Set(["set", "delete", "append", "subtract", "validate_only"]);
+function configOperations(body: Record<string, unknown>, extra: string[] = []) {
+  const known = new Set(["set", "delete", "append", "subtract", "validate_only", ...extra]);
   const unknown = Object.keys(body).filter((k) => !known.has(k));
-  if (unknown.length > 0) throw new AdminError(400, `unknown field ${unknown[0]}: use set, delete, append, subtract, validate_only`);
+  if (unknown.length > 0) throw new AdminError(400, `unknown field ${unknown[0]}: use ${[...known].join(", ")}`);
   const ops = [
     ...Object.entries(stringMap(body, "set")).map(([name, value]) => ({ name, configOperation: ConfigOperation.SET, value })),
     ...stringList(body, "delete").map((name) => ({ name, configOperation: ConfigOperation.DELETE, value: null })),
@@ -242,7 +248,7 @@ function configEntriesJson(entries: ReturnType<typeof describeBrokerConfigs>) {
 async function topicConfigJson(s: BrokerServices, topic: string) {
   const overrides = await s.configAdmin.topicOverrides(topic);
   if (overrides === null) throw new AdminError(404, `unknown topic ${topic}`);
-  return { topic, configs: configEntriesJson(describeTopicConfigs(s.config, overrides)) };
+  return { topic, configs: configEntriesJson(describeTopicConfigs(s.config, overrides, s.dynamicConfig.values)) };
 }
 
 function topicParam(c: Context, s: BrokerServices) {
@@ -362,7 +368,8 @@ export function createAdminApp(source: AdminSource, options: AdminAppOptions): H
     const s = services();
     const topic = c.req.param("topic");
     const { ops, validateOnly } = configOperations(await jsonObject(c));
-    const outcome = await s.configAdmin.alterTopicConfig(topic, (current) => applyOperations(s.config, current, ops), validateOnly);
+    const dynamic = s.dynamicConfig.values;
+    const outcome = await s.configAdmin.alterTopicConfig(topic, (current) => applyOperations(s.config, current, ops, dynamic), validateOnly);
     if (outcome.errorCode !== ErrorCode.NONE) failOutcome(outcome);
     if (!validateOnly && ops.length > 0) log.info({ topic, keys: ops.map((o) => o.name) }, "topic config changed through the admin API");
     return c.json({ ...(await topicConfigJson(s, topic)), validate_only: validateOnly });
@@ -388,17 +395,32 @@ export function createAdminApp(source: AdminSource, options: AdminAppOptions): H
 
   // --- broker config
 
-  app.get("/v1/config", (c) => {
-    const s = services();
-    return c.json({ broker_id: s.brokerId, configs: configEntriesJson(describeBrokerConfigs(s.config)) });
-  });
+  const brokerConfigJson = (s: BrokerServices) => {
+    const dynamic = s.dynamicConfig.values;
+    return {
+      broker_id: s.brokerId,
+      configs: configEntriesJson(describeBrokerConfigs(s.config, dynamic)),
+      dynamic: { broker: Object.fromEntries(dynamic.perBroker), cluster: Object.fromEntries(dynamic.clusterDefault) },
+    };
+  };
+
+  app.get("/v1/config", (c) => c.json(brokerConfigJson(services())));
 
   app.put("/v1/config", async (c) => {
     const s = services();
-    const { ops } = configOperations(await jsonObject(c));
-    const outcome = brokerAlterOutcome(String(s.brokerId), s.brokerId, ops.length);
-    if (outcome.errorCode !== ErrorCode.NONE) throw new AdminError(400, `broker configs are not dynamic yet: ${outcome.errorMessage}`);
-    return c.json({ broker_id: s.brokerId, changed: [] });
+    const body = await jsonObject(c);
+    const { ops, validateOnly } = configOperations(body, ["scope"]);
+    const scope = body.scope ?? "broker";
+    if (scope !== "broker" && scope !== "cluster") throw new AdminError(400, `scope must be "broker" or "cluster"`);
+    const resourceName = scope === "cluster" ? "" : String(s.brokerId);
+    const outcome = await s.dynamicConfig.alter(
+      resourceName,
+      (current) => applyBrokerOperations(s.config, resourceName, current, ops.map((o) => ({ ...o, value: o.value?.trim() ?? null })), s.dynamicConfig.values),
+      validateOnly,
+    );
+    if (outcome.errorCode !== ErrorCode.NONE) failOutcome(outcome);
+    if (!validateOnly && ops.length > 0) log.info({ scope, keys: ops.map((o) => o.name) }, "dynamic broker config changed through the admin API");
+    return c.json({ ...brokerConfigJson(s), scope, validate_only: validateOnly });
   });
 
   // --- partitions

@@ -29,6 +29,7 @@ import type { Logger } from "../util/mod.ts";
 import { apiHandlers } from "./api/mod.ts";
 import type { BrokerConfig } from "./config.ts";
 import { ConfigChangeWatcher } from "./config_change_watcher.ts";
+import { DynamicBrokerConfig } from "./dynamic_config.ts";
 import { watchLogDirFailures } from "./log_dir_events.ts";
 import { RequestDispatcher, type RequestObserver } from "./dispatch.ts";
 import { LocalControllerChannel } from "./local_channel.ts";
@@ -129,6 +130,9 @@ export class Broker {
     };
     const brokerId = config.brokerId >= 0 ? config.brokerId : await generateBrokerId(platform, config, registry);
     const log = logger.child({ broker: brokerId });
+    // Dynamic broker configs (/config/brokers/<id>, <default>) update logDefaults in place.
+    const dynamicConfig = new DynamicBrokerConfig(config, brokerId, logDefaults, registry, log);
+    await dynamicConfig.load();
     const logManager = new LogManager(platform, config.logDirs, logDefaults, log, {
       numRecoveryThreadsPerDataDir: config.numRecoveryThreadsPerDataDir,
       retentionCheckMs: config.logRetentionCheckIntervalMs,
@@ -180,7 +184,9 @@ export class Broker {
     const controller = new KafkaController(registry, channel, platform.clock, {
       brokerId,
       listenerName,
-      uncleanLeaderElectionEnable: config.replication.uncleanLeaderElectionEnable,
+      get uncleanLeaderElectionEnable() { // dynamic: read at each election
+        return dynamicConfig.effective.replication.uncleanLeaderElectionEnable;
+      },
       autoLeaderRebalanceEnable: config.replication.autoLeaderRebalanceEnable,
       leaderImbalanceCheckIntervalMs: config.replication.leaderImbalanceCheckIntervalMs,
       leaderImbalancePerBrokerPercentage: config.replication.leaderImbalancePerBrokerPercentage,
@@ -189,6 +195,7 @@ export class Broker {
     let brokerEpoch = -1n;
     const services: BrokerServices = {
       config,
+      dynamicConfig,
       brokerId,
       metadata,
       replicaManager,
@@ -230,7 +237,7 @@ export class Broker {
       throw e;
     }
     replicaManager.startup();
-    const configWatcher = new ConfigChangeWatcher(registry, configAdmin, metadata, replicaManager, logDefaults, platform.clock, log);
+    const configWatcher = new ConfigChangeWatcher(registry, configAdmin, metadata, replicaManager, logDefaults, platform.clock, log, dynamicConfig);
     await configWatcher.startup();
     coordinator.startup();
     await controller.startup();

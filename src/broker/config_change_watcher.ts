@@ -11,8 +11,10 @@
 // - At start-up every notification still present is processed once (reading the current config
 //   is idempotent); afterwards only those with a higher sequence number than the last one seen.
 // - Notifications older than Kafka's 15 minutes are deleted by whichever broker sees them first.
-// - Entity types other than topics (brokers, users, clients, ips) are not applied yet; they are
-//   logged and skipped.
+// - "brokers/<id>" (this broker's) and "brokers/<default>" are dynamic broker configs: the
+//   DynamicBrokerConfig re-reads the node, which updates the shared log defaults, and every log
+//   held here gets its topic's effective config again. Another broker's node is skipped.
+// - Other entity types (users, clients, ips) are not applied yet; they are logged and skipped.
 
 import type { ConfigAdmin } from "../controller/mod.ts";
 import { topicNameError } from "../controller/mod.ts";
@@ -27,6 +29,7 @@ import {
 } from "../registry/mod.ts";
 import type { ReplicaManager } from "../replication/mod.ts";
 import type { Logger } from "../util/mod.ts";
+import type { DynamicBrokerConfig } from "./dynamic_config.ts";
 import type { MetadataCache } from "./metadata_cache.ts";
 
 /** How long a change notification stays in the registry (Kafka's changeExpirationMs). */
@@ -45,6 +48,7 @@ export class ConfigChangeWatcher {
     private readonly logDefaults: TopicLogConfig,
     private readonly clock: Clock,
     private readonly logger: Logger,
+    private readonly dynamicConfig: DynamicBrokerConfig | null = null,
   ) {}
 
   startup(): Promise<void> {
@@ -97,6 +101,7 @@ export class ConfigChangeWatcher {
     const slash = entityPath.indexOf("/");
     const type = entityPath.slice(0, slash);
     const name = entityPath.slice(slash + 1);
+    if (slash >= 0 && type === ConfigType.Broker && this.dynamicConfig !== null) return await this.applyBroker(name);
     if (slash < 0 || type !== ConfigType.Topic) {
       this.logger.info({ entity: entityPath }, "config change for an entity type strand does not apply yet; skipped");
       return;
@@ -116,6 +121,17 @@ export class ConfigChangeWatcher {
       partitions++;
     }
     this.logger.info({ topic: name, configs, partitions }, "topic config changed");
+  }
+
+  private async applyBroker(name: string): Promise<void> {
+    const dynamic = this.dynamicConfig!;
+    if (!(await dynamic.reload(name))) {
+      this.logger.debug({ entity: `brokers/${name}` }, "dynamic config change for another broker; skipped");
+      return;
+    }
+    const partitions = dynamic.reapplyToLogs(this.replicaManager, this.metadata);
+    const values = name === String(dynamic.brokerId) ? dynamic.values.perBroker : dynamic.values.clusterDefault;
+    this.logger.info({ entity: `brokers/${name}`, configs: Object.fromEntries(values), partitions }, "dynamic broker config changed");
   }
 
   private async getDataOrNull(path: string) {

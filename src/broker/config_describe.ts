@@ -1,19 +1,22 @@
 // Config entries as DescribeConfigs (and CreateTopics v5+) report them, worked out as Kafka's
 // ConfigHelper does: for a topic, every topic key strand knows with its effective value, where
-// that value comes from (a topic override, server.properties, or Kafka's default) and the
-// synonyms behind it; for a broker, every broker key strand reads.
+// that value comes from (a topic override, a dynamic broker value, server.properties, or Kafka's
+// default) and the synonyms behind it; for a broker, every broker key strand reads.
 //
 // A topic key without an override takes its value from the broker key it is named after in
 // Kafka's LogConfig (retention.ms ← log.retention.ms | log.retention.minutes | log.retention.hours,
 // segment.bytes ← log.segment.bytes, max.message.bytes ← message.max.bytes, …): the first of those
-// synonyms that has a value, converted to the topic key's unit. The synonyms are listed as Kafka
-// lists them: the topic override first, then every synonym set in server.properties
-// (STATIC_BROKER_CONFIG), then every synonym with a default (DEFAULT_CONFIG). A broker key strand
-// does not read yet (log.cleaner.*, log.retention.minutes, …) counts with Kafka's default.
+// synonyms that has a value, converted to the topic key's unit. A broker key's value is this
+// broker's dynamic one, else the cluster-wide dynamic default, else server.properties', else the
+// default (dynamic_config.ts). The synonyms are listed as Kafka's ConfigHelper lists them: the
+// topic override first, then every synonym set dynamically for this broker
+// (DYNAMIC_BROKER_CONFIG), then for the cluster (DYNAMIC_DEFAULT_BROKER_CONFIG), then in
+// server.properties (STATIC_BROKER_CONFIG), then every synonym with a default (DEFAULT_CONFIG).
+// A broker key strand does not read yet counts with Kafka's default.
 
 import { topicConfigChecks } from "../log/mod.ts";
-import { ErrorCode } from "../util/mod.ts";
 import { brokerConfigKeys, type BrokerConfig } from "./config.ts";
+import { dynamicBrokerConfigKeys, type DynamicValues, noDynamicValues } from "./dynamic_config.ts";
 
 /** Where a config value comes from (Kafka's DescribeConfigsResponse.ConfigSource). */
 export const ConfigSource = {
@@ -212,9 +215,9 @@ function synonymDefault(s: BrokerSynonym): string | null {
   return known !== undefined ? known.default : s.kafkaDefault;
 }
 
-/** A broker key's value as this broker runs with it: from server.properties, else its default. */
-function brokerValue(config: BrokerConfig, s: BrokerSynonym): string | null {
-  return config.raw.get(s.key) ?? synonymDefault(s);
+/** A broker key's value as this broker runs with it: dynamic, else server.properties', else its default. */
+function brokerValue(config: BrokerConfig, s: BrokerSynonym, dynamic: DynamicValues): string | null {
+  return dynamic.perBroker.get(s.key) ?? dynamic.clusterDefault.get(s.key) ?? config.raw.get(s.key) ?? synonymDefault(s);
 }
 
 /** A broker value in the topic key's unit (hours and minutes to ms; a negative time is -1). */
@@ -230,19 +233,27 @@ function normalize(key: string, value: string): string {
 }
 
 /** The value a topic key has when the topic does not override it: the broker's default for it. */
-export function topicDefaultValue(config: BrokerConfig, key: string): string | null {
+export function topicDefaultValue(config: BrokerConfig, key: string, dynamic: DynamicValues = noDynamicValues): string | null {
   const def = topicConfigDefs[key];
   if (def === undefined) return null;
   for (const s of def.synonyms) {
-    const v = brokerValue(config, s);
+    const v = brokerValue(config, s, dynamic);
     if (v !== null) return toTopicUnit(v, s);
   }
   return null;
 }
 
-/** The broker synonyms of a topic key, as Kafka lists them: those set in server.properties, then defaults. */
-function brokerSynonyms(config: BrokerConfig, def: TopicKeyDef): ConfigSynonym[] {
+/** The broker synonyms of a topic key, as Kafka lists them: dynamic (broker, cluster), static, then defaults. */
+function brokerSynonyms(config: BrokerConfig, def: TopicKeyDef, dynamic: DynamicValues): ConfigSynonym[] {
   const out: ConfigSynonym[] = [];
+  for (const s of def.synonyms) {
+    const v = dynamic.perBroker.get(s.key);
+    if (v !== undefined) out.push({ name: s.key, value: v, source: ConfigSource.DYNAMIC_BROKER_CONFIG });
+  }
+  for (const s of def.synonyms) {
+    const v = dynamic.clusterDefault.get(s.key);
+    if (v !== undefined) out.push({ name: s.key, value: v, source: ConfigSource.DYNAMIC_DEFAULT_BROKER_CONFIG });
+  }
   for (const s of def.synonyms) {
     if (config.configured.has(s.key)) out.push({ name: s.key, value: config.raw.get(s.key)!, source: ConfigSource.STATIC_BROKER_CONFIG });
   }
@@ -254,14 +265,19 @@ function brokerSynonyms(config: BrokerConfig, def: TopicKeyDef): ConfigSynonym[]
 }
 
 /** One topic key's entry, given the topic's overrides. */
-export function topicConfigEntry(config: BrokerConfig, overrides: Record<string, string>, key: string): ConfigEntry {
+export function topicConfigEntry(
+  config: BrokerConfig,
+  overrides: Record<string, string>,
+  key: string,
+  dynamic: DynamicValues = noDynamicValues,
+): ConfigEntry {
   const def = topicConfigDefs[key];
   const override = Object.hasOwn(overrides, key) ? overrides[key] : undefined;
-  const synonyms: ConfigSynonym[] = def === undefined ? [] : brokerSynonyms(config, def);
+  const synonyms: ConfigSynonym[] = def === undefined ? [] : brokerSynonyms(config, def, dynamic);
   if (override !== undefined) synonyms.unshift({ name: key, value: normalize(key, override), source: ConfigSource.TOPIC_CONFIG });
   return {
     name: key,
-    value: override !== undefined ? normalize(key, override) : topicDefaultValue(config, key),
+    value: override !== undefined ? normalize(key, override) : topicDefaultValue(config, key, dynamic),
     readOnly: false,
     source: synonyms[0]?.source ?? ConfigSource.DEFAULT_CONFIG,
     isSensitive: false,
@@ -275,9 +291,13 @@ export function topicConfigEntry(config: BrokerConfig, overrides: Record<string,
  * Every topic key strand knows, sorted by name, plus any other key the topic's stored overrides
  * hold (a topic first configured by Kafka's own tools may carry keys strand does not apply).
  */
-export function describeTopicConfigs(config: BrokerConfig, overrides: Record<string, string>): ConfigEntry[] {
+export function describeTopicConfigs(
+  config: BrokerConfig,
+  overrides: Record<string, string>,
+  dynamic: DynamicValues = noDynamicValues,
+): ConfigEntry[] {
   const keys = new Set([...Object.keys(topicConfigChecks), ...Object.keys(overrides)]);
-  return [...keys].sort().map((k) => topicConfigEntry(config, overrides, k));
+  return [...keys].sort().map((k) => topicConfigEntry(config, overrides, k, dynamic));
 }
 
 const brokerKindTypes: Record<string, number> = {
@@ -291,31 +311,70 @@ const brokerKindTypes: Record<string, number> = {
 };
 
 /**
- * Every broker key strand reads, sorted by name, as this broker runs with it. strand has no
- * dynamic broker configs yet, so each is read-only and comes from server.properties
- * (STATIC_BROKER_CONFIG) or its default (DEFAULT_CONFIG); a password's value is never shown.
+ * The broker keys named after the same setting, in Kafka's order (KafkaConfig's synonyms): the
+ * key itself, else the ms, minutes and hours forms of retention and roll time.
  */
-export function describeBrokerConfigs(config: BrokerConfig): ConfigEntry[] {
+const brokerKeySynonyms: Record<string, string[]> = {
+  "log.retention.ms": ["log.retention.ms", "log.retention.minutes", "log.retention.hours"],
+  "log.retention.minutes": ["log.retention.ms", "log.retention.minutes", "log.retention.hours"],
+  "log.retention.hours": ["log.retention.ms", "log.retention.minutes", "log.retention.hours"],
+  "log.roll.ms": ["log.roll.ms", "log.roll.hours"],
+  "log.roll.hours": ["log.roll.ms", "log.roll.hours"],
+  "log.flush.interval.ms": ["log.flush.interval.ms", "log.flush.scheduler.interval.ms"],
+};
+
+/**
+ * One broker key's entry as Kafka's ConfigHelper.createBrokerConfigEntry builds it: synonyms from
+ * this broker's dynamic values, the cluster's, server.properties and the defaults, in that order,
+ * dropping those before the first that names the key itself; the source is the first synonym's.
+ * The cluster-default resource ("") leaves out the per-broker values. A dynamic key is not
+ * read-only; a password's value is never shown.
+ */
+function brokerConfigEntry(config: BrokerConfig, dynamic: DynamicValues, name: string, value: string | null, perBroker: boolean): ConfigEntry {
+  const def = brokerConfigKeys[name];
+  const isSensitive = def?.kind === "password";
+  const shown = (v: string | null) => (isSensitive ? null : v);
+  const names = brokerKeySynonyms[name] ?? [name];
+  const all: ConfigSynonym[] = [];
+  const add = (get: (k: string) => string | null | undefined, source: number) => {
+    for (const k of names) {
+      const v = get(k);
+      if (v !== undefined && v !== null) all.push({ name: k, value: shown(v), source });
+    }
+  };
+  if (perBroker) add((k) => dynamic.perBroker.get(k), ConfigSource.DYNAMIC_BROKER_CONFIG);
+  add((k) => dynamic.clusterDefault.get(k), ConfigSource.DYNAMIC_DEFAULT_BROKER_CONFIG);
+  add((k) => (config.configured.has(k) ? config.raw.get(k) : undefined), ConfigSource.STATIC_BROKER_CONFIG);
+  add((k) => brokerConfigKeys[k]?.default, ConfigSource.DEFAULT_CONFIG);
+  const first = all.findIndex((x) => x.name === name);
+  const synonyms = first < 0 ? [] : all.slice(first);
+  return {
+    name,
+    value: shown(value),
+    readOnly: !dynamicBrokerConfigKeys.has(name),
+    source: synonyms[0]?.source ?? ConfigSource.DEFAULT_CONFIG,
+    isSensitive,
+    synonyms,
+    configType: def === undefined ? T.UNKNOWN : brokerKindTypes[def.kind] ?? T.UNKNOWN,
+    documentation: null,
+  };
+}
+
+/**
+ * Every broker key strand reads, sorted by name, as this broker runs with it: a dynamic value
+ * (DYNAMIC_BROKER_CONFIG, DYNAMIC_DEFAULT_BROKER_CONFIG), else server.properties'
+ * (STATIC_BROKER_CONFIG), else its default (DEFAULT_CONFIG).
+ */
+export function describeBrokerConfigs(config: BrokerConfig, dynamic: DynamicValues = noDynamicValues): ConfigEntry[] {
   return Object.keys(brokerConfigKeys).sort().map((name) => {
-    const def = brokerConfigKeys[name];
-    const isSensitive = def.kind === "password";
-    const shown = (v: string | null) => (isSensitive ? null : v);
-    const value = config.raw.get(name) ?? null;
-    const isStatic = config.configured.has(name);
-    const synonyms: ConfigSynonym[] = [];
-    if (isStatic) synonyms.push({ name, value: shown(value), source: ConfigSource.STATIC_BROKER_CONFIG });
-    if (def.default !== null) synonyms.push({ name, value: shown(def.default), source: ConfigSource.DEFAULT_CONFIG });
-    return {
-      name,
-      value: shown(value),
-      readOnly: true,
-      source: isStatic ? ConfigSource.STATIC_BROKER_CONFIG : ConfigSource.DEFAULT_CONFIG,
-      isSensitive,
-      synonyms,
-      configType: brokerKindTypes[def.kind] ?? T.UNKNOWN,
-      documentation: null,
-    };
+    const value = dynamic.perBroker.get(name) ?? dynamic.clusterDefault.get(name) ?? config.raw.get(name) ?? null;
+    return brokerConfigEntry(config, dynamic, name, value, true);
   });
+}
+
+/** The cluster-wide dynamic defaults (the "" broker resource): only the keys set there, as Kafka answers. */
+export function describeClusterDefaultConfigs(config: BrokerConfig, dynamic: DynamicValues): ConfigEntry[] {
+  return [...dynamic.clusterDefault.keys()].sort().map((name) => brokerConfigEntry(config, dynamic, name, dynamic.clusterDefault.get(name)!, false));
 }
 
 /** Null when a broker resource names this broker (or "" for cluster defaults), else why not (Kafka's wording). */
@@ -340,17 +399,4 @@ export function duplicateResources(resources: { resourceType: number; resourceNa
 
 export function resourceKey(r: { resourceType: number; resourceName: string }): string {
   return `${r.resourceType}/${r.resourceName}`;
-}
-
-/**
- * The answer to altering a broker resource: strand has no dynamic broker configs yet, so only a
- * change that changes nothing (no keys) succeeds.
- */
-export function brokerAlterOutcome(name: string, brokerId: number, keyCount: number): { errorCode: number; errorMessage: string | null } {
-  const why = brokerResourceError(name, brokerId);
-  if (why !== null) return { errorCode: ErrorCode.INVALID_REQUEST, errorMessage: why };
-  if (keyCount > 0) {
-    return { errorCode: ErrorCode.INVALID_REQUEST, errorMessage: "dynamic broker configs are not supported yet; set them in server.properties" };
-  }
-  return { errorCode: ErrorCode.NONE, errorMessage: null };
 }

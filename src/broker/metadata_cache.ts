@@ -87,6 +87,11 @@ export class MetadataCache {
     return (this.topicConfigs.get(name)?.zxid ?? -1n) >= 0n;
   }
 
+  /** The topic's overrides as last known here (none when nothing is known). */
+  topicOverrides(name: string): Record<string, string> {
+    return this.topicConfigs.get(name)?.configs ?? this.topics.get(name)?.configs ?? {};
+  }
+
   offerTopicConfigs(name: string, configs: Record<string, string>, zxid: bigint): Record<string, string> {
     const known = this.topicConfigs.get(name);
     if (known !== undefined && known.zxid > zxid) return known.configs;

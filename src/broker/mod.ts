@@ -7,11 +7,12 @@
 // derived from the registered handlers.
 export * from "./broker.ts";
 // IncrementalAlterConfigs' operations, shared with the admin API's topic config route.
-export { applyOperations, ConfigOperation } from "./api/44_incremental_alter_configs.ts";
+export { applyBrokerOperations, applyOperations, ConfigOperation } from "./api/44_incremental_alter_configs.ts";
 export * from "./config.ts";
 export * from "./config_change_watcher.ts";
 export * from "./config_describe.ts";
 export * from "./dispatch.ts";
+export * from "./dynamic_config.ts";
 export * from "./metadata_cache.ts";
 export * from "./server.ts";
 export * from "./services.ts";

@@ -9,10 +9,14 @@ import type { Registry } from "../registry/mod.ts";
 import type { ReplicaManager } from "../replication/mod.ts";
 import type { Logger } from "../util/mod.ts";
 import type { BrokerConfig } from "./config.ts";
+import type { DynamicBrokerConfig } from "./dynamic_config.ts";
 import type { MetadataCache } from "./metadata_cache.ts";
 
 export interface BrokerServices {
+  /** server.properties as parsed at start-up (the static configs). */
   config: BrokerConfig;
+  /** The dynamic broker configs (the log defaults changed at run time) and the merged config. */
+  dynamicConfig: DynamicBrokerConfig;
   brokerId: number;
   metadata: MetadataCache;
   replicaManager: ReplicaManager;

@@ -247,18 +247,66 @@ test("admin: topic config through IncrementalAlterConfigs' code path: set, appen
   });
 });
 
-test("admin: broker config is read-only; PUT of a broker key answers 400", async () => {
-  await withAdminBroker({ "num.partitions": "4", "admin.auth.token": "tok-1" }, async (b) => {
+test("admin: broker config: GET shows each value's source; PUT sets and deletes dynamic log defaults per broker or cluster; refusals", async () => {
+  await withAdminBroker({ "num.partitions": "4", "log.segment.bytes": "50000000", "admin.auth.token": "tok-1" }, async (b) => {
     const u = b.adminUrl;
     const got = await call(u, "GET", "/v1/config");
     assert.equal(got.status, 200);
     assert.equal(got.body.broker_id, 0);
-    const byName = new Map(got.body.configs.map((e: Json) => [e.name, e]));
-    assert.deepEqual(byName.get("num.partitions"), { name: "num.partitions", value: "4", source: "STATIC_BROKER_CONFIG", read_only: true, sensitive: false });
-    assert.deepEqual(byName.get("admin.auth.token"), { name: "admin.auth.token", value: null, source: "STATIC_BROKER_CONFIG", read_only: true, sensitive: true }, "the token is never shown");
+    assert.deepEqual(got.body.dynamic, { broker: {}, cluster: {} });
+    const entryOf = (a: Answer, name: string) => a.body.configs.find((e: Json) => e.name === name);
+    assert.deepEqual(entryOf(got, "num.partitions"), { name: "num.partitions", value: "4", source: "STATIC_BROKER_CONFIG", read_only: true, sensitive: false });
+    assert.deepEqual(entryOf(got, "admin.auth.token"), { name: "admin.auth.token", value: null, source: "STATIC_BROKER_CONFIG", read_only: true, sensitive: true }, "the token is never shown");
+    assert.deepEqual(entryOf(got, "log.segment.bytes"), { name: "log.segment.bytes", value: "50000000", source: "STATIC_BROKER_CONFIG", read_only: false, sensitive: false });
+    assert.deepEqual(entryOf(got, "log.retention.bytes"), { name: "log.retention.bytes", value: "-1", source: "DEFAULT_CONFIG", read_only: false, sensitive: false });
+
+    // The bearer token rules are unchanged: no token, wrong token.
+    assertError(await call(u, "PUT", "/v1/config", { set: { "log.retention.bytes": "1000" } }), 401, /Bearer/, "no token");
+    assertError(await call(u, "PUT", "/v1/config", { set: { "log.retention.bytes": "1000" } }, { authorization: "Bearer nope" }), 401, /wrong token/, "wrong token");
     const auth = { authorization: "Bearer tok-1" };
-    assertError(await call(u, "PUT", "/v1/config", { set: { "num.partitions": "8" } }, auth), 400, /not dynamic yet/, "change a broker key");
-    assert.deepEqual((await call(u, "PUT", "/v1/config", {}, auth)).body, { broker_id: 0, changed: [] });
+
+    // Cluster-wide, then this broker's own value over it.
+    const cluster = await call(u, "PUT", "/v1/config", { scope: "cluster", set: { "log.retention.bytes": "1000", "log.segment.bytes": "2000000" } }, auth);
+    assert.equal(cluster.status, 200, JSON.stringify(cluster.body));
+    assert.equal(cluster.body.scope, "cluster");
+    assert.deepEqual(cluster.body.dynamic, { broker: {}, cluster: { "log.retention.bytes": "1000", "log.segment.bytes": "2000000" } });
+    assert.equal(entryOf(cluster, "log.segment.bytes").source, "DYNAMIC_DEFAULT_BROKER_CONFIG");
+    assert.equal(entryOf(cluster, "log.segment.bytes").value, "2000000");
+    const mine = await call(u, "PUT", "/v1/config", { set: { "log.segment.bytes": "3000000" } }, auth);
+    assert.equal(mine.status, 200, JSON.stringify(mine.body));
+    assert.equal(mine.body.scope, "broker");
+    assert.deepEqual([entryOf(mine, "log.segment.bytes").value, entryOf(mine, "log.segment.bytes").source], ["3000000", "DYNAMIC_BROKER_CONFIG"]);
+    assert.deepEqual([entryOf(mine, "log.retention.bytes").value, entryOf(mine, "log.retention.bytes").source], ["1000", "DYNAMIC_DEFAULT_BROKER_CONFIG"]);
+    const reg = b.registrySession();
+    const node = JSON.parse(new TextDecoder().decode((await reg.getData("/config/brokers/0")).data));
+    assert.deepEqual(node, { version: 1, config: { "log.segment.bytes": "3000000" } }, "stored as Kafka stores it");
+    const dflt = JSON.parse(new TextDecoder().decode((await reg.getData("/config/brokers/<default>")).data));
+    assert.deepEqual(dflt.config, { "log.retention.bytes": "1000", "log.segment.bytes": "2000000" });
+    await reg.close();
+
+    // validate_only changes nothing; delete goes back to the next level.
+    const dry = await call(u, "PUT", "/v1/config", { set: { "log.segment.bytes": "4000000" }, validate_only: true }, auth);
+    assert.equal(dry.status, 200);
+    assert.equal(entryOf(dry, "log.segment.bytes").value, "3000000");
+    const del = await call(u, "PUT", "/v1/config", { delete: ["log.segment.bytes"] }, auth);
+    assert.deepEqual([entryOf(del, "log.segment.bytes").value, entryOf(del, "log.segment.bytes").source], ["2000000", "DYNAMIC_DEFAULT_BROKER_CONFIG"]);
+    const delAll = await call(u, "PUT", "/v1/config", { scope: "cluster", delete: ["log.segment.bytes", "log.retention.bytes"] }, auth);
+    assert.deepEqual([entryOf(delAll, "log.segment.bytes").value, entryOf(delAll, "log.segment.bytes").source], ["50000000", "STATIC_BROKER_CONFIG"]);
+    assert.deepEqual(delAll.body.dynamic, { broker: {}, cluster: {} });
+
+    // Refusals name the key.
+    assertError(await call(u, "PUT", "/v1/config", { set: { "num.partitions": "8" } }, auth), 400, /Cannot update these configs dynamically: Set\(num\.partitions\)/, "a read-only key");
+    assertError(await call(u, "PUT", "/v1/config", { set: { "log.retention.hours": "1" } }, auth), 400, /log\.retention\.hours/, "hours are read-only, as in Kafka");
+    assertError(await call(u, "PUT", "/v1/config", { set: { "log.segment.bytes": "big" } }, auth), 400, /log\.segment\.bytes/, "a bad value");
+    assertError(await call(u, "PUT", "/v1/config", { set: { "log.segment.bytes": "10" } }, auth), 400, /log\.segment\.bytes/, "below the minimum");
+    assertError(await call(u, "PUT", "/v1/config", { append: { "log.segment.bytes": "1" } }, auth), 400, /not allowed/, "append to a non-list");
+    assertError(await call(u, "PUT", "/v1/config", { scope: "everywhere", set: {} }, auth), 400, /scope/, "unknown scope");
+    assertError(await call(u, "PUT", "/v1/config", { upsert: {} }, auth), 400, /unknown field upsert/, "unknown field");
+    const after = await call(u, "GET", "/v1/config");
+    assert.deepEqual(after.body.dynamic, { broker: {}, cluster: {} }, "nothing refused was stored");
+    const list = await call(u, "PUT", "/v1/config", { append: { "log.cleanup.policy": "compact" } }, auth);
+    assert.equal(list.status, 200, JSON.stringify(list.body));
+    assert.equal(entryOf(list, "log.cleanup.policy").value, "delete,compact");
   });
 });
 

@@ -9,6 +9,7 @@ import {
   brokerResourceError,
   ConfigSource,
   describeBrokerConfigs,
+  describeClusterDefaultConfigs,
   describeTopicConfigs,
   topicConfigDefs,
   topicConfigEntry,
@@ -80,7 +81,7 @@ test("describeTopicConfigs lists every known key once, sorted, plus foreign keys
   assert.deepEqual([foreign.value, foreign.source, foreign.documentation], ["false", ConfigSource.TOPIC_CONFIG, null]);
 });
 
-test("describeBrokerConfigs: every key strand reads, read-only, static or default", () => {
+test("describeBrokerConfigs: every key strand reads, static or default; only the dynamic log defaults are writable", () => {
   const entries = describeBrokerConfigs(config({ "num.partitions": "4" }));
   assert.deepEqual(entries.map((e) => e.name), Object.keys(brokerConfigKeys).sort());
   const np = entries.find((e) => e.name === "num.partitions")!;
@@ -89,6 +90,48 @@ test("describeBrokerConfigs: every key strand reads, read-only, static or defaul
   assert.equal(logDirs.source, ConfigSource.STATIC_BROKER_CONFIG);
   const rack = entries.find((e) => e.name === "broker.rack")!;
   assert.deepEqual([rack.value, rack.source, rack.synonyms], [null, ConfigSource.DEFAULT_CONFIG, []]);
+  assert.equal(entries.find((e) => e.name === "log.retention.ms")!.readOnly, false);
+  assert.equal(entries.find((e) => e.name === "log.retention.hours")!.readOnly, true, "as in Kafka, only the ms form is dynamic");
+});
+
+test("dynamic broker values: per broker > cluster default > static > default, with Kafka's synonym order", () => {
+  const c = config({ "log.retention.hours": "24", "log.segment.bytes": "50000000" });
+  const dynamic = {
+    perBroker: new Map([["log.segment.bytes", "3000000"]]),
+    clusterDefault: new Map([["log.segment.bytes", "2000000"], ["log.retention.ms", "60000"]]),
+  };
+  const seg = describeBrokerConfigs(c, dynamic).find((e) => e.name === "log.segment.bytes")!;
+  assert.deepEqual([seg.value, seg.source], ["3000000", ConfigSource.DYNAMIC_BROKER_CONFIG]);
+  assert.deepEqual(seg.synonyms.map((x) => [x.value, x.source]), [
+    ["3000000", ConfigSource.DYNAMIC_BROKER_CONFIG],
+    ["2000000", ConfigSource.DYNAMIC_DEFAULT_BROKER_CONFIG],
+    ["50000000", ConfigSource.STATIC_BROKER_CONFIG],
+    ["1073741824", ConfigSource.DEFAULT_CONFIG],
+  ]);
+  // log.retention.hours: the ms form set dynamically comes before it and is dropped (Kafka's dropWhile).
+  const hours = describeBrokerConfigs(c, dynamic).find((e) => e.name === "log.retention.hours")!;
+  assert.deepEqual([hours.value, hours.source], ["24", ConfigSource.STATIC_BROKER_CONFIG]);
+  assert.deepEqual(hours.synonyms.map((x) => [x.name, x.source]), [
+    ["log.retention.hours", ConfigSource.STATIC_BROKER_CONFIG],
+    ["log.retention.hours", ConfigSource.DEFAULT_CONFIG],
+  ]);
+  // The "" resource: only its own keys, without the per-broker values.
+  const defaults = describeClusterDefaultConfigs(c, dynamic);
+  assert.deepEqual(defaults.map((e) => [e.name, e.value, e.source]), [
+    ["log.retention.ms", "60000", ConfigSource.DYNAMIC_DEFAULT_BROKER_CONFIG],
+    ["log.segment.bytes", "2000000", ConfigSource.DYNAMIC_DEFAULT_BROKER_CONFIG],
+  ]);
+  assert.ok(defaults[1].synonyms.every((x) => x.source !== ConfigSource.DYNAMIC_BROKER_CONFIG));
+  // Topic keys: the dynamic ms value beats the static hours; synonyms list dynamic ones first.
+  const rms = topicConfigEntry(c, {}, "retention.ms", dynamic);
+  assert.deepEqual([rms.value, rms.source], ["60000", ConfigSource.DYNAMIC_DEFAULT_BROKER_CONFIG]);
+  assert.deepEqual(rms.synonyms.map((x) => [x.name, x.value, x.source]), [
+    ["log.retention.ms", "60000", ConfigSource.DYNAMIC_DEFAULT_BROKER_CONFIG],
+    ["log.retention.hours", "24", ConfigSource.STATIC_BROKER_CONFIG],
+    ["log.retention.hours", "168", ConfigSource.DEFAULT_CONFIG],
+  ]);
+  assert.equal(topicDefaultValue(c, "segment.bytes", dynamic), "3000000");
+  assert.equal(topicConfigEntry(c, { "segment.bytes": "1000" }, "segment.bytes", dynamic).value, "1000", "a topic override still wins");
 });
 
 test("broker resource names: this broker's id or the empty name", () => {

@@ -188,7 +188,8 @@ test("kafkajs admin.describeConfigs: every topic key with its effective value, s
       }));
       assert.deepEqual(narrowed.resources[0].configEntries.map((e) => [e.configName, e.configValue]), [["max.message.bytes", "1048588"]]);
 
-      // The broker: every key strand reads, read-only, from server.properties or its default.
+      // The broker: every key strand reads, from server.properties or its default; only the
+      // dynamic log defaults (dynamic_config.ts) are not read-only.
       const broker = await within(15_000, "describeConfigs broker", admin.describeConfigs({
         resources: [{ type: ConfigResourceTypes.BROKER, name: "0" }],
         includeSynonyms: false,
@@ -198,7 +199,8 @@ test("kafkajs admin.describeConfigs: every topic key with its effective value, s
       assert.equal(be.get("log.segment.bytes")?.configSource, ConfigSource.STATIC_BROKER_CONFIG);
       assert.equal(be.get("num.partitions")?.configValue, "1");
       assert.equal(be.get("num.partitions")?.configSource, ConfigSource.DEFAULT_CONFIG);
-      assert.equal(be.get("message.max.bytes")?.readOnly, true);
+      assert.equal(be.get("message.max.bytes")?.readOnly, false);
+      assert.equal(be.get("num.partitions")?.readOnly, true);
 
       await assert.rejects(
         within(15_000, "describeConfigs of a missing topic", admin.describeConfigs({
@@ -341,10 +343,10 @@ test("IncrementalAlterConfigs over the wire: SET, DELETE, APPEND, SUBTRACT, vali
     assert.equal(missing.errorCode, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION);
     assert.deepEqual(missing.configs, []);
 
-    // Broker resources: no dynamic broker configs yet.
+    // Broker resources: log.retention.hours is not dynamic (as in Kafka: log.retention.ms is).
     const brokerAlter = await incrementalAlter(c, "0", [["log.retention.hours", SET, "1"]], false, 1, BROKER);
-    assert.equal(brokerAlter.errorCode, ErrorCode.INVALID_REQUEST);
-    assert.match(brokerAlter.errorMessage ?? "", /not supported/);
+    assert.equal(brokerAlter.errorCode, ErrorCode.INVALID_CONFIG);
+    assert.match(brokerAlter.errorMessage ?? "", /Cannot update these configs dynamically: Set\(log\.retention\.hours\)/);
     assert.equal((await incrementalAlter(c, "7", [], false, 1, BROKER)).errorCode, ErrorCode.INVALID_REQUEST);
 
     // Duplicate resources in one request are refused, each of them.

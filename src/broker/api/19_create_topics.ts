@@ -66,7 +66,7 @@ export const createTopicsHandler: ApiHandler<BrokerServices> = {
         topicId: meta?.topicId ?? out.topicId,
         numPartitions: spec.numPartitions,
         replicationFactor: spec.replicationFactor,
-        configs: describeTopicConfigs(s.config, spec.configs).map((e) => ({
+        configs: describeTopicConfigs(s.config, spec.configs, s.dynamicConfig.values).map((e) => ({
           name: e.name,
           value: e.value,
           readOnly: e.readOnly,

@@ -1,7 +1,8 @@
 // DescribeConfigs (32), v0-4. Topics (type 2): every topic key strand knows, with its effective
 // value and where it comes from (the topic's override, server.properties or the default), read
-// from /config/topics/<t>. Brokers (type 4, named by this broker's id): every broker key strand
-// reads, read-only; "" (the cluster-wide dynamic defaults) has none yet. Synonyms from v1 when
+// from /config/topics/<t> (their broker synonyms include the dynamic broker values). Brokers
+// (type 4, named by this broker's id): every broker key strand reads, with its dynamic, static or
+// default value; "" (the cluster-wide dynamic defaults): the keys set there. Synonyms from v1 when
 // asked for, documentation from v3 when asked for; v0 reports isDefault instead of a source.
 import { topicNameError } from "../../controller/mod.ts";
 import { DescribeConfigsApi } from "../../protocol/mod.ts";
@@ -13,6 +14,7 @@ import {
   ConfigResourceType,
   ConfigSource,
   describeBrokerConfigs,
+  describeClusterDefaultConfigs,
   describeTopicConfigs,
 } from "../config_describe.ts";
 import type { ApiHandler } from "../dispatch.ts";
@@ -35,12 +37,13 @@ async function describe(s: BrokerServices, r: DescribeResource): Promise<Describ
       if (overrides === null) {
         return { errorCode: ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, errorMessage: `Topic ${r.resourceName} does not exist.` };
       }
-      return { entries: describeTopicConfigs(s.config, overrides) };
+      return { entries: describeTopicConfigs(s.config, overrides, s.dynamicConfig.values) };
     }
     case ConfigResourceType.BROKER: {
       const why = brokerResourceError(r.resourceName, s.brokerId);
       if (why !== null) return { errorCode: ErrorCode.INVALID_REQUEST, errorMessage: why };
-      return { entries: r.resourceName === "" ? [] : describeBrokerConfigs(s.config) };
+      const dynamic = s.dynamicConfig.values;
+      return { entries: r.resourceName === "" ? describeClusterDefaultConfigs(s.config, dynamic) : describeBrokerConfigs(s.config, dynamic) };
     }
     case ConfigResourceType.BROKER_LOGGER:
       return { errorCode: ErrorCode.INVALID_REQUEST, errorMessage: "broker logger configs are not supported yet" };

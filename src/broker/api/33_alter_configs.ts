@@ -1,12 +1,14 @@
 // AlterConfigs (33), v0-2. For a topic (type 2) the request's keys become the topic's whole set
 // of overrides (keys left out go back to their defaults), written to /config/topics/<t> with a
 // change notification that every broker applies. Each new value is checked (INVALID_CONFIG names
-// the key); validate_only checks without writing. Broker resources (type 4) have no dynamic
-// configs yet: only an empty change succeeds.
+// the key); validate_only checks without writing. For a broker (type 4: this broker's id, or ""
+// for the cluster-wide defaults) the keys become the entity's whole set of dynamic values in
+// /config/brokers/<id|<default>> (dynamic_config.ts; a null value leaves its key out, as Kafka
+// does); a key that is not dynamic is refused with INVALID_CONFIG naming it.
 import { AlterConfigsApi } from "../../protocol/mod.ts";
 import type { Struct } from "../../protocol/mod.ts";
 import { ErrorCode } from "../../util/mod.ts";
-import { brokerAlterOutcome, ConfigResourceType, duplicateResources, resourceKey } from "../config_describe.ts";
+import { brokerResourceError, ConfigResourceType, duplicateResources, resourceKey } from "../config_describe.ts";
 import type { ApiHandler } from "../dispatch.ts";
 import type { BrokerServices } from "../services.ts";
 
@@ -28,8 +30,14 @@ async function alter(s: BrokerServices, r: AlterResource, validateOnly: boolean)
       const configs = Object.fromEntries(r.configs.map((c) => [c.name, c.value as string]));
       return await s.configAdmin.alterTopicConfig(r.resourceName, () => ({ configs }), validateOnly);
     }
-    case ConfigResourceType.BROKER:
-      return brokerAlterOutcome(r.resourceName, s.brokerId, r.configs.length);
+    case ConfigResourceType.BROKER: {
+      const why = brokerResourceError(r.resourceName, s.brokerId);
+      if (why !== null) return { errorCode: ErrorCode.INVALID_REQUEST, errorMessage: why };
+      const names = r.configs.map((c) => c.name);
+      if (new Set(names).size !== names.length) return { errorCode: ErrorCode.INVALID_REQUEST, errorMessage: "Error due to duplicate config keys" };
+      const configs = Object.fromEntries(r.configs.filter((c) => c.value !== null).map((c) => [c.name, (c.value as string).trim()]));
+      return await s.dynamicConfig.alter(r.resourceName, () => ({ configs }), validateOnly);
+    }
     default:
       return { errorCode: ErrorCode.INVALID_REQUEST, errorMessage: `Unsupported resource type ${r.resourceType}` };
   }

@@ -2,15 +2,17 @@
 // on the current overrides: SET (0), DELETE (1, back to the default), APPEND (2) and SUBTRACT (3)
 // add or remove comma-separated elements of a list-type key (cleanup.policy), starting from the
 // effective value when the topic has no override. The result is written like AlterConfigs, with
-// the same checks; validate_only checks without writing. Broker resources (type 4) have no
-// dynamic configs yet: only an empty change succeeds.
+// the same checks; validate_only checks without writing. For a broker (type 4: this broker's id,
+// or "" for the cluster-wide defaults) the operations change the entity's stored dynamic values
+// (dynamic_config.ts), APPEND and SUBTRACT starting from the value in force when none is stored;
+// a key that is not dynamic is refused with INVALID_CONFIG naming it.
 import type { ConfigChange } from "../../controller/mod.ts";
 import { IncrementalAlterConfigsApi } from "../../protocol/mod.ts";
 import type { Struct } from "../../protocol/mod.ts";
 import { ErrorCode } from "../../util/mod.ts";
-import type { BrokerConfig } from "../config.ts";
+import { brokerConfigKeys, type BrokerConfig } from "../config.ts";
 import {
-  brokerAlterOutcome,
+  brokerResourceError,
   ConfigResourceType,
   duplicateResources,
   isListTopicKey,
@@ -18,6 +20,7 @@ import {
   topicDefaultValue,
 } from "../config_describe.ts";
 import type { ApiHandler } from "../dispatch.ts";
+import { type DynamicValues, noDynamicValues } from "../dynamic_config.ts";
 import type { BrokerServices } from "../services.ts";
 
 export const ConfigOperation = { SET: 0, DELETE: 1, APPEND: 2, SUBTRACT: 3 } as const;
@@ -54,17 +57,47 @@ function requestError(configs: AlterableConfig[]): Outcome | null {
 const listOf = (v: string) => v.split(",").map((p) => p.trim()).filter((p) => p !== "");
 
 /** The operations applied in order to the current overrides (Kafka's prepareIncrementalConfigs). */
-export function applyOperations(broker: BrokerConfig, current: Record<string, string>, ops: AlterableConfig[]): ConfigChange {
+export function applyOperations(
+  broker: BrokerConfig,
+  current: Record<string, string>,
+  ops: AlterableConfig[],
+  dynamic: DynamicValues = noDynamicValues,
+): ConfigChange {
+  return applyOps(current, ops, isListTopicKey, (k) => topicDefaultValue(broker, k, dynamic));
+}
+
+/**
+ * The operations on a broker entity's stored dynamic values; APPEND and SUBTRACT start from the
+ * value in force without it (for this broker: the cluster default's, else server.properties').
+ */
+export function applyBrokerOperations(
+  broker: BrokerConfig,
+  resourceName: string,
+  current: Record<string, string>,
+  ops: AlterableConfig[],
+  dynamic: DynamicValues,
+): ConfigChange {
+  const isList = (k: string) => brokerConfigKeys[k]?.kind === "list";
+  const inForce = (k: string) => (resourceName !== "" ? dynamic.clusterDefault.get(k) : undefined) ?? broker.raw.get(k) ?? null;
+  return applyOps(current, ops, isList, inForce);
+}
+
+function applyOps(
+  current: Record<string, string>,
+  ops: AlterableConfig[],
+  isList: (key: string) => boolean,
+  fallback: (key: string) => string | null,
+): ConfigChange {
   const next = { ...current };
   for (const c of ops) {
     if (c.configOperation === ConfigOperation.SET) next[c.name] = c.value as string;
     else if (c.configOperation === ConfigOperation.DELETE) delete next[c.name];
     else {
       const verb = c.configOperation === ConfigOperation.APPEND ? "append" : "subtract";
-      if (!isListTopicKey(c.name)) {
+      if (!isList(c.name)) {
         return { error: { errorCode: ErrorCode.INVALID_CONFIG, errorMessage: `Config value ${verb} is not allowed for config key: ${c.name}` } };
       }
-      const old = listOf(Object.hasOwn(next, c.name) ? next[c.name] : topicDefaultValue(broker, c.name) ?? "");
+      const old = listOf(Object.hasOwn(next, c.name) ? next[c.name] : fallback(c.name) ?? "");
       const given = listOf(c.value as string);
       const list = verb === "append" ? [...old, ...given.filter((v) => !old.includes(v))] : old.filter((v) => !given.includes(v));
       next[c.name] = list.join(",");
@@ -78,10 +111,21 @@ async function alter(s: BrokerServices, r: AlterResource, validateOnly: boolean)
     case ConfigResourceType.TOPIC: {
       const bad = requestError(r.configs);
       if (bad !== null) return bad;
-      return await s.configAdmin.alterTopicConfig(r.resourceName, (current) => applyOperations(s.config, current, r.configs), validateOnly);
+      const dynamic = s.dynamicConfig.values;
+      return await s.configAdmin.alterTopicConfig(r.resourceName, (current) => applyOperations(s.config, current, r.configs, dynamic), validateOnly);
     }
-    case ConfigResourceType.BROKER:
-      return brokerAlterOutcome(r.resourceName, s.brokerId, r.configs.length);
+    case ConfigResourceType.BROKER: {
+      const why = brokerResourceError(r.resourceName, s.brokerId);
+      if (why !== null) return invalidRequest(why);
+      const bad = requestError(r.configs);
+      if (bad !== null) return bad;
+      const ops = r.configs.map((c) => ({ ...c, value: c.value === null ? null : c.value.trim() }));
+      return await s.dynamicConfig.alter(
+        r.resourceName,
+        (current) => applyBrokerOperations(s.config, r.resourceName, current, ops, s.dynamicConfig.values),
+        validateOnly,
+      );
+    }
     default:
       return invalidRequest(`Unsupported resource type ${r.resourceType}`);
   }
