@@ -88,7 +88,10 @@ test("cli groups: two members split partitions by range; describe shows owners; 
     let d = "";
     const deadline = Date.now() + 45_000;
     for (;;) {
-      d = await strandOk(["groups", "describe", ...bs, "--group", "pair"]);
+      // Until the first member has joined, the group does not exist yet (exit 1): ask again.
+      const r = await strand(["groups", "describe", ...bs, "--group", "pair"]);
+      if (r.code !== 0 && !/does not exist/.test(r.stderr)) throw new Error(`groups describe exited ${r.code}: ${r.stderr}`);
+      d = r.stdout;
       const rows = partitionRows(d);
       const owners = new Set(rows.map((r) => r[5]).filter((o) => o !== "-"));
       if (/State: Stable/.test(d) && /Members: 2/.test(d) && owners.size === 2 && rows.length === 4 && rows.every((r) => r[4] === "0")) break;
