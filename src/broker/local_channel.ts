@@ -79,7 +79,8 @@ export class LocalControllerChannel implements ControllerChannel {
     }
   }
 
-  updateMetadata(
+  // async so that a refused epoch is a rejected promise, as from the wire, never a synchronous throw.
+  async updateMetadata(
     _brokerId: number,
     controllerEpoch: number,
     controllerId: number,
@@ -96,10 +97,9 @@ export class LocalControllerChannel implements ControllerChannel {
       const configs = this.metadata.offerTopicConfigs(t.name, t.configs, t.configsZxid);
       this.metadata.updateTopic({ name: t.name, topicId: t.topicId, isInternal: false, partitions: t.partitions, configs });
     }
-    return Promise.resolve();
   }
 
-  stopReplica(
+  async stopReplica(
     _brokerId: number,
     controllerEpoch: number,
     partitions: { topic: string; partition: number }[],
@@ -107,7 +107,6 @@ export class LocalControllerChannel implements ControllerChannel {
   ): Promise<void> {
     this.checkEpoch(controllerEpoch);
     for (const p of partitions) this.replicaManager.stopReplica(p.topic, p.partition, deletePartitions);
-    return Promise.resolve();
   }
 
   get localBrokerId(): number {

@@ -2,16 +2,36 @@
 // leadership (its session expires, the controller elects another ISR member with a higher leader
 // epoch, writes go on), and when it resumes (SIGCONT) it cannot acknowledge a write under its old
 // epoch: an acks=all Produce that reached its socket while it was paused gets an error (or no
-// answer), never success. It then rejoins as a follower; the usual end checks follow.
+// answer), never success. It then rejoins as a follower, its metadata agreeing with ZooKeeper's
+// state; a preferred election makes it leader again (it is the preferred replica), every
+// broker's metadata follows; the usual end checks follow.
 import assert from "node:assert/strict";
 import { test } from "node:test";
 import { ProduceApi } from "../../src/protocol/api/mod.ts";
-import { skipUnlessZooKeeper, withCluster } from "../helpers/cluster.ts";
+import { type Cluster, skipUnlessZooKeeper, withCluster } from "../helpers/cluster.ts";
 import { buildBatch } from "../helpers/record_batch.ts";
 import { WireClient } from "../helpers/wire.ts";
 import { createTopic, finalCheck, NumberedProducer, sleep, waitIsrFull } from "./workload.ts";
 
 const skip = skipUnlessZooKeeper();
+
+/**
+ * Waits until broker b's metadata for partition 0 (its admin API) names the leader and leader epoch
+ * ZooKeeper's state znode holds, at an epoch above `epochAbove`.
+ */
+async function waitMetadataAgrees(c: Cluster, b: number, topic: string, epochAbove: number): Promise<void> {
+  let seen = "";
+  try {
+    await c.waitFor(async () => {
+      const v = (await c.broker(b).adminPartitions(topic))?.[0];
+      const zk = await c.partitionState(topic, 0);
+      seen = `broker ${b}: leader ${v?.leader} epoch ${v?.leader_epoch}; ZooKeeper: leader ${zk?.leader} epoch ${zk?.leaderEpoch}`;
+      return v !== undefined && zk !== null && v.leader === zk.leader && v.leader_epoch === zk.leaderEpoch && zk.leaderEpoch > epochAbove;
+    }, 30_000, `broker ${b}'s metadata (admin API) to agree with ZooKeeper on ${topic}-0's leader, at an epoch above ${epochAbove}`);
+  } catch (e) {
+    throw new Error(`${(e as Error).message} (last seen: ${seen})`);
+  }
+}
 
 test("cluster: a leader SIGSTOPped past its session timeout loses leadership and cannot ack under its old epoch", { skip, timeout: 200_000 }, async () => {
   await withCluster(3, { budgetMs: 190_000, label: "strand-cluster-pause-" }, async (c) => {
@@ -19,6 +39,7 @@ test("cluster: a leader SIGSTOPped past its session timeout loses leadership and
     await createTopic(c, topic, { partitions: 1, replicationFactor: 3, configs: { "min.insync.replicas": "2" } });
     const producer = new NumberedProducer(() => c.liveBootstrap, topic, [0]);
     let stale: WireClient | null = null;
+    let preferredElection = "";
     try {
       await producer.waitAcks(c, 50, 30_000, "before the pause");
       const old = (await c.partitionState(topic, 0))!;
@@ -52,17 +73,30 @@ test("cluster: a leader SIGSTOPped past its session timeout loses leadership and
       c.note(`the resumed ${victim} answered the stale-epoch write with ${r === null ? "nothing" : `error ${r.errorCode}`}`);
       assert.ok(r === null || r.errorCode !== 0, `the deposed leader ${victim} acknowledged a write (offset ${r?.baseOffset}) under its old epoch`);
 
-      // It learns it is a follower and catches up.
+      // It learns the new state and catches up: back in the ISR, and its metadata (admin API, as
+      // Metadata answers) names what ZooKeeper names, at a leader epoch newer than the one it led
+      // under. Not "a leader other than itself": the victim is the partition's preferred replica,
+      // and the new controller's first automatic preferred-leader check runs 5 s after its
+      // election (Kafka's schedule), about when the victim resumes; once the victim is back in the
+      // ISR, that check rightly moves leadership back to it (with a newer epoch).
       await waitIsrFull(c, topic, 0, 90_000);
-      await c.waitFor(async () => {
-        const v = (await c.broker(victim).adminPartitions(topic))?.[0];
-        return v !== undefined && v.leader !== victim;
-      }, 30_000, `broker ${victim}'s metadata (admin API) to name the new leader of ${topic}-0, not itself`);
+      await waitMetadataAgrees(c, victim, topic, old.leaderEpoch);
+      // The same move, made deterministic: a preferred election (what the automatic check does)
+      // gives leadership back to the resumed broker, and every broker's metadata follows.
+      assert.equal((await c.replicasOf(topic, 0))[0], victim, `${victim}, the first leader, is the preferred replica`);
+      const elected = await fetch(`${c.broker(next).adminUrl}/v1/partitions/${topic}/0/elect-leader`, { method: "POST", signal: AbortSignal.timeout(10_000) });
+      const election = await elected.json() as { result?: string };
+      assert.ok(elected.ok && (election.result === "NONE" || election.result === "ELECTION_NOT_NEEDED"), `preferred election: ${elected.status} ${JSON.stringify(election)}`);
+      preferredElection = `preferred election of ${topic}-0: ${election.result}` +
+        (election.result === "ELECTION_NOT_NEEDED" ? " (the controller's automatic check had moved leadership back already)" : "");
+      c.note(preferredElection);
+      await c.waitFor(async () => (await c.leaderOf(topic, 0)) === victim, 30_000, `${victim} to lead ${topic}-0 again`);
+      for (const b of [0, 1, 2]) await waitMetadataAgrees(c, b, topic, fresh.leaderEpoch);
       await producer.waitAcks(c, 20, 30_000, "after the resume");
     } finally {
       stale?.close();
       await producer.stop();
     }
-    console.log(await finalCheck(c, producer));
+    console.log(`${preferredElection}; ${await finalCheck(c, producer)}`);
   });
 });
