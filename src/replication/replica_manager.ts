@@ -342,6 +342,9 @@ export class ReplicaManager implements FollowerLog {
       const p = this.getPartition(req.topic, req.partition);
       if (p === undefined || !p.isLeader || this.isOffline(req.topic, req.partition)) continue;
       if (p.checkLeaderEpoch(req.currentLeaderEpoch ?? -1) !== ErrorCode.NONE) continue;
+      // A fetch outside the log (a diverged or lagging follower) answers OFFSET_OUT_OF_RANGE and
+      // says nothing of the follower's position (Kafka updates it only after a successful read).
+      if (req.fetchOffset > p.log.logEndOffset || req.fetchOffset < p.log.logStartOffset) continue;
       if (p.updateFollowerFetchState(params.replicaId, req.fetchOffset, p.log.logEndOffset, now)) this.wake(topicPartitionKey(p.topic, p.partition));
       const grown = p.isrToExpand(params.replicaId);
       if (grown !== null) void this.changeIsr(p, grown);
