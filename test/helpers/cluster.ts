@@ -167,7 +167,9 @@ export class ClusterBroker {
         const e = /^exit (\d+)$/m.exec(out);
         if (e) this.onExit(wrapper, Number(e[1]), resolve);
       });
-      wrapper.on("exit", () => this.onExit(wrapper, /^exit (\d+)$/m.exec(out) ? Number(/^exit (\d+)$/m.exec(out)![1]) : -1, resolve));
+      // "close", not "exit": under Deno "exit" can come before the wrapper's last stdout line
+      // ("exit N") has been read, which made a clean exit 0 look like -1.
+      wrapper.on("close", () => this.onExit(wrapper, /^exit (\d+)$/m.exec(out) ? Number(/^exit (\d+)$/m.exec(out)![1]) : -1, resolve));
     });
     this.pidValue = await Promise.race([pidKnown, sleep(10_000).then(() => 0)]);
     if (this.pidValue === 0) {
