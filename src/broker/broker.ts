@@ -165,7 +165,7 @@ export class Broker {
     const configAdmin = new ZkConfigAdmin(registry);
     const topicAdmin = new ZkTopicAdmin(platform, registry, metadata);
     const coordinator = createCoordinator(platform, config, replicaManager, log);
-    const local = new LocalControllerChannel(brokerId, metadata, replicaManager, logDefaults, registry, (topics) => coordinator.onTopicsDeleted(topics));
+    const local = new LocalControllerChannel(brokerId, metadata, replicaManager, logDefaults, configAdmin, (topics) => coordinator.onTopicsDeleted(topics));
     const channel = new RemoteControllerChannel(platform, brokerId, local, log, {
       requestTimeoutMs: config.replication.controllerSocketTimeoutMs,
       backoffMs: CONTROLLER_CHANNEL_BACKOFF_MS,
@@ -298,24 +298,15 @@ export class Broker {
     return await requestControlledShutdown(this.platform, endpoint, this.brokerId, epoch, this.config.replication.controllerSocketTimeoutMs);
   }
 
-  /** Waits (at most timeoutMs) until the controller's channel has no request left unanswered. */
-  private async drainControllerRequests(timeoutMs: number): Promise<void> {
-    const channel = this.network.channel;
-    const deadline = this.platform.clock.monotonicMs() + timeoutMs;
-    const pending = () => channel.brokerIds.reduce((n, id) => n + channel.queuedFor(id), 0);
-    while (pending() > 0 && this.platform.clock.monotonicMs() < deadline) {
-      await new Promise<void>((resolve) => this.platform.clock.setTimeout(resolve, 10));
-    }
-    if (pending() > 0) this.logger.warn({ pending: pending() }, "resigning with controller requests unanswered");
-  }
-
   private async stop(): Promise<void> {
     this.logger.info({}, "broker shutting down");
     this.stopReRegistering();
     if (this.config.replication.controlledShutdownEnable && !this.failed) await this.controlledShutdown();
     // A controller that just moved leaderships (its own controlled shutdown) lets its LeaderAndIsr
     // requests reach the new leaders before it resigns, which would drop them.
-    if (this.controller.isActive) await this.drainControllerRequests(CONTROLLER_DRAIN_MS);
+    if (this.controller.isActive && !(await this.network.channel.drained(CONTROLLER_DRAIN_MS))) {
+      this.logger.warn({ pending: this.network.channel.pending }, "resigning with controller requests unanswered");
+    }
     await this.controller.shutdown();
     await this.network.channel.shutdown();
     await this.network.fetchers.shutdown();

@@ -11,14 +11,14 @@
 // - Leaders' endpoints named in a LeaderAndIsr are remembered before its partitions are applied,
 //   so a new follower's fetcher can reach its leader before UpdateMetadata arrives.
 // - A topic's config overrides are not on the wire: a LeaderAndIsr for a topic this broker has no
-//   configs for reads /config/topics/<t> first (Kafka's LogManager reads them from ZooKeeper when
-//   it creates a log), so min.insync.replicas and the log settings hold from the first append.
+//   configs for reads /config/topics/<t> first through ConfigAdmin (Kafka's LogManager reads them
+//   from ZooKeeper when it creates a log), so min.insync.replicas and the log settings hold from
+//   the first append.
 // - Deleted topics named by UpdateMetadata are passed on (to the group coordinator, which drops
 //   their committed offsets), as Kafka's handleUpdateMetadataRequest calls onPartitionsDeleted.
 
-import type { BrokerInfo, ControllerChannel, TopicInfo } from "../controller/mod.ts";
+import type { BrokerInfo, ConfigAdmin, ControllerChannel, TopicInfo } from "../controller/mod.ts";
 import { effectiveLogConfig, type TopicLogConfig } from "../log/mod.ts";
-import { ConfigEntityZNode, ConfigType, type Registry, RegistryError } from "../registry/mod.ts";
 import type { ReplicaManager } from "../replication/mod.ts";
 import { ErrorCode, KafkaError } from "../util/mod.ts";
 import type { BrokerEndpoint, MetadataCache } from "./metadata_cache.ts";
@@ -33,7 +33,7 @@ export class LocalControllerChannel implements ControllerChannel {
     private readonly metadata: MetadataCache,
     private readonly replicaManager: ReplicaManager,
     private readonly logDefaults: TopicLogConfig,
-    private readonly registry: Registry | null,
+    private readonly configAdmin: ConfigAdmin | null,
     private readonly onTopicsDeleted: (topics: string[]) => void = () => {},
   ) {}
 
@@ -66,17 +66,11 @@ export class LocalControllerChannel implements ControllerChannel {
 
   /** The topic's overrides: the controller's (in process), the cache's, or the registry's. */
   private async topicConfigs(t: TopicInfo): Promise<Record<string, string>> {
-    if (t.configsZxid >= 0n || this.registry === null || this.metadata.hasTopicConfigs(t.name)) {
+    if (t.configsZxid >= 0n || this.configAdmin === null || this.metadata.hasTopicConfigs(t.name)) {
       return this.metadata.offerTopicConfigs(t.name, t.configs, t.configsZxid);
     }
-    try {
-      const { data, stat } = await this.registry.getData(ConfigEntityZNode.path(ConfigType.Topic, t.name));
-      const map = ConfigEntityZNode.decode(data);
-      return this.metadata.offerTopicConfigs(t.name, map === null ? {} : Object.fromEntries(map), stat.mzxid);
-    } catch (e) {
-      if (!(e instanceof RegistryError && e.code === "NoNode")) throw e;
-      return this.metadata.offerTopicConfigs(t.name, {}, -1n);
-    }
+    const read = await this.configAdmin.readTopicConfig(t.name);
+    return this.metadata.offerTopicConfigs(t.name, read.configs, read.zxid);
   }
 
   // async so that a refused epoch is a rejected promise, as from the wire, never a synchronous throw.

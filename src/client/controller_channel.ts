@@ -109,6 +109,8 @@ class BrokerSender {
 export class RemoteControllerChannel implements ControllerChannel {
   private readonly senders = new Map<number, BrokerSender>();
   private shutDown = false;
+  /** Called whenever a request leaves a queue (answered or dropped): drained() waiters. */
+  private readonly drainWaiters = new Set<() => void>();
 
   constructor(
     private readonly platform: Platform,
@@ -139,6 +141,38 @@ export class RemoteControllerChannel implements ControllerChannel {
     this.senders.delete(id);
     if (s.queue.length > 0) this.logger.info({ broker: id, dropped: s.queue.length }, "broker removed: dropping its queued controller requests");
     s.stop();
+    this.notifyDrain();
+  }
+
+  /** Requests queued for every broker and not yet answered. */
+  get pending(): number {
+    let n = 0;
+    for (const s of this.senders.values()) n += s.queue.length;
+    return n;
+  }
+
+  /**
+   * Resolves true once no request is left unanswered (a controller about to resign lets its last
+   * LeaderAndIsr reach the brokers), false when timeoutMs passes first.
+   */
+  drained(timeoutMs: number): Promise<boolean> {
+    if (this.pending === 0) return Promise.resolve(true);
+    return new Promise((resolve) => {
+      const finish = (ok: boolean) => {
+        this.drainWaiters.delete(check);
+        timer.cancel();
+        resolve(ok);
+      };
+      const check = () => {
+        if (this.pending === 0) finish(true);
+      };
+      const timer = this.platform.clock.setTimeout(() => finish(false), timeoutMs);
+      this.drainWaiters.add(check);
+    });
+  }
+
+  private notifyDrain(): void {
+    for (const w of [...this.drainWaiters]) w();
   }
 
   /** Brokers with a send loop. */
@@ -271,6 +305,7 @@ export class RemoteControllerChannel implements ControllerChannel {
       s.failures = 0;
       s.queue.shift();
       this.onAnswer(log, head, body);
+      this.notifyDrain();
     }
   }
 
