@@ -2,7 +2,7 @@
 // Runs the whole suite under Bun and under Deno, and ends with one line: `N passed, N failed`
 // (with `, N skipped` when any test skipped). Usage: node test/run.mjs [bun|deno] [file filter...]
 // Each test file uses node:test's top-level test() (no describe), which both runtimes run natively.
-import { spawnSync } from "node:child_process";
+import { spawn } from "node:child_process";
 import { readdirSync, statSync } from "node:fs";
 import { join, relative } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -30,14 +30,30 @@ const totals = { passed: 0, failed: 0, skipped: 0 };
 const env = { ...process.env, NO_COLOR: "1" };
 delete env.FORCE_COLOR;
 
-function run(runtime) {
+// Output is streamed as each runtime prints it (a CI log silent for minutes looks hung) and kept
+// for the summary parse.
+function spawnTee(cmd, args) {
+  return new Promise((resolve) => {
+    const child = spawn(cmd, args, { cwd: root, env, stdio: ["ignore", "pipe", "pipe"] });
+    const chunks = [];
+    const keep = (stream, out) => stream.on("data", (d) => {
+      chunks.push(d);
+      out.write(d);
+    });
+    keep(child.stdout, process.stdout);
+    keep(child.stderr, process.stderr);
+    child.on("error", (e) => resolve({ status: null, signal: String(e), out: "" }));
+    child.on("close", (status, signal) => resolve({ status, signal, out: Buffer.concat(chunks).toString() }));
+  });
+}
+
+async function run(runtime) {
   const cmd = runtime === "bun"
     ? [bin("bun"), ["test", "--timeout", "300000", ...files.map((f) => "./" + f)]]
     : [bin("deno"), ["test", "-A", "--no-check", ...files]];
   console.log(`\n=== ${runtime}: ${files.length} test files`);
-  const r = spawnSync(cmd[0], cmd[1], { cwd: root, env, stdio: ["ignore", "pipe", "pipe"], maxBuffer: 1 << 30 });
-  const out = (r.stdout?.toString() ?? "") + (r.stderr?.toString() ?? "");
-  process.stdout.write(out);
+  const r = await spawnTee(cmd[0], cmd[1]);
+  const out = r.out;
   const counts = runtime === "bun" ? parseBun(out) : parseDeno(out);
   if (counts === null || (r.status !== 0 && counts.failed === 0)) {
     console.log(`${runtime}: runner exited ${r.status} ${r.signal ?? ""} without a readable summary`);
@@ -64,7 +80,7 @@ function parseDeno(out) {
   return { passed: +m[1], failed: +m[2], skipped: +(m[3] ?? 0) };
 }
 
-for (const r of runtimes) run(r);
+for (const r of runtimes) await run(r);
 const skipped = totals.skipped ? `, ${totals.skipped} skipped` : "";
 console.log(`\n${totals.passed} passed, ${totals.failed} failed${skipped}`);
 process.exit(totals.failed === 0 && totals.passed > 0 ? 0 : 1);
