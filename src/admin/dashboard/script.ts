@@ -67,11 +67,16 @@ export const dashboardJs = String.raw`"use strict";
     if (!res.ok) {
       let why = res.status + " " + res.statusText;
       try { why = (await res.json()).error || why; } catch (_) { /* not JSON */ }
-      throw new Error(path + ": " + why);
+      const err = new Error(path + ": " + why);
+      err.status = res.status;
+      throw err;
     }
     return await res.json();
   }
-  const orNull = (p) => p.catch(() => null); // a topic or group gone between two requests
+  // A topic or group deleted between two requests answers 404: only that means "gone". Any other
+  // failure (a timeout on a loaded broker, a 503) fails the whole poll, which is retried, rather
+  // than dropping rows that still exist.
+  const orNull = (p) => p.catch((e) => { if (e && e.status === 404) return null; throw e; });
 
   // ---- rates
 
