@@ -54,11 +54,12 @@ function brokerRegistry(b: TestBroker): ZooKeeperRegistry {
 
 async function zkBroker(chrootPath: string, extra: Record<string, string> = {}): Promise<TestBroker> {
   const server = await zk.get();
+  // A test that names its own log dir owns it: no unused default dir is made (and left behind).
   return await startBroker({
     "zookeeper.connect": server.connectString + chrootPath,
     "zookeeper.session.timeout.ms": "4000",
     ...extra,
-  });
+  }, extra["log.dirs"] ?? tempDir());
 }
 
 /** zkCli.sh as an operator runs it; falls back to its main class when the script cannot log. */
