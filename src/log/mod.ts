@@ -37,4 +37,5 @@ export * from "./offset_map.ts";
 export * from "./segment.ts";
 export * from "./swap.ts";
 export * from "./time_index.ts";
+export * from "./timestamp.ts";
 export * from "./timestamp_search.ts";
