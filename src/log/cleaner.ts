@@ -470,12 +470,12 @@ export class LogCleaner {
         const last = base + int32At(buf, pos + BatchField.lastOffsetDelta);
         if (last < firstDirty) return true;
         if (base >= firstUncleanable) return false;
-        const count = int32At(buf, pos + BatchField.recordCount);
-        if (!map.fits(Math.max(0, count))) {
+        // The records read, not the header's count (a client's batch may claim any count).
+        const records = this.readable(buf, pos, size);
+        if (records !== null && !map.fits(records.length)) {
           full = true;
           return false;
         }
-        const records = this.readable(buf, pos, size);
         if (records !== null) {
           for (const r of records) if (r.key !== null && r.offset >= firstDirty) map.put(r.key, r.offset);
         }
@@ -497,14 +497,26 @@ export class LogCleaner {
     return Math.max(end, firstUncleanable);
   }
 
-  /** The batch's records when the cleaner may look inside it, else null (kept as is). */
+  /**
+   * The batch's records when the cleaner may look inside it, else null (kept as is). Records whose
+   * offset deltas do not increase within [0, lastOffsetDelta] (a client's batch accepted before
+   * they were checked) could not be rebuilt with their offsets: such a batch is kept as is too.
+   */
   private readable(buf: Uint8Array, pos: number, size: number): BatchRecord[] | null {
     if (buf[pos + BatchField.magic] !== 2) return null;
     const attributes = int16At(buf, pos + BatchField.attributes);
     if ((attributes & 0x30) !== 0) return null; // control or transactional
     if (!batchCrcValid(buf, pos, size)) return null;
     const decoded = readBatchRecords(buf.subarray(pos, pos + size), 0, this.config.decompressedBytesMax);
-    return decoded.ok ? decoded.records : null;
+    if (!decoded.ok) return null;
+    const base = int64At(buf, pos + BatchField.baseOffset);
+    const lastOffset = base + int32At(buf, pos + BatchField.lastOffsetDelta);
+    let prev = base - 1;
+    for (const r of decoded.records) {
+      if (r.offset <= prev || r.offset > lastOffset) return null;
+      prev = r.offset;
+    }
+    return decoded.records;
   }
 
   /** Rewrites one group of segments into one `.cleaned` segment, then swaps it in. */

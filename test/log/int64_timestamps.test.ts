@@ -2,7 +2,8 @@
 // stamped 2^63-1 (or any negative value) with its default configs, so the time index, the
 // segments' max timestamps, recovery, retention by time, ListOffsets by timestamp and the
 // cleaner must keep such values exactly and never fail on them — above all at start-up, which
-// must survive any batch that was once accepted.
+// must survive any batch that was once accepted (also: the cleaner keeps, as they are, batches
+// whose records' offset deltas do not increase, instead of failing every pass on them).
 import assert from "node:assert/strict";
 import * as nodeFs from "node:fs";
 import * as os from "node:os";
@@ -23,6 +24,7 @@ import {
 } from "../../src/log/mod.ts";
 import { loadPlatform } from "../../src/platform/mod.ts";
 import type { Platform } from "../../src/platform/types.ts";
+import { crc32c } from "../../src/util/crc32c.ts";
 import { silentLogger } from "../../src/util/logger.ts";
 import { buildBatch, parseBatches, text } from "../helpers/record_batch.ts";
 
@@ -284,6 +286,51 @@ test("cleaner: compacts batches stamped 2^63-1, negative and far apart, keeping 
       assert.equal(BigInt(again.maxTimestampOffset()!.timestamp), MAX);
     } finally {
       again.close();
+    }
+  });
+});
+
+/** The batch with every record's offset delta set to 0 (a malformed batch a client could send). */
+function zeroOffsetDeltas(batch: Uint8Array): Uint8Array {
+  const out = batch.slice();
+  const dv = new DataView(out.buffer);
+  let pos = 61;
+  for (let i = 0; i < dv.getInt32(57); i++) {
+    const len = out[pos] >> 1; // one-byte zigzag varints: short test records, deltas < 64
+    out[pos + 3] = 0; // length · attributes · timestampDelta (0) · offsetDelta
+    pos += 1 + len;
+  }
+  dv.setUint32(17, crc32c(out, 21, out.length));
+  return out;
+}
+
+test("cleaner: a stored batch whose records' offset deltas do not increase is kept as it is, never rebuilt (no failed pass)", async () => {
+  await withTempDir(async (dir) => {
+    const cfg = config({ cleanupPolicy: "compact", segmentBytes: 1 << 20, minCleanableDirtyRatio: 0.01 });
+    const log = Log.open(platform, `${dir}/t-0`, "t", 0, cfg, silentLogger);
+    try {
+      const add = (batch: Uint8Array, n: number) => {
+        log.appendAsLeader(batch, n, 0);
+        log.updateHighWatermark(log.logEndOffset);
+      };
+      add(buildBatch([{ key: "k", value: "old" }]), 1);
+      const bad = zeroOffsetDeltas(buildBatch([{ key: "k", value: "b0" }, { key: "y", value: "b1" }, { key: "z", value: "b2" }]));
+      add(bad, 3);
+      add(buildBatch([{ key: "k", value: "new" }]), 1);
+      log.roll();
+      add(buildBatch([{ key: "a", value: "active" }]), 1);
+      const cleaner = new LogCleaner(platform, [dir], () => [log], { ioBufferBytes: 4096 }, silentLogger);
+      const result = await cleaner.cleanLog(log, T0);
+      assert.ok(result !== null, "the pass completes");
+      assert.equal(result.unreadableBatches, 1);
+      const stored = log.read(1, 1 << 20, true).records;
+      const dv = new DataView(stored.buffer, stored.byteOffset);
+      assert.equal(Number(dv.getBigInt64(0)), 1, "the malformed batch is still at offset 1");
+      assert.deepEqual(stored.subarray(8 + 4 + 4, dv.getInt32(8) + 12), bad.subarray(16), "byte for byte (after the broker-assigned fields)");
+      assert.deepEqual(readAll(log).map((r) => r.value).slice(-2), ["new", "active"]);
+      assert.ok(!readAll(log).some((r) => r.value === "old"), "the older record of k is gone");
+    } finally {
+      log.close();
     }
   });
 });
