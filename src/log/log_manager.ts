@@ -11,10 +11,10 @@
 // A deleted partition's directory is first renamed `<topic>-<partition>.<uuid>-delete`, so a
 // crash mid-delete never leaves a half log that looks live; such directories are removed at
 // start-up. The topic is cut short there when the name would pass 255 bytes (Kafka's
-// logDeleteDirName: a legal topic has up to 249 characters). A directory whose name is not a
-// `<topic>-<partition>` (lost+found, Kafka's `-future`/`-stray` dirs, anything else) is left alone
-// with a log line; a leftover `-delete` that cannot be removed is logged and left for next time.
-// Neither stops the dir from loading.
+// logDeleteDirName: a legal topic has up to 249 characters). An entry whose name is not a
+// `<topic>-<partition>` (lost+found, Kafka's `-future`/`-stray` dirs, files) is left alone, never
+// stat'ed; a leftover `-delete` that cannot be removed is logged and left for next time. Neither
+// stops the dir from loading.
 //
 // Start-up: a dir without the clean-shutdown marker was not shut down cleanly, and its logs are
 // recovered from their recovery points. Logs load `num.recovery.threads.per.data.dir` at a time
@@ -194,10 +194,13 @@ export class LogManager {
         this.removeDeletedLogDir(dir, name);
         continue;
       }
-      if (!this.platform.fs.stat(`${dir}/${name}`)?.isDirectory) continue;
       const tp = parseTopicPartitionDir(name);
-      if (tp !== null) pending.push(tp);
-      else this.logger.info({ dir, name }, "ignoring a directory that is not a partition log");
+      if (tp === null) {
+        // Kafka's future (AlterReplicaLogDirs) and stray (KRaft) logs: strand makes neither.
+        if (/-(future|stray)$/.test(name)) this.logger.info({ dir, name }, "ignoring a Kafka future or stray log directory");
+        continue;
+      }
+      if (this.platform.fs.stat(`${dir}/${name}`)?.isDirectory) pending.push(tp);
     }
     // A new, empty dir has no marker either: nothing to recover, nothing to warn about.
     if (!state.hadCleanShutdown && pending.length > 0) {
