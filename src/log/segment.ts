@@ -163,6 +163,11 @@ export class LogSegment {
     if (timeIndex.entryCount === 0 && index.entryCount > 0 && (seg.readHeader(0)?.maxTimestamp ?? -1) >= 0) timeIndex.damaged = true;
     if (timeIndex.damaged) return { segment: seg, truncatedBytes: seg.recover(onRecoveredBatch).truncatedBytes };
     const truncatedBytes = seg.recoverTail(index.lastPosition);
+    // A time index naming offsets the log no longer holds (its file outlived the log's tail)
+    // would give a max timestamp no batch carries, and later entries below its offset.
+    if (timeIndex.entryCount > 0 && timeIndex.lastOffset >= seg.nextOffset) {
+      return { segment: seg, truncatedBytes: truncatedBytes + seg.recover(onRecoveredBatch).truncatedBytes };
+    }
     if (truncatedBytes === 0) seg.restoreMaxTimestamp(); // truncateTo() did it otherwise
     return { segment: seg, truncatedBytes };
   }

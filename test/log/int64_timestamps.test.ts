@@ -334,3 +334,29 @@ test("cleaner: a stored batch whose records' offset deltas do not increase is ke
     }
   });
 });
+
+test("segment: a time index naming offsets past the log's end (the log lost whole batches) is rebuilt at open; appends go on", async () => {
+  await withTempDir((dir) => {
+    const cfg = { indexIntervalBytes: 1, segmentIndexBytes: 1 << 20 };
+    const seg = LogSegment.create(platform, dir, 0, cfg);
+    const sizes: number[] = [];
+    for (let i = 0; i < 4; i++) {
+      const b = buildBatch([{ value: `v${i}` }], { baseOffset: BigInt(i), baseTimestamp: i === 3 ? MAX : BigInt(T0 + i) });
+      seg.append(b, i, i);
+      sizes.push(b.length);
+    }
+    seg.close();
+    // The last batch (2^63-1) is gone from the log, at a batch boundary; its time-index entry is not.
+    nodeFs.truncateSync(`${dir}/${segmentFileName(0, ".log")}`, sizes[0] + sizes[1] + sizes[2]);
+    const { segment } = LogSegment.open(platform, dir, 0, cfg);
+    try {
+      assert.equal(segment.nextOffset, 3);
+      assert.equal(segment.maxTimestampMs, T0 + 2, "the max of the batches still there");
+      segment.append(buildBatch([{ value: "again" }], { baseOffset: 3n, baseTimestamp: BigInt(T0 + 10) }), 3, 3);
+      assert.equal(segment.maxTimestampMs, T0 + 10);
+    } finally {
+      segment.close();
+    }
+    assert.deepEqual(timeIndexEntries(`${dir}/${segmentFileName(0, ".timeindex")}`).map(([ts, rel]) => [Number(ts), rel]), [[T0, 0], [T0 + 1, 1], [T0 + 2, 2], [T0 + 10, 3]]);
+  });
+});
