@@ -69,8 +69,8 @@ export class TimeIndex {
       const hi = dv.getInt32(p);
       const lo = dv.getUint32(p + 4);
       const rel = dv.getInt32(p + 8);
-      // Negative (hi < 0) or not above the previous entry: out of order.
-      if (hi < lastHi || (hi === lastHi && lo <= lastLo) || rel < lastRel || rel < 0 || rel >= relEnd) break;
+      // Negative (never written), or not above the previous entry: out of order.
+      if (hi < 0 || hi < lastHi || (hi === lastHi && lo <= lastLo) || rel < lastRel || rel < 0 || rel >= relEnd) break;
       this.push(hi, lo, rel);
       lastHi = hi;
       lastLo = lo;

@@ -122,6 +122,22 @@ test("time index: entries up to 2^63-1 are kept exactly, on disk and after reloa
     } finally {
       again.close();
     }
+    // A file starting with a negative entry (never written: damage) is cut there.
+    const bad = new Uint8Array(24);
+    const dv = new DataView(bad.buffer);
+    dv.setBigInt64(0, -5n);
+    dv.setInt32(8, 0);
+    dv.setBigInt64(12, BigInt(T0));
+    dv.setInt32(20, 1);
+    const badPath = `${dir}/${segmentFileName(200, ".timeindex")}`;
+    nodeFs.writeFileSync(badPath, bad);
+    const damaged = TimeIndex.open(platform, badPath, 200, 1 << 20, 1 << 30);
+    try {
+      assert.equal(damaged.damaged, true);
+      assert.equal(damaged.entryCount, 0);
+    } finally {
+      damaged.close();
+    }
   });
 });
 
