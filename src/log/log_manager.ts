@@ -37,7 +37,7 @@
 // is in an offline dir is never created again elsewhere (its data would come back twice).
 
 import type { FileSystemSpace, Platform, Timer } from "../platform/mod.ts";
-import { schedulerIntervalMsMax, uuidToString } from "../util/mod.ts";
+import { fileNameBytesMax, schedulerIntervalMsMax, uuidToString } from "../util/mod.ts";
 import type { Logger } from "../util/mod.ts";
 import {
   type CheckpointEntries,
@@ -94,10 +94,6 @@ export function topicPartitionKey(topic: string, partition: number): string {
   return `${topic}-${partition}`;
 }
 
-/** Splits `<topic>-<partition>` (topics may contain '-'); null when the name is not one. */
-/** Longest file name (bytes) Linux file systems take (NAME_MAX). */
-const fileNameBytesMax = 255;
-
 /**
  * Kafka's LocalLog.logDeleteDirName: `<topic>-<partition>.<uniqueId>-delete`, the topic cut short
  * so the name fits NAME_MAX. A topic name is ASCII (Kafka's legal characters), so characters are
@@ -108,6 +104,7 @@ export function logDeleteDirName(topic: string, partition: number, uniqueId: str
   return topic.slice(0, Math.max(0, Math.min(topic.length, fileNameBytesMax - suffix.length))) + suffix;
 }
 
+/** Splits `<topic>-<partition>` (topics may contain '-'); null when the name is not one. */
 export function parseTopicPartitionDir(name: string): { topic: string; partition: number } | null {
   const m = /^(.+)-(\d+)$/.exec(name);
   if (m === null) return null;

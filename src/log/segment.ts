@@ -18,11 +18,11 @@
 // - Both indexes get their entries at the same points: indexBatch() runs for every batch, appended
 //   or recovered, and adds an entry to each once more than index.interval.bytes were appended
 //   since the last (Kafka's cadence); the time index only when the max timestamp grew.
-// - maxTimestampSoFar is the largest batch max timestamp in the file (-1 when none; a batch's
-//   timestamp is any int64 a client sent, negative ones below -1 included, so it is a Timestamp,
-//   timestamp.ts), known without
+// - maxTimestampSoFar is the largest batch max timestamp in the file (-1 when none), known without
 //   reading the file: the time index's last entry holds it at close, roll and end of recovery
-//   (Kafka's rule), and open folds in the few batches after the last offset-index entry.
+//   (Kafka's rule), and open folds in the few batches after the last offset-index entry. A batch's
+//   timestamp is any int64 a client sent (2^63-1, negatives below -1): a Timestamp (timestamp.ts),
+//   exact, compared without arithmetic.
 // - A missing or damaged `.timeindex` next to a non-empty log makes open() recover the segment.
 
 import type { FileHandle, Platform } from "../platform/mod.ts";
