@@ -73,6 +73,7 @@ import { isIoError, KafkaStorageError } from "./log_dir_failure.ts";
 import { OffsetMap } from "./offset_map.ts";
 import { LogSegment, segmentFileName } from "./segment.ts";
 import { CleanedFileSuffix } from "./swap.ts";
+import { addTimestamp, minTimestamp, type Timestamp, timestampAt, timestampFromBigInt } from "./timestamp.ts";
 
 export const CleanerOffsetCheckpointFile = "cleaner-offset-checkpoint";
 
@@ -157,7 +158,7 @@ export class LogCleaner {
   /** Log.truncationCount when the pass over each log began. */
   private truncationsAtStart = new Map<Log, number>();
   /** Per log: the earliest delete horizon of a tombstone its last pass kept. */
-  private tombstoneHorizons = new Map<Log, number>();
+  private tombstoneHorizons = new Map<Log, Timestamp>();
   /** Per log: no cleaning before this time (a pass that could not progress). */
   private retryAfter = new Map<Log, number>();
   private sliceStartMs = 0;
@@ -302,7 +303,7 @@ export class LogCleaner {
     const minLagMs = Math.max(0, log.config.minCompactionLagMs);
     const maxLagMs = Math.max(0, log.config.maxCompactionLagMs);
     let firstUncleanable = segments[segments.length - 1].baseOffset;
-    let earliestDirtyTimestamp = Number.MAX_SAFE_INTEGER;
+    let earliestDirtyTimestamp: Timestamp = Number.MAX_SAFE_INTEGER;
     for (let i = 0; i < segments.length - 1; i++) {
       const seg = segments[i];
       const end = segments[i + 1].baseOffset;
@@ -312,7 +313,7 @@ export class LogCleaner {
         break;
       }
       const first = seg.readHeader(0)?.maxTimestamp ?? -1;
-      if (first > 0) earliestDirtyTimestamp = Math.min(earliestDirtyTimestamp, first);
+      if (first > 0) earliestDirtyTimestamp = minTimestamp(earliestDirtyTimestamp, first);
     }
     let cleanBytes = 0;
     let cleanableBytes = 0;
@@ -438,7 +439,7 @@ export class LogCleaner {
       if (!isIoError(e)) throw e;
       this.onIoError(log.logDir, e);
     }
-    if (state.earliestHorizonMs < Number.MAX_SAFE_INTEGER) this.tombstoneHorizons.set(log, state.earliestHorizonMs);
+    if (state.earliestHorizonMs !== null) this.tombstoneHorizons.set(log, state.earliestHorizonMs);
     else this.tombstoneHorizons.delete(log);
     this.retryAfter.delete(log);
     this.passes++;
@@ -469,12 +470,12 @@ export class LogCleaner {
         const last = base + int32At(buf, pos + BatchField.lastOffsetDelta);
         if (last < firstDirty) return true;
         if (base >= firstUncleanable) return false;
-        const count = int32At(buf, pos + BatchField.recordCount);
-        if (!map.fits(Math.max(0, count))) {
+        // The records read, not the header's count (a client's batch may claim any count).
+        const records = this.readable(buf, pos, size);
+        if (records !== null && !map.fits(records.length)) {
           full = true;
           return false;
         }
-        const records = this.readable(buf, pos, size);
         if (records !== null) {
           for (const r of records) if (r.key !== null && r.offset >= firstDirty) map.put(r.key, r.offset);
         }
@@ -496,14 +497,26 @@ export class LogCleaner {
     return Math.max(end, firstUncleanable);
   }
 
-  /** The batch's records when the cleaner may look inside it, else null (kept as is). */
+  /**
+   * The batch's records when the cleaner may look inside it, else null (kept as is). Records whose
+   * offset deltas do not increase within [0, lastOffsetDelta] (a client's batch accepted before
+   * they were checked) could not be rebuilt with their offsets: such a batch is kept as is too.
+   */
   private readable(buf: Uint8Array, pos: number, size: number): BatchRecord[] | null {
     if (buf[pos + BatchField.magic] !== 2) return null;
     const attributes = int16At(buf, pos + BatchField.attributes);
     if ((attributes & 0x30) !== 0) return null; // control or transactional
     if (!batchCrcValid(buf, pos, size)) return null;
     const decoded = readBatchRecords(buf.subarray(pos, pos + size), 0, this.config.decompressedBytesMax);
-    return decoded.ok ? decoded.records : null;
+    if (!decoded.ok) return null;
+    const base = int64At(buf, pos + BatchField.baseOffset);
+    const lastOffset = base + int32At(buf, pos + BatchField.lastOffsetDelta);
+    let prev = base - 1;
+    for (const r of decoded.records) {
+      if (r.offset <= prev || r.offset > lastOffset) return null;
+      prev = r.offset;
+    }
+    return decoded.records;
   }
 
   /** Rewrites one group of segments into one `.cleaned` segment, then swaps it in. */
@@ -555,7 +568,8 @@ export class LogCleaner {
     }
     const attributes = int16At(buf, pos + BatchField.attributes);
     const hasHorizon = (attributes & DeleteHorizonAttribute) !== 0;
-    const horizonMs = hasHorizon ? int64At(buf, pos + BatchField.baseTimestamp) : -1;
+    // Any int64: a client may have set bit 6 itself (Kafka's produce path does not refuse it).
+    const horizonMs: Timestamp = hasHorizon ? timestampAt(buf, pos + BatchField.baseTimestamp) : -1;
     const retained: BatchRecord[] = [];
     let keptTombstone = false;
     for (const r of records) {
@@ -572,12 +586,26 @@ export class LogCleaner {
     result.recordsRetained += retained.length;
     if (retained.length === 0) return null;
     const newHorizon = keptTombstone && !hasHorizon;
-    if (keptTombstone) state.noteHorizon(hasHorizon ? horizonMs : state.nowMs + state.deleteRetentionMs);
+    const freshHorizon = addTimestamp(state.nowMs, state.deleteRetentionMs);
+    if (keptTombstone) state.noteHorizon(hasHorizon ? horizonMs : freshHorizon);
     if (retained.length === records.length && !newHorizon) return batch;
     const baseOffset = int64At(buf, pos + BatchField.baseOffset);
-    const horizon = hasHorizon ? horizonMs : newHorizon ? state.nowMs + state.deleteRetentionMs : null;
-    const builder = new RecordBatchBuilder(horizon === null ? {} : { baseTimestamp: BigInt(horizon) });
-    for (const r of retained) builder.append(r.timestamp, r.key, r.value, r.headers, r.offset - baseOffset);
+    const horizon = hasHorizon ? horizonMs : newHorizon ? freshHorizon : null;
+    const base = horizon === null ? null : BigInt(horizon);
+    const builder = new RecordBatchBuilder(base === null ? {} : { baseTimestamp: base });
+    // Timestamps as int64s (the record reader adds base and delta without wrapping, Kafka's Long
+    // arithmetic wraps); the max of the retained ones as Kafka's builder takes it (from -1).
+    let maxTs = -1n;
+    let deltaBase = base;
+    for (const r of retained) {
+      const ts = BigInt(timestampFromBigInt(r.timestamp));
+      if (ts > maxTs) maxTs = ts;
+      // A delta past int64 (from the horizon, or between 2^63-1 and a negative timestamp) is
+      // written wrapped, as Kafka writes it; the builder takes the delta as timestamp - base
+      // (base: the horizon, else the first record's), so it is handed base + wrapped delta.
+      if (deltaBase === null) deltaBase = ts;
+      builder.append(deltaBase + BigInt.asIntN(64, ts - deltaBase), r.key, r.value, r.headers, r.offset - baseOffset);
+    }
     const dv = new DataView(buf.buffer, buf.byteOffset + pos, size);
     const logAppendTime = (attributes & 0x08) !== 0;
     return builder.build(attributes & 7, {
@@ -585,7 +613,7 @@ export class LogCleaner {
       partitionLeaderEpoch: dv.getInt32(BatchField.partitionLeaderEpoch),
       attributeFlags: (attributes & ~7 & ~DeleteHorizonAttribute) | (horizon === null ? 0 : DeleteHorizonAttribute),
       lastOffsetDelta: dv.getInt32(BatchField.lastOffsetDelta),
-      maxTimestamp: logAppendTime ? dv.getBigInt64(BatchField.maxTimestamp) : undefined,
+      maxTimestamp: logAppendTime ? dv.getBigInt64(BatchField.maxTimestamp) : maxTs,
       producerId: dv.getBigInt64(BatchField.producerId),
       producerEpoch: dv.getInt16(BatchField.producerEpoch),
       baseSequence: dv.getInt32(BatchField.baseSequence),
@@ -631,10 +659,11 @@ export class LogCleaner {
 
 /** Per-pass values the batch filter needs. */
 class PassState {
-  earliestHorizonMs = Number.MAX_SAFE_INTEGER;
+  /** The earliest delete horizon of a kept tombstone, null when none was kept. */
+  earliestHorizonMs: Timestamp | null = null;
   constructor(readonly nowMs: number, readonly deleteRetentionMs: number) {}
-  noteHorizon(ms: number): void {
-    if (ms < this.earliestHorizonMs) this.earliestHorizonMs = ms;
+  noteHorizon(ms: Timestamp): void {
+    if (this.earliestHorizonMs === null || ms < this.earliestHorizonMs) this.earliestHorizonMs = ms;
   }
 }
 

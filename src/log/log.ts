@@ -49,6 +49,7 @@ import { type LogConfig, logConfigDefaults } from "./log_config.ts";
 import { loadLog, type LogLoadState } from "./log_loader.ts";
 import { DeletedFileSuffix, LogSegment, type TimestampOffset } from "./segment.ts";
 import { SwapFileSuffix } from "./swap.ts";
+import type { Timestamp } from "./timestamp.ts";
 import { findOffsetForTimestamp, RunningMaxTimestamps } from "./timestamp_search.ts";
 
 const cleanLoad: LogLoadState = { hadCleanShutdown: true, recoveryPoint: Number.MAX_SAFE_INTEGER, logStartOffset: 0, highWatermark: null };
@@ -517,7 +518,7 @@ export class Log {
    * is. Segments are binary-searched by running max timestamp, then the one found is searched
    * through its time index (LogSegment.findOffsetByTimestamp).
    */
-  offsetForTimestamp(timestampMs: number): TimestampOffset | null {
+  offsetForTimestamp(timestampMs: Timestamp): TimestampOffset | null {
     this.checkOnline();
     try {
       return findOffsetForTimestamp(this.segments, this.runningMax, this._logStartOffset, timestampMs);
@@ -601,7 +602,9 @@ export class Log {
     }
     const retentionMs = this._config.retentionMs;
     if (retentionMs >= 0) {
-      deleted += this.deleteSegmentsWhile("retention.ms", (seg) => nowMs - seg.largestTimestampMs() > retentionMs);
+      // Kafka's nowMs - largestTimestamp > retention.ms, without arithmetic on an int64 timestamp.
+      const horizonMs = nowMs - retentionMs;
+      deleted += this.deleteSegmentsWhile("retention.ms", (seg) => seg.largestTimestampMs() < horizonMs);
     }
     return deleted;
   }

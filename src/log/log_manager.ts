@@ -10,7 +10,11 @@
 //   .kafka_cleanshutdown                 exists only from a clean shutdown to the next start-up
 // A deleted partition's directory is first renamed `<topic>-<partition>.<uuid>-delete`, so a
 // crash mid-delete never leaves a half log that looks live; such directories are removed at
-// start-up.
+// start-up. The topic is cut short there when the name would pass 255 bytes (Kafka's
+// logDeleteDirName: a legal topic has up to 249 characters). An entry whose name is not a
+// `<topic>-<partition>` (lost+found, Kafka's `-future`/`-stray` dirs, files) is left alone, never
+// stat'ed; a leftover `-delete` that cannot be removed is logged and left for next time. Neither
+// stops the dir from loading.
 //
 // Start-up: a dir without the clean-shutdown marker was not shut down cleanly, and its logs are
 // recovered from their recovery points. Logs load `num.recovery.threads.per.data.dir` at a time
@@ -33,7 +37,7 @@
 // is in an offline dir is never created again elsewhere (its data would come back twice).
 
 import type { FileSystemSpace, Platform, Timer } from "../platform/mod.ts";
-import { schedulerIntervalMsMax, uuidToString } from "../util/mod.ts";
+import { fileNameBytesMax, schedulerIntervalMsMax, uuidToString } from "../util/mod.ts";
 import type { Logger } from "../util/mod.ts";
 import {
   type CheckpointEntries,
@@ -88,6 +92,16 @@ interface DirLoadState {
 
 export function topicPartitionKey(topic: string, partition: number): string {
   return `${topic}-${partition}`;
+}
+
+/**
+ * Kafka's LocalLog.logDeleteDirName: `<topic>-<partition>.<uniqueId>-delete`, the topic cut short
+ * so the name fits NAME_MAX. A topic name is ASCII (Kafka's legal characters), so characters are
+ * bytes.
+ */
+export function logDeleteDirName(topic: string, partition: number, uniqueId: string): string {
+  const suffix = `-${partition}.${uniqueId}-delete`;
+  return topic.slice(0, Math.max(0, Math.min(topic.length, fileNameBytesMax - suffix.length))) + suffix;
 }
 
 /** Splits `<topic>-<partition>` (topics may contain '-'); null when the name is not one. */
@@ -174,11 +188,16 @@ export class LogManager {
     const pending: { topic: string; partition: number }[] = [];
     for (const name of this.platform.fs.readdir(dir)) {
       if (name.endsWith("-delete")) {
-        this.platform.fs.remove(`${dir}/${name}`);
+        this.removeDeletedLogDir(dir, name);
         continue;
       }
       const tp = parseTopicPartitionDir(name);
-      if (tp !== null && this.platform.fs.stat(`${dir}/${name}`)?.isDirectory) pending.push(tp);
+      if (tp === null) {
+        // Kafka's future (AlterReplicaLogDirs) and stray (KRaft) logs: strand makes neither.
+        if (/-(future|stray)$/.test(name)) this.logger.info({ dir, name }, "ignoring a Kafka future or stray log directory");
+        continue;
+      }
+      if (this.platform.fs.stat(`${dir}/${name}`)?.isDirectory) pending.push(tp);
     }
     // A new, empty dir has no marker either: nothing to recover, nothing to warn about.
     if (!state.hadCleanShutdown && pending.length > 0) {
@@ -210,6 +229,21 @@ export class LogManager {
     }));
     if (this.offlineDirs.has(dir)) return;
     this.platform.fs.remove(`${dir}/${CleanShutdownFile}`);
+  }
+
+  /**
+   * Removes a `-delete` leftover (its name, possibly with a truncated topic, is never parsed). A
+   * failure is logged and the leftover kept: it holds no live data, so it is no reason to take the
+   * dir offline; the next start-up tries again.
+   */
+  private removeDeletedLogDir(dir: string, name: string): void {
+    try {
+      this.platform.fs.remove(`${dir}/${name}`);
+      this.logger.info({ dir, name }, "removed a deleted log's directory");
+    } catch (e) {
+      if (!isIoError(e)) throw e;
+      this.logger.warn({ dir, name, err: e.message }, "cannot remove a deleted log's directory; leaving it");
+    }
   }
 
   private yieldToEventLoop(): Promise<void> {
@@ -411,7 +445,7 @@ export class LogManager {
     const dir = this.dirOf.get(key) as string;
     const id = new Uint8Array(16);
     this.platform.randomBytes(id);
-    const doomed = `${dir}/${key}.${uuidToString(id).replaceAll("-", "")}-delete`;
+    const doomed = `${dir}/${logDeleteDirName(topic, partition, uuidToString(id).replaceAll("-", ""))}`;
     try {
       log.close();
       this.platform.fs.rename(log.dir, doomed);

@@ -20,7 +20,9 @@
 //   since the last (Kafka's cadence); the time index only when the max timestamp grew.
 // - maxTimestampSoFar is the largest batch max timestamp in the file (-1 when none), known without
 //   reading the file: the time index's last entry holds it at close, roll and end of recovery
-//   (Kafka's rule), and open folds in the few batches after the last offset-index entry.
+//   (Kafka's rule), and open folds in the few batches after the last offset-index entry. A batch's
+//   timestamp is any int64 a client sent (2^63-1, negatives below -1): a Timestamp (timestamp.ts),
+//   exact, compared without arithmetic.
 // - A missing or damaged `.timeindex` next to a non-empty log makes open() recover the segment.
 
 import type { FileHandle, Platform } from "../platform/mod.ts";
@@ -35,6 +37,7 @@ import {
 } from "../util/mod.ts";
 import { OffsetIndex } from "./offset_index.ts";
 import { TimeIndex } from "./time_index.ts";
+import { batchMaxTimestampAt, NO_TIMESTAMP, type Timestamp, timestampFromBigInt, timestampFromView } from "./timestamp.ts";
 
 export function segmentFileName(baseOffset: number, suffix: string): string {
   return String(baseOffset).padStart(20, "0") + suffix;
@@ -53,7 +56,7 @@ export interface RecoverResult {
 
 /** A record's timestamp and offset, as ListOffsets answers them. */
 export interface TimestampOffset {
-  timestamp: number;
+  timestamp: Timestamp;
   offset: number;
 }
 
@@ -64,7 +67,7 @@ export interface BatchHeader {
   baseOffset: number;
   lastOffset: number;
   magic: number;
-  maxTimestamp: number;
+  maxTimestamp: Timestamp;
   /** partitionLeaderEpoch: the epoch of the leader that appended the batch (-1 when none). */
   leaderEpoch: number;
 }
@@ -79,7 +82,7 @@ export class LogSegment {
   /** "" while live, DeletedFileSuffix once deleted and waiting for removal (cleaner: `.cleaned`, `.swap`). */
   private fileSuffix = "";
   /** Largest batch max timestamp in the segment, -1 when none. */
-  private maxTimestampSoFar = -1;
+  private maxTimestampSoFar: Timestamp = NO_TIMESTAMP;
   /** Last offset of the first batch carrying maxTimestampSoFar (Kafka's shallow offset). */
   private offsetOfMaxTimestampSoFar = -1;
   private headerBuf = new Uint8Array(recordBatchHeaderBytes);
@@ -160,6 +163,11 @@ export class LogSegment {
     if (timeIndex.entryCount === 0 && index.entryCount > 0 && (seg.readHeader(0)?.maxTimestamp ?? -1) >= 0) timeIndex.damaged = true;
     if (timeIndex.damaged) return { segment: seg, truncatedBytes: seg.recover(onRecoveredBatch).truncatedBytes };
     const truncatedBytes = seg.recoverTail(index.lastPosition);
+    // A time index naming offsets the log no longer holds (its file outlived the log's tail)
+    // would give a max timestamp no batch carries, and later entries below its offset.
+    if (timeIndex.entryCount > 0 && timeIndex.lastOffset >= seg.nextOffset) {
+      return { segment: seg, truncatedBytes: truncatedBytes + seg.recover(onRecoveredBatch).truncatedBytes };
+    }
     if (truncatedBytes === 0) seg.restoreMaxTimestamp(); // truncateTo() did it otherwise
     return { segment: seg, truncatedBytes };
   }
@@ -199,7 +207,8 @@ export class LogSegment {
     let buf = new Uint8Array(0);
     for (;;) {
       const h = this.readHeader(pos);
-      if (h === null || h.baseOffset < next) return { pos, next };
+      // Offsets must also stay indexable (relative offsets are int32), as recover() checks.
+      if (h === null || h.baseOffset < next || h.lastOffset - this.baseOffset > 0x7fffffff) return { pos, next };
       // A whole-looking batch may still be torn inside (its header reached the disk, a later page
       // did not): read it back and check its CRC32C, as Kafka's recovery does.
       if (buf.length < h.size) buf = new Uint8Array(Math.max(h.size, buf.length * 2));
@@ -238,7 +247,7 @@ export class LogSegment {
     this.index.reset();
     this.timeIndex.reset();
     this.bytesSinceIndexEntry = 0;
-    this.maxTimestampSoFar = -1;
+    this.maxTimestampSoFar = NO_TIMESTAMP;
     this.offsetOfMaxTimestampSoFar = -1;
   }
 
@@ -248,7 +257,7 @@ export class LogSegment {
    * were appended since the last entry, adds this batch to the offset index and the max timestamp
    * so far to the time index. No allocation.
    */
-  private indexBatch(position: number, size: number, lastOffset: number, maxTimestamp: number): void {
+  private indexBatch(position: number, size: number, lastOffset: number, maxTimestamp: Timestamp): void {
     if (maxTimestamp > this.maxTimestampSoFar) {
       this.maxTimestampSoFar = maxTimestamp;
       this.offsetOfMaxTimestampSoFar = lastOffset;
@@ -359,7 +368,7 @@ export class LogSegment {
     while (at < records.length) {
       const size = batchLogOverhead + int32At(records, at + BatchField.batchLength);
       batchLastOffset = int64At(records, at + BatchField.baseOffset) + int32At(records, at + BatchField.lastOffsetDelta);
-      this.indexBatch(position + at, size, batchLastOffset, int64At(records, at + BatchField.maxTimestamp));
+      this.indexBatch(position + at, size, batchLastOffset, batchMaxTimestampAt(records, at));
       at += size;
     }
     assert(at === records.length && batchLastOffset === lastOffset, "appended batches end at the last offset");
@@ -403,7 +412,7 @@ export class LogSegment {
   }
 
   /** Largest batch max timestamp in the segment, -1 when no batch carries one. */
-  get maxTimestampMs(): number {
+  get maxTimestampMs(): Timestamp {
     return this.maxTimestampSoFar;
   }
 
@@ -413,7 +422,7 @@ export class LogSegment {
    * none here. The time index gives the batch to start from, the offset index its position, and a
    * short scan of batch headers the batch; only that batch's records are read.
    */
-  findOffsetByTimestamp(timestampMs: number, startingOffset = this.baseOffset): TimestampOffset | null {
+  findOffsetByTimestamp(timestampMs: Timestamp, startingOffset = this.baseOffset): TimestampOffset | null {
     if (this.maxTimestampSoFar < timestampMs) return null;
     const from = Math.max(this.timeIndex.lookup(timestampMs), startingOffset);
     for (let pos = this.index.lookup(from); ;) {
@@ -449,7 +458,7 @@ export class LogSegment {
    * whose records cannot be read (corrupt, or past the decompression bound) answers with its own
    * header: its first offset at or after minOffset and its max timestamp.
    */
-  private firstRecordWhere(h: BatchHeader, minOffset: number, wanted: (ts: number) => boolean): TimestampOffset | null {
+  private firstRecordWhere(h: BatchHeader, minOffset: number, wanted: (ts: Timestamp) => boolean): TimestampOffset | null {
     const bytes = new Uint8Array(h.size);
     if (this.log.readAt(bytes, h.position) !== h.size) return null;
     const decoded = readBatchRecords(bytes, 0);
@@ -457,7 +466,8 @@ export class LogSegment {
     // LogAppendTime (attribute bit 3): every record's timestamp is the batch's max timestamp.
     const logAppendTime = (decoded.batch.attributes & 0x08) !== 0;
     for (const r of decoded.records) {
-      const ts = logAppendTime ? h.maxTimestamp : Number(r.timestamp);
+      // baseTimestamp + delta wraps as Kafka's long arithmetic does.
+      const ts = logAppendTime ? h.maxTimestamp : timestampFromBigInt(r.timestamp);
       if (r.offset >= minOffset && wanted(ts)) return { timestamp: ts, offset: r.offset };
     }
     return null;
@@ -465,9 +475,10 @@ export class LogSegment {
 
   /**
    * Kafka's LogSegment.largestTimestamp, which time-based retention compares with: the largest
-   * batch timestamp, or the file's last modification when no batch carries one.
+   * batch timestamp, or the file's last modification when no batch carries one. A timestamp far in
+   * the future (up to 2^63-1) keeps the segment from time-based retention, as in Kafka.
    */
-  largestTimestampMs(): number {
+  largestTimestampMs(): Timestamp {
     if (this.maxTimestampSoFar >= 0) return this.maxTimestampSoFar;
     return this.platform.fs.stat(this.logPath)?.mtimeMs ?? this.createdMs;
   }
@@ -595,7 +606,7 @@ function parseHeader(dv: DataView, at: number, position: number): BatchHeader {
     baseOffset,
     lastOffset: baseOffset + dv.getInt32(at + BatchField.lastOffsetDelta),
     magic: dv.getInt8(at + BatchField.magic),
-    maxTimestamp: Number(dv.getBigInt64(at + BatchField.maxTimestamp)),
+    maxTimestamp: timestampFromView(dv, at + BatchField.maxTimestamp),
     leaderEpoch: dv.getInt32(at + BatchField.partitionLeaderEpoch),
   };
 }

@@ -7,7 +7,10 @@
 //
 // Invariants:
 // - Timestamps strictly increase, and so do offsets (a larger timestamp is first carried by a
-//   later batch). Timestamps are >= 0: -1 (no timestamp) never exceeds the initial maximum.
+//   later batch). Timestamps are >= 0: -1 (no timestamp) never exceeds the initial maximum, nor
+//   does any other negative value a client may send. They span the whole non-negative int64
+//   range (2^63-1 included): kept exactly, as two 32-bit halves, and handled as Timestamps
+//   (timestamp.ts) outside.
 // - Entries are made at the offset index's cadence (when more than index.interval.bytes were
 //   appended since the last entry), and only when the segment's max timestamp so far exceeds the
 //   last entry's.
@@ -27,12 +30,14 @@
 import type { Platform } from "../platform/mod.ts";
 import { assert } from "../util/mod.ts";
 import { IndexFile } from "./index_file.ts";
+import { NO_TIMESTAMP, setTimestamp, type Timestamp, timestampFromParts, timestampHi, timestampLo } from "./timestamp.ts";
 
 const ENTRY_BYTES = 12;
-const TWO_32 = 0x1_0000_0000;
 
 export class TimeIndex {
-  private timestamps = new Float64Array(64);
+  /** Entry timestamps' high (int32, >= 0) and low (uint32) halves: exact int64s, no allocation. */
+  private tsHi = new Int32Array(64);
+  private tsLo = new Uint32Array(64);
   private relOffsets = new Int32Array(64);
   private count = 0;
   /** Whether load dropped entries (torn, out of order, or past the log): the index needs a rebuild. */
@@ -57,31 +62,38 @@ export class TimeIndex {
 
   private load(bytes: Uint8Array, relEnd: number, fileSize: number): void {
     const dv = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
-    let lastTs = -1;
+    let lastHi = -1;
+    let lastLo = 0;
     let lastRel = -1;
     for (let p = 0; p + ENTRY_BYTES <= dv.byteLength; p += ENTRY_BYTES) {
-      const hi = dv.getUint32(p);
-      const ts = hi * TWO_32 + dv.getUint32(p + 4);
+      const hi = dv.getInt32(p);
+      const lo = dv.getUint32(p + 4);
       const rel = dv.getInt32(p + 8);
-      if (hi >= 0x200000 || ts <= lastTs || rel < lastRel || rel < 0 || rel >= relEnd) break;
-      this.push(ts, rel);
-      lastTs = ts;
+      // Negative (never written), or not above the previous entry: out of order.
+      if (hi < 0 || hi < lastHi || (hi === lastHi && lo <= lastLo) || rel < lastRel || rel < 0 || rel >= relEnd) break;
+      this.push(hi, lo, rel);
+      lastHi = hi;
+      lastLo = lo;
       lastRel = rel;
     }
     this.damaged = this.count * ENTRY_BYTES !== fileSize;
     this.file.truncateEntries(this.count);
   }
 
-  private push(timestamp: number, rel: number): void {
-    if (this.count === this.timestamps.length) {
-      const ts = new Float64Array(this.count * 2);
-      ts.set(this.timestamps);
-      this.timestamps = ts;
+  private push(hi: number, lo: number, rel: number): void {
+    if (this.count === this.tsHi.length) {
+      const his = new Int32Array(this.count * 2);
+      his.set(this.tsHi);
+      this.tsHi = his;
+      const los = new Uint32Array(this.count * 2);
+      los.set(this.tsLo);
+      this.tsLo = los;
       const rels = new Int32Array(this.count * 2);
       rels.set(this.relOffsets);
       this.relOffsets = rels;
     }
-    this.timestamps[this.count] = timestamp;
+    this.tsHi[this.count] = hi;
+    this.tsLo[this.count] = lo;
     this.relOffsets[this.count] = rel;
     this.count++;
   }
@@ -103,8 +115,13 @@ export class TimeIndex {
     return this.file.pendingEntries;
   }
   /** The last entry's timestamp, -1 when there is none. */
-  get lastTimestamp(): number {
-    return this.count === 0 ? -1 : this.timestamps[this.count - 1];
+  get lastTimestamp(): Timestamp {
+    return this.count === 0 ? NO_TIMESTAMP : this.timestampAt(this.count - 1);
+  }
+
+  /** Entry i's timestamp. */
+  timestampAt(i: number): Timestamp {
+    return timestampFromParts(this.tsHi[i], this.tsLo[i]);
   }
   /** The last entry's offset (absolute), the base offset when there is none. */
   get lastOffset(): number {
@@ -112,23 +129,23 @@ export class TimeIndex {
   }
 
   /**
-   * Adds (timestamp, offset) when timestamp is larger than the last entry's. A full index takes
-   * no more entries, except the segment's closing entry (force). No allocation.
+   * Adds (timestamp, offset) when timestamp is larger than the last entry's (so never a negative
+   * one). A full index takes no more entries, except the segment's closing entry (force). No
+   * allocation for a timestamp below 2^53.
    */
-  maybeAppend(timestamp: number, offset: number, force = false): void {
+  maybeAppend(timestamp: Timestamp, offset: number, force = false): void {
     if (timestamp <= this.lastTimestamp) return;
     if (this.isFull && !force) return;
     const rel = offset - this.baseOffset;
+    // The segment computes offsets from batches it checked (recovery refuses a batch reaching
+    // past base + 2^31-1; appends roll first), and timestamps only grow with offsets.
     assert(rel >= 0 && rel <= 0x7fffffff, "time index relative offset fits int32");
-    assert(Number.isSafeInteger(timestamp), "time index timestamp is a safe integer");
     assert(this.count === 0 || rel >= this.relOffsets[this.count - 1], "time index offsets increase");
     const at = this.file.reserve();
-    const hi = Math.floor(timestamp / TWO_32);
-    this.file.view.setUint32(at, hi);
-    this.file.view.setUint32(at + 4, timestamp - hi * TWO_32);
+    setTimestamp(this.file.view, at, timestamp);
     this.file.view.setInt32(at + 8, rel);
     this.file.commit();
-    this.push(timestamp, rel);
+    this.push(timestampHi(timestamp), timestampLo(timestamp), rel);
   }
 
   /**
@@ -136,13 +153,17 @@ export class TimeIndex {
    * with a max timestamp >= target starts at that offset's batch. The base offset when no entry
    * is <= target.
    */
-  lookup(target: number): number {
+  lookup(target: Timestamp): number {
+    if (target < 0 || this.count === 0) return this.baseOffset; // entries are >= 0
+    const tHi = timestampHi(target);
+    const tLo = timestampLo(target);
     let lo = 0;
     let hi = this.count - 1;
     let found = -1;
     while (lo <= hi) {
       const mid = (lo + hi) >>> 1;
-      if (this.timestamps[mid] <= target) {
+      const eHi = this.tsHi[mid];
+      if (eHi < tHi || (eHi === tHi && this.tsLo[mid] <= tLo)) {
         found = mid;
         lo = mid + 1;
       } else hi = mid - 1;

@@ -8,6 +8,7 @@
 // segment whose running max reaches the target is the first whose own max does.
 
 import type { LogSegment, TimestampOffset } from "./segment.ts";
+import { maxTimestamp, NO_TIMESTAMP, type Timestamp } from "./timestamp.ts";
 
 /**
  * Running max timestamps of the closed segments (all but the active one), cached: they change
@@ -16,15 +17,15 @@ import type { LogSegment, TimestampOffset } from "./segment.ts";
  * those (a truncation cutting a closed segment, then a roll) must reset() it.
  */
 export class RunningMaxTimestamps {
-  private cache: { count: number; first: LogSegment; lastClosed: LogSegment | undefined; values: Float64Array } | null = null;
+  private cache: { count: number; first: LogSegment; lastClosed: LogSegment | undefined; values: Timestamp[] } | null = null;
 
-  values(segments: readonly LogSegment[]): Float64Array {
+  values(segments: readonly LogSegment[]): Timestamp[] {
     const n = segments.length;
     const c = this.cache;
     if (c !== null && c.count === n && c.first === segments[0] && c.lastClosed === segments[n - 2]) return c.values;
-    const values = new Float64Array(Math.max(0, n - 1));
-    let max = -1;
-    for (let i = 0; i < n - 1; i++) values[i] = max = Math.max(max, segments[i].maxTimestampMs);
+    const values: Timestamp[] = new Array(Math.max(0, n - 1));
+    let max: Timestamp = NO_TIMESTAMP;
+    for (let i = 0; i < n - 1; i++) values[i] = max = maxTimestamp(max, segments[i].maxTimestampMs);
     this.cache = { count: n, first: segments[0], lastClosed: segments[n - 2], values };
     return values;
   }
@@ -39,11 +40,11 @@ export function findOffsetForTimestamp(
   segments: readonly LogSegment[],
   runningMax: RunningMaxTimestamps,
   logStartOffset: number,
-  timestampMs: number,
+  timestampMs: Timestamp,
 ): TimestampOffset | null {
   const n = segments.length;
   const closed = runningMax.values(segments);
-  const maxUpTo = (i: number) => (i < n - 1 ? closed[i] : Math.max(n > 1 ? closed[n - 2] : -1, segments[n - 1].maxTimestampMs));
+  const maxUpTo = (i: number) => (i < n - 1 ? closed[i] : maxTimestamp(n > 1 ? closed[n - 2] : NO_TIMESTAMP, segments[n - 1].maxTimestampMs));
   let lo = 0;
   let hi = n;
   while (lo < hi) {

@@ -5,6 +5,8 @@
 export const socketRequestMaxBytesDefault = 104_857_600;
 /** Longest topic name Kafka accepts (so `<topic>-<partition>` fits a 255-byte file name). */
 export const topicNameLengthMax = 249;
+/** Longest file name (bytes) Linux file systems take (NAME_MAX): a log dir's `-delete` name fits it. */
+export const fileNameBytesMax = 255;
 /** Most partitions one topic may have; a CreateTopics asking for more is refused. */
 export const partitionsPerTopicMax = 10_000;
 /** Most elements any array read from the wire may declare, whatever the bytes left. */

@@ -5,6 +5,7 @@
 // like Kafka, taken in any version), or a timestamp: the first record whose timestamp is at or
 // after it, found through the segments' time indexes (Log.offsetForTimestamp); -1 when none is
 // below the high watermark.
+import { timestampFromBigInt } from "../../log/mod.ts";
 import { ListOffsetsApi } from "../../protocol/mod.ts";
 import { ErrorCode, KafkaError } from "../../util/mod.ts";
 import type { ApiHandler } from "../dispatch.ts";
@@ -32,7 +33,8 @@ function lookup(s: BrokerServices, topic: string, p: ListPartition, replicaId: n
     const code = p.currentLeaderEpoch < part.state.leaderEpoch ? ErrorCode.FENCED_LEADER_EPOCH : ErrorCode.UNKNOWN_LEADER_EPOCH;
     return { ...out, errorCode: code };
   }
-  const ts = Number(p.timestamp);
+  // Exact over int64 (a target near 2^63-1 must not round): a Timestamp (log/timestamp.ts).
+  const ts = timestampFromBigInt(p.timestamp);
   out.leaderEpoch = part.state.leaderEpoch;
   if (ts === LATEST) return { ...out, offset: BigInt(replicaId >= 0 ? part.log.logEndOffset : part.highWatermark) };
   if (ts === EARLIEST || ts === EARLIEST_LOCAL) return { ...out, offset: BigInt(part.log.logStartOffset) };
