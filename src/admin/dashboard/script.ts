@@ -195,6 +195,17 @@ export const dashboardJs = String.raw`"use strict";
     $("rate-scope").textContent = "appended to partitions led by broker " + local;
     $("groups-scope").textContent = "coordinated by broker " + local;
 
+    // Storage of the broker serving the page: a failed dir, appends refused for lack of space.
+    const storage = [];
+    for (const d of cluster.log_dirs || []) {
+      if (!d.online) storage.push("Log dir " + d.dir + " is offline: " + d.offline_reason);
+      else if (d.appends_refused !== null) storage.push(d.appends_refused + " (" + fmtBytes(d.usable_bytes || 0) + " free, log.dir.min.free.bytes " + fmtBytes(d.min_free_bytes) + ")");
+    }
+    if (cluster.unserved_partitions > 0) storage.push(cluster.unserved_partitions + " partition(s) this broker should lead cannot be served; it is not ready");
+    const storageBox = $("storage");
+    storageBox.textContent = storage.join(" · ");
+    storageBox.hidden = storage.length === 0;
+
     // Brokers.
     fill("brokers", cluster.brokers.map((b) => h("tr", { "data-broker": b.id },
       num(b.id),
