@@ -4,7 +4,8 @@
 //   GET    /v1/status/live                     200 while the process serves
 //   GET    /v1/status/ready                    200 once logs are recovered and the broker is registered, and every
 //                                               partition it should lead can be served, else 503 saying why
-//   GET    /v1/log-dirs                        this broker's log dirs: online, free space, appends refused (disk full)
+//   GET    /v1/log-dirs                        this broker's log dirs (online, free space, appends refused: disk full)
+//                                               and the partitions it should lead but cannot serve (at most 100)
 //   GET    /v1/cluster                         cluster id, controller, live brokers
 //   GET    /v1/brokers                         live brokers
 //   GET    /v1/topics                          topics with partition counts and health
@@ -332,7 +333,10 @@ export function createAdminApp(source: AdminSource, options: AdminAppOptions): H
 
   app.get("/v1/cluster", (c) => c.json(clusterView(services())));
   app.get("/v1/brokers", (c) => c.json(brokersView(services())));
-  app.get("/v1/log-dirs", (c) => c.json(logDirsView(services())));
+  app.get("/v1/log-dirs", (c) => {
+    const s = services();
+    return c.json({ log_dirs: logDirsView(s), unserved_partitions: unservedPartitions(s).slice(0, 100) });
+  });
 
   // --- topics
 

@@ -39,9 +39,6 @@ export function clusterView(s: BrokerServices) {
     controller_id: controllerId >= 0 ? controllerId : null,
     local_broker_id: s.brokerId,
     brokers: brokersView(s),
-    // This broker's storage (the dashboard shows a warning from it).
-    log_dirs: logDirsView(s),
-    unserved_partitions: unservedPartitions(s).length,
   };
 }
 

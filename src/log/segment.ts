@@ -637,7 +637,13 @@ export class LogSegment {
 
   /** Closes and deletes the files. */
   remove(): void {
-    this.close();
+    try {
+      this.close();
+    } catch {
+      // The closing index entries of files about to go could not be written (a full disk): no
+      // matter, but the files must still be closed and removed, or they keep taking space.
+      this.closeHandlers();
+    }
     this.platform.fs.remove(this.logPath);
     this.platform.fs.remove(this.index.path);
     this.platform.fs.remove(this.timeIndex.path);

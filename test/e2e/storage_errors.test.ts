@@ -80,7 +80,7 @@ test("e2e storage errors: at ENOSPC produce is refused with KAFKA_STORAGE_ERROR,
     assert.match(metrics, new RegExp(`strand_log_dir_appends_refused\\{dir="${b.logDir}"\\} 1`));
     assert.match(metrics, new RegExp(`strand_log_dir_transient_errors_total\\{dir="${b.logDir}",code="ENOSPC"\\} \\d+`));
     assert.match(metrics, /kafka_log_logmanager_offlinelogdirectorycount 0/);
-    const dirs = await (await fetch(`${b.adminUrl}/v1/log-dirs`)).json() as { online: boolean; appends_refused: string | null; full: boolean }[];
+    const dirs = (await (await fetch(`${b.adminUrl}/v1/log-dirs`)).json() as { log_dirs: { online: boolean; appends_refused: string | null; full: boolean }[] }).log_dirs;
     assert.equal(dirs[0].online, true);
     assert.equal(dirs[0].full, true);
     assert.match(dirs[0].appends_refused ?? "", /is full/);
@@ -125,8 +125,8 @@ test("e2e storage errors: below log.dir.min.free.bytes produce is refused (messa
     const msg = refused.errorMessage ?? "";
     assert.ok(msg.includes(b.logDir) && /\d+ bytes usable, below log.dir.min.free.bytes=50000000/.test(msg), msg);
     assert.deepEqual(await member.commit({ t: { 0: 1n } }), [0], "the internal topic may use the reserve");
-    const cluster = await (await fetch(`${b.adminUrl}/v1/cluster`)).json() as { log_dirs: { appends_refused: string | null; usable_bytes: number }[] };
-    assert.match(cluster.log_dirs[0].appends_refused ?? "", /below log.dir.min.free.bytes/, "the dashboard's source says so");
+    const storage = await (await fetch(`${b.adminUrl}/v1/log-dirs`)).json() as { log_dirs: { appends_refused: string | null; usable_bytes: number }[] };
+    assert.match(storage.log_dirs[0].appends_refused ?? "", /below log.dir.min.free.bytes/, "the dashboard's source says so");
 
     faulty.setUsableBytes(b.logDir, null);
     const accepted = await produceUntilAccepted(c, "t", "b");
@@ -159,6 +159,8 @@ test("e2e storage errors: out of file descriptors (EMFILE) a new partition is un
     assert.equal(notReady.status, 503);
     assert.match(notReady.body.error ?? "", /b-0/);
     assert.match(await metricsText(b), /strand_server_unserved_partitions 1/);
+    const unserved = (await (await fetch(`${b.adminUrl}/v1/log-dirs`)).json() as { unserved_partitions: { topic: string; partition: number }[] }).unserved_partitions;
+    assert.deepEqual(unserved.map((p) => `${p.topic}-${p.partition}`), ["b-0"]);
     assert.deepEqual(b.broker.services.logManager.onlineDirs, [b.logDir]);
     lift();
     assert.equal((await produceUntilAccepted(c, "b", "b0")).errorCode, 0);

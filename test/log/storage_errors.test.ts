@@ -311,6 +311,7 @@ test("storage errors: the ReplicaManager answers KAFKA_STORAGE_ERROR for a produ
     const lm = new LogManager(faulty, [dir], cfg, silentLogger);
     await lm.startup(0, "cluster");
     const rm = new ReplicaManager(0, lm, platform.clock, silentLogger);
+    const topicCfg = { ...cfg, maxMessageBytes: 1 << 20, minInsyncReplicas: 1 };
     const state = (topic: string) => ({
       topic,
       partition: 0,
@@ -324,7 +325,7 @@ test("storage errors: the ReplicaManager answers KAFKA_STORAGE_ERROR for a produ
       isNew: true,
     });
     try {
-      assert.equal(rm.becomeLeaderOrFollower(state("t"), cfg), ErrorCode.NONE);
+      assert.equal(rm.becomeLeaderOrFollower(state("t"), topicCfg), ErrorCode.NONE);
       const ok = rm.appendToPartition("t", 0, buildBatch([{ value: "a" }]), 1 << 20);
       assert.equal(ok.errorCode, ErrorCode.NONE);
       const lift = faulty.inject(dir, "ENOSPC", { ops: ["write"], partialWrite: true });
@@ -336,7 +337,7 @@ test("storage errors: the ReplicaManager answers KAFKA_STORAGE_ERROR for a produ
       assert.equal(rm.appendToPartition("t", 0, buildBatch([{ value: "c" }]), 1 << 20).baseOffset, 1);
 
       const stop = faulty.inject(dir, "EMFILE", { ops: ["open"] });
-      assert.equal(rm.becomeLeaderOrFollower(state("u"), cfg), ErrorCode.KAFKA_STORAGE_ERROR);
+      assert.equal(rm.becomeLeaderOrFollower(state("u"), topicCfg), ErrorCode.KAFKA_STORAGE_ERROR);
       assert.equal(rm.isOffline("u", 0), true);
       assert.match(rm.unavailableReason("u", 0) ?? "", /cannot be opened for now/);
       assert.equal(rm.appendToPartition("u", 0, buildBatch([{ value: "x" }]), 1 << 20).errorCode, ErrorCode.KAFKA_STORAGE_ERROR);
