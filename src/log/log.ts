@@ -337,7 +337,11 @@ export class Log {
     try {
       this.assignEpoch(leaderEpoch, startOffset);
     } catch (e) {
-      throw this.storageError("leader epoch checkpoint", e);
+      const err = this.storageError("leader epoch checkpoint", e);
+      // The entry is in memory: a full disk or no free descriptor only delays the file, which
+      // the next flush writes (writeIfStale). Becoming leader must not fail for it.
+      if (err instanceof KafkaStorageError && err.kind !== "failed") return;
+      throw err;
     }
   }
 
@@ -571,6 +575,11 @@ export class Log {
     this.checkOnline();
     assert(upTo <= this.logEndOffset, "flush up to at most the log end offset");
     this.lastFlushTimeMs = this.platform.clock.nowMs();
+    try {
+      this.epochCache.writeIfStale();
+    } catch (e) {
+      throw this.storageError("leader epoch checkpoint", e);
+    }
     if (upTo <= this._recoveryPoint) return;
     try {
       for (const seg of this.segments) {

@@ -354,3 +354,34 @@ test("storage errors: the ReplicaManager answers KAFKA_STORAGE_ERROR for a produ
     }
   });
 });
+
+test("storage errors: becoming leader while leader-epoch-checkpoint cannot be written (ENOSPC) succeeds; the file is written at the next flush", async () => {
+  await withDir(async (dir) => {
+    const faulty = faultyPlatform(platform);
+    const lm = new LogManager(faulty, [dir], cfg, silentLogger);
+    await lm.startup(0, "cluster");
+    const rm = new ReplicaManager(0, lm, platform.clock, silentLogger);
+    const topicCfg = { ...cfg, maxMessageBytes: 1 << 20, minInsyncReplicas: 1 };
+    const state = (leaderEpoch: number, partitionEpoch: number) => ({
+      topic: "t", partition: 0, topicId: new Uint8Array(16), controllerEpoch: 1, leader: 0, leaderEpoch, isr: [0], replicas: [0], partitionEpoch, isNew: true,
+    });
+    try {
+      assert.equal(rm.becomeLeaderOrFollower(state(0, 0), topicCfg), ErrorCode.NONE);
+      assert.equal(rm.appendToPartition("t", 0, buildBatch([{ value: "a" }]), 1 << 20).errorCode, ErrorCode.NONE);
+      const lift = faulty.inject(dir, "ENOSPC", { ops: ["writeAtomic"] });
+      assert.equal(rm.becomeLeaderOrFollower(state(1, 1), topicCfg), ErrorCode.NONE, "no exception out of LeaderAndIsr");
+      assert.equal(rm.getPartition("t", 0)?.leaderEpoch, 1);
+      const file = `${dir}/t-0/leader-epoch-checkpoint`;
+      assert.doesNotMatch(nodeFs.readFileSync(file, "utf8"), /^1 1$/m, "not written yet");
+      lift();
+      lm.checkSpace();
+      const log = lm.getLog("t", 0)!;
+      log.flush();
+      assert.match(nodeFs.readFileSync(file, "utf8"), /^1 1$/m, "written by the flush");
+      assert.equal(rm.appendToPartition("t", 0, buildBatch([{ value: "b" }]), 1 << 20).baseOffset, 1);
+    } finally {
+      rm.shutdown();
+      lm.shutdown();
+    }
+  });
+});
