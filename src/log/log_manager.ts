@@ -599,7 +599,9 @@ export class LogManager {
       const s = this.spaceOf(dir);
       s.usableBytes = fs.usableBytes;
       s.totalBytes = fs.totalBytes;
-      if (s.full && fs.usableBytes > Math.max(min, logDirNoSpaceResumeBytes)) s.full = false;
+      // Resume with some room past the threshold (a 1% of a small volume), not at the first free block.
+      const margin = Math.min(logDirNoSpaceResumeBytes, Math.floor(fs.totalBytes / 100));
+      if (s.full && fs.usableBytes > Math.max(min, margin)) s.full = false;
       s.low = min > 0 && fs.usableBytes < min;
       const why = s.full
         ? `log dir ${dir} is full (ENOSPC; ${fs.usableBytes} bytes usable)`

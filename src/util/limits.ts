@@ -159,7 +159,8 @@ export const consoleLineBytesMax = 104_857_600;
 export const logDirSpaceCheckMs = 1_000;
 /**
  * After an ENOSPC, appends resume only once the usable space is above both log.dir.min.free.bytes
- * and this (1 MiB), so a threshold of 0 does not make every produce meet ENOSPC again at once.
+ * and this (1 MiB, or 1% of a volume smaller than 100 MiB), so a threshold of 0 does not make
+ * every produce meet ENOSPC again at once.
  */
 export const logDirNoSpaceResumeBytes = 1_048_576;
 /** At most one warn line per log dir and kind of transient error (EMFILE, ENOSPC) this often. */
