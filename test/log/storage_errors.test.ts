@@ -385,3 +385,25 @@ test("storage errors: becoming leader while leader-epoch-checkpoint cannot be wr
     }
   });
 });
+
+test("storage errors: a log dir that cannot be read at start-up for lack of descriptors is tried again, not taken offline", async () => {
+  await withDir(async (dir) => {
+    const faulty = faultyPlatform(platform);
+    const logger = recordingLogger();
+    // meta.properties cannot be written (EMFILE) for the first second or so of the start-up.
+    const lift = faulty.inject(dir, "EMFILE", { ops: ["writeAtomic"] });
+    setTimeout(lift, 1_500);
+    const lm = new LogManager(faulty, [dir], cfg, logger);
+    await lm.startup(0, "cluster");
+    try {
+      assert.deepEqual(lm.onlineDirs, [dir]);
+      assert.ok(nodeFs.existsSync(`${dir}/meta.properties`));
+      const retries = logger.lines.filter((l) => l.msg === "cannot load log dir for now; retrying");
+      assert.ok(retries.length >= 1, "retried");
+      assert.ok(retries.every((l) => l.level === "warn"));
+      append(lm.getOrCreateLog("t", 0, cfg), "x");
+    } finally {
+      lm.shutdown();
+    }
+  });
+});
