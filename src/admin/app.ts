@@ -2,7 +2,10 @@
 // platform serves (platform.http.serve) and tests may call directly. Routes (JSON unless noted):
 //
 //   GET    /v1/status/live                     200 while the process serves
-//   GET    /v1/status/ready                    200 once logs are recovered and the broker is registered, else 503
+//   GET    /v1/status/ready                    200 once logs are recovered and the broker is registered, and every
+//                                               partition it should lead can be served, else 503 saying why
+//   GET    /v1/log-dirs                        this broker's log dirs (online, free space, appends refused: disk full)
+//                                               and the partitions it should lead but cannot serve (at most 100)
 //   GET    /v1/cluster                         cluster id, controller, live brokers
 //   GET    /v1/brokers                         live brokers
 //   GET    /v1/topics                          topics with partition counts and health
@@ -58,11 +61,13 @@ import {
   brokersView,
   clusterView,
   groupsView,
+  logDirsView,
   lookupGroup,
   partitionView,
   statsView,
   topicsView,
   topicView,
+  unservedPartitions,
 } from "./views.ts";
 
 /** What the app reads from a running broker (the Broker class has these). */
@@ -310,6 +315,17 @@ export function createAdminApp(source: AdminSource, options: AdminAppOptions): H
       return c.json({ error: `not ready: the registry does not answer (${(e as Error).message})`, phase: "running" }, 503);
     }
     if (!registered) return c.json({ error: `not ready: broker ${s.brokerId} is not registered`, phase: "running" }, 503);
+    // Leading a partition it cannot serve (a failed dir, a log not opened for lack of file
+    // descriptors) the broker would take produces it can only refuse: not ready.
+    const unserved = unservedPartitions(s);
+    if (unserved.length > 0) {
+      const first = unserved.slice(0, 5).map((p) => p.reason).join("; ");
+      return c.json({
+        error: `not ready: ${unserved.length} partition(s) this broker should lead cannot be served: ${first}${unserved.length > 5 ? "; …" : ""}`,
+        phase: "running",
+        unserved_partitions: unserved.slice(0, 100),
+      }, 503);
+    }
     return c.json({ status: "ready", broker_id: s.brokerId });
   });
 
@@ -317,6 +333,10 @@ export function createAdminApp(source: AdminSource, options: AdminAppOptions): H
 
   app.get("/v1/cluster", (c) => c.json(clusterView(services())));
   app.get("/v1/brokers", (c) => c.json(brokersView(services())));
+  app.get("/v1/log-dirs", (c) => {
+    const s = services();
+    return c.json({ log_dirs: logDirsView(s), unserved_partitions: unservedPartitions(s).slice(0, 100) });
+  });
 
   // --- topics
 

@@ -13,6 +13,12 @@
 //   kafka_network_requestmetrics_totaltimems{request}        histogram  ms from decode to encoded answer
 //   kafka_log_log_size / _logstartoffset / _logendoffset{topic,partition}  gauge  local replicas
 //   kafka_consumergroup_lag{group,topic,partition}           gauge    high watermark - committed offset
+//   kafka_log_logmanager_offlinelogdirectorycount            gauge    log dirs offline (failed)
+//   strand_log_dir_usable_bytes / _total_bytes{dir}          gauge    the dir's volume at the last free-space check
+//   strand_log_dir_appends_refused{dir}                      gauge    1 while appends are refused there (disk full or
+//                                                                     below log.dir.min.free.bytes), else 0
+//   strand_log_dir_transient_errors_total{dir,code}          counter  EMFILE/ENFILE/ENOMEM/ENOSPC/EDQUOT met (dir stays online)
+//   strand_server_unserved_partitions                        gauge    partitions this broker should lead but cannot serve
 //   process_resident_memory_bytes                            gauge
 //   nodejs_eventloop_lag_seconds / nodejs_eventloop_lag_max_seconds  gauge  timer delay, latest / max over a minute
 //
@@ -26,7 +32,7 @@ import type { BrokerServices, RequestObserver } from "../broker/mod.ts";
 import type { Clock, Timer } from "../platform/mod.ts";
 import { eventLoopSampleMs, eventLoopSamplesKept, metricsGroupLagSeriesMax } from "../util/mod.ts";
 import { type HistogramSeries, MetricsRegistry, type ValueSeries } from "./metrics.ts";
-import { groupOffsetsWithLag } from "./views.ts";
+import { groupOffsetsWithLag, unservedPartitions } from "./views.ts";
 
 /** What the metrics read from a running broker (the Broker class has these). */
 export interface MetricsTarget {
@@ -72,6 +78,12 @@ export class BrokerMetrics {
     const logStart = r.gauge("kafka_log_log_logstartoffset", "The partition's log start offset on this broker.", ["topic", "partition"]);
     const logEnd = r.gauge("kafka_log_log_logendoffset", "The partition's log end offset on this broker.", ["topic", "partition"]);
     const groupLag = r.gauge("kafka_consumergroup_lag", "High watermark minus the group's committed offset, for partitions led by this broker.", ["group", "topic", "partition"]);
+    const offlineDirs = r.gauge("kafka_log_logmanager_offlinelogdirectorycount", "Log dirs of this broker that failed and are offline.");
+    const dirUsable = r.gauge("strand_log_dir_usable_bytes", "Usable bytes of the log dir's volume at the last free-space check.", ["dir"]);
+    const dirTotal = r.gauge("strand_log_dir_total_bytes", "Size in bytes of the log dir's volume.", ["dir"]);
+    const dirRefusing = r.gauge("strand_log_dir_appends_refused", "1 while appends to the log dir are refused for lack of space (ENOSPC or log.dir.min.free.bytes), else 0.", ["dir"]);
+    const transientErrors = r.counter("strand_log_dir_transient_errors_total", "Resource and no-space errors (EMFILE, ENFILE, ENOMEM, ENOSPC, EDQUOT) met by file operations in the log dir.", ["dir", "code"]);
+    const unserved = r.gauge("strand_server_unserved_partitions", "Partitions this broker should lead but cannot serve (failed log dir, log not opened).");
     const rss = r.gauge("process_resident_memory_bytes", "Resident memory size in bytes.");
     const loopLag = r.gauge("nodejs_eventloop_lag_seconds", "How late the latest event-loop timer sample fired, in seconds.");
     const loopLagMax = r.gauge("nodejs_eventloop_lag_max_seconds", "The largest event-loop timer delay over the last minute, in seconds.");
@@ -97,6 +109,7 @@ export class BrokerMetrics {
       loopLagMax.labels().set(n === 0 ? 0 : Math.max(...this.lagSamplesMs) / 1000);
       for (const f of [messagesIn, bytesIn, bytesOut, logSize, logStart, logEnd, groupLag]) f.clear();
       for (const f of [underReplicated, partitionCount, leaderCount, offlineReplicas, activeController, offlinePartitions]) f.clear();
+      for (const f of [offlineDirs, dirUsable, dirTotal, dirRefusing, transientErrors, unserved]) f.clear();
       const t = this.target;
       if (t === null) return;
       const s = t.services;
@@ -128,6 +141,17 @@ export class BrokerMetrics {
       activeController.labels().set(t.isActiveController ? 1 : 0);
       if (t.isActiveController) offlinePartitions.labels().set(countOfflinePartitions(s));
       this.collectGroupLag(s, (group, topic, partition, lag) => groupLag.labels(group, topic, String(partition)).set(lag));
+      offlineDirs.labels().set(s.logManager.offlineLogDirs.length);
+      for (const { dir, state } of s.logManager.spaceStates()) {
+        dirUsable.labels(dir).set(Math.max(0, state.usableBytes));
+        if (state.totalBytes >= 0) dirTotal.labels(dir).set(state.totalBytes);
+        dirRefusing.labels(dir).set(state.refusal === null ? 0 : 1);
+      }
+      for (const [key, n] of s.logManager.transientErrorCounts) {
+        const [dir, code] = key.split("\t");
+        transientErrors.labels(dir, code).set(n);
+      }
+      unserved.labels().set(unservedPartitions(s).length);
     });
   }
 

@@ -42,6 +42,50 @@ export function clusterView(s: BrokerServices) {
   };
 }
 
+/**
+ * This broker's log dirs: online or why offline, the volume's space as the last free-space check
+ * saw it, and why appends are refused there (short of space), if they are.
+ */
+export function logDirsView(s: BrokerServices) {
+  const space = new Map(s.logManager.spaceStates().map((x) => [x.dir, x.state]));
+  return s.logManager.describeDirs().map((d) => {
+    const state = space.get(d.dir);
+    return {
+      dir: d.dir,
+      online: d.offlineReason === null,
+      offline_reason: d.offlineReason,
+      partitions: d.logs.length,
+      usable_bytes: d.space?.usableBytes ?? null,
+      total_bytes: d.space?.totalBytes ?? null,
+      min_free_bytes: s.config.logDirMinFreeBytes,
+      appends_refused: d.appendRefusal,
+      full: state?.full ?? false,
+    };
+  });
+}
+
+/**
+ * Partitions this broker should lead (the metadata names it leader, or names none while this
+ * broker holds a replica) but cannot serve: its log dir failed, its log could not be opened (out of
+ * file descriptors), or it does not hold the partition as leader. /v1/status/ready is false while
+ * any is.
+ */
+export function unservedPartitions(s: BrokerServices): { topic: string; partition: number; reason: string }[] {
+  const out: { topic: string; partition: number; reason: string }[] = [];
+  for (const name of s.metadata.topicNames()) {
+    for (const p of s.metadata.getTopic(name)?.partitions ?? []) {
+      const mine = p.leader === s.brokerId || (p.leader < 0 && p.replicas.includes(s.brokerId));
+      if (!mine) continue;
+      const reason = s.replicaManager.unavailableReason(p.topic, p.partition);
+      if (reason !== null) out.push({ topic: p.topic, partition: p.partition, reason });
+      else if (p.leader === s.brokerId && s.replicaManager.getPartition(p.topic, p.partition)?.isLeader !== true) {
+        out.push({ topic: p.topic, partition: p.partition, reason: `${p.topic}-${p.partition} is not led here yet` });
+      }
+    }
+  }
+  return out;
+}
+
 const isOfflineLeader = (s: BrokerServices, p: PartitionState) => p.leader < 0 || s.metadata.getBroker(p.leader) === undefined;
 
 export function topicSummaryView(s: BrokerServices, t: TopicMetadata) {

@@ -140,6 +140,7 @@ export class Broker {
       flushRecoveryOffsetCheckpointMs: config.logFlushOffsetCheckpointIntervalMs,
       flushStartOffsetCheckpointMs: config.logFlushStartOffsetCheckpointIntervalMs,
       highWatermarkCheckpointMs: config.replicaHighWatermarkCheckpointIntervalMs,
+      minFreeBytes: config.logDirMinFreeBytes,
       cleaner: {
         enable: config.logCleaner.enable,
         threads: config.logCleaner.threads,

@@ -95,6 +95,8 @@ export const brokerConfigKeys: Record<string, KeyDef> = {
   "log.flush.start.offset.checkpoint.interval.ms": { kind: "int", default: "60000", min: 0 },
   "replica.high.watermark.checkpoint.interval.ms": { kind: "long", default: "5000", min: 1 },
   "num.recovery.threads.per.data.dir": { kind: "int", default: "1", min: 1 },
+  // strand's own (Kafka has none): appends stop while a log dir's volume has less usable space.
+  "log.dir.min.free.bytes": { kind: "long", default: "104857600", min: 0 },
   // Retention: ms wins over minutes, minutes over hours; a negative result means no time limit.
   "log.retention.hours": { kind: "int", default: "168" },
   "log.retention.minutes": { kind: "int", default: null },
@@ -204,6 +206,8 @@ export interface BrokerConfig {
   logRetentionMs: number;
   logRetentionBytes: number;
   logRetentionCheckIntervalMs: number;
+  /** log.dir.min.free.bytes (strand's): appends are refused while a log dir has less usable; 0: off. */
+  logDirMinFreeBytes: number;
   logFlushIntervalMessages: number;
   /** log.flush.interval.ms, else log.flush.scheduler.interval.ms (Kafka's fallback). */
   logFlushIntervalMs: number;
@@ -367,6 +371,7 @@ export function parseBrokerConfig(input: Map<string, string>): { config: BrokerC
     logRetentionMs: retentionMs < 0 ? -1 : retentionMs,
     logRetentionBytes: int("log.retention.bytes"),
     logRetentionCheckIntervalMs: int("log.retention.check.interval.ms"),
+    logDirMinFreeBytes: int("log.dir.min.free.bytes"),
     logFlushIntervalMessages: int("log.flush.interval.messages"),
     logFlushIntervalMs: flushIntervalMs,
     logFlushSchedulerIntervalMs: int("log.flush.scheduler.interval.ms"),

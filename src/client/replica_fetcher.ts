@@ -404,6 +404,7 @@ class ReplicaFetcherThread {
         this.ctx.log.truncateTo(topic, partition, Math.min(t.offset, fs.logEndOffset));
       }
     } catch (e) {
+      if (isStorageRefusal(e)) return this.delay(s, (e as Error).message); // disk full, no descriptor: retried
       return this.fail(s, `truncation to ${t.offset} failed: ${(e as Error).message}`, "error");
     }
     const after = this.ctx.log.followerState(topic, partition);
@@ -502,6 +503,13 @@ class ReplicaFetcherThread {
         this.logger.error({ topic: s.topic, partition: s.partition, offset: s.fetchOffset, err: (e as Error).message }, "invalid records from leader; retrying after backoff");
         return this.delay(s, (e as Error).message);
       }
+      // The local log refused the append for now (its disk is full, or no file descriptor was
+      // free): nothing was appended, so the same fetch is retried after backoff. (A failed dir
+      // has already removed the partition from this fetcher.) The log manager logs the cause.
+      if (isStorageRefusal(e)) {
+        if (s.lastError === null) this.logger.info({ topic: s.topic, partition: s.partition, err: (e as Error).message }, "follower append refused for now; retrying after backoff");
+        return this.delay(s, (e as Error).message);
+      }
       return this.fail(s, `append at ${s.fetchOffset} failed: ${(e as Error).message}`, "error");
     }
     const after = this.ctx.log.followerState(s.topic, s.partition);
@@ -536,6 +544,7 @@ class ReplicaFetcherThread {
       try {
         this.ctx.log.truncateFullyAndStartAt(s.topic, s.partition, leaderStart);
       } catch (e) {
+        if (isStorageRefusal(e)) return this.delay(s, (e as Error).message);
         return this.fail(s, `truncateFullyAndStartAt(${leaderStart}) failed: ${(e as Error).message}`, "error");
       }
     }
@@ -653,4 +662,12 @@ export class ReplicaFetcherManager implements ReplicaFetchers {
       this.threads.delete(`${t.leaderId}:${t.fetcherId}`);
     }
   }
+}
+
+/**
+ * KAFKA_STORAGE_ERROR from the local log: a transient refusal (disk full, out of descriptors), as a
+ * failed dir takes its partitions out of the fetchers before anyone sees the error.
+ */
+function isStorageRefusal(e: unknown): boolean {
+  return e instanceof KafkaError && e.code === ErrorCode.KAFKA_STORAGE_ERROR;
 }

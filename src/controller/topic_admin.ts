@@ -106,6 +106,11 @@ export class ZkTopicAdmin implements TopicAdmin {
       if (e instanceof RegistryError && e.code === "NodeExists") {
         return fail(ErrorCode.TOPIC_ALREADY_EXISTS, `Topic '${spec.name}' already exists.`);
       }
+      // The registry could not store it (the embedded registry's disk is full): nothing was
+      // created; the client gets Kafka's answer to an unexpected failure, not a closed connection.
+      if (e instanceof RegistryError && e.code === "SystemError") {
+        return fail(ErrorCode.UNKNOWN_SERVER_ERROR, `Topic '${spec.name}' was not created: ${e.message}`);
+      }
       throw e;
     }
     const n = assignment.size;

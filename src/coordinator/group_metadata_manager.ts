@@ -101,7 +101,12 @@ export class GroupMetadataManager {
     for (const r of records) b.append(now, r.key, r.value);
     const code = await this.log.append(this.partitionFor(groupId), b.build(0));
     // Kafka maps storage errors on the offsets topic to errors clients retry on.
-    if (code === ErrorCode.UNKNOWN_TOPIC_OR_PARTITION || code === ErrorCode.NOT_LEADER_OR_FOLLOWER) return ErrorCode.NOT_COORDINATOR;
+    // KAFKA_STORAGE_ERROR (a full disk, no file descriptors) as Kafka's storeOffsets maps it: no
+    // OffsetCommit or SyncGroup version may carry it, and NOT_COORDINATOR is retried.
+    if (
+      code === ErrorCode.UNKNOWN_TOPIC_OR_PARTITION || code === ErrorCode.NOT_LEADER_OR_FOLLOWER ||
+      code === ErrorCode.KAFKA_STORAGE_ERROR
+    ) return ErrorCode.NOT_COORDINATOR;
     if (code === ErrorCode.MESSAGE_TOO_LARGE || code === ErrorCode.RECORD_LIST_TOO_LARGE) return ErrorCode.UNKNOWN_SERVER_ERROR;
     // Not (yet) on enough replicas: the client retries against a coordinator that can commit.
     if (

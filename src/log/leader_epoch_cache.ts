@@ -228,6 +228,16 @@ export class LeaderEpochFileCache {
 
   /** Writes the entries as they are (after a load that changed them, or a rebuild). */
   write(): void {
+    this.stale = true;
     this.file.write(this.epochs);
+    this.stale = false;
+  }
+
+  /** Set while the file lags the list (its last write failed: a full disk, no descriptor). */
+  private stale = false;
+
+  /** Writes the file when a write failed since the last one that succeeded (Log.flush calls it). */
+  writeIfStale(): void {
+    if (this.stale) this.write();
   }
 }

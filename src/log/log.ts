@@ -37,12 +37,18 @@
 //   KafkaStorageError for its log dir, and ioErrorHandler (the LogManager) is told first, which
 //   takes the whole dir offline and closes this log with closeForFailure(); from then on every
 //   operation throws KafkaStorageError. Errors that are not I/O errors are bugs and pass unchanged.
+//   A transient I/O error (out of descriptors, a full disk; see log_dir_failure.ts) becomes a
+//   KafkaStorageError of its kind, the handler is told too (it notes it, the dir stays online), and
+//   the log stays usable: a failed append leaves nothing behind (LogSegment.append takes back a
+//   partial write), so the client's retry finds the log as it was.
+// - appendRefusal (the LogManager's free-space check) refuses appends before any byte is written
+//   while the log dir is short of space; reads go on.
 
 import type { Platform, Timer } from "../platform/mod.ts";
 import { assignOffsets, BatchField, batchSizeAt, view } from "../protocol/mod.ts";
 import { assert, ErrorCode, KafkaError, schedulerIntervalMsMax } from "../util/mod.ts";
 import type { Logger } from "../util/mod.ts";
-import { isIoError, KafkaStorageError, logDirOf, type LogDirFailureHandler } from "./log_dir_failure.ts";
+import { isIoError, KafkaStorageError, logDirOf, type LogDirFailureHandler, storageErrorKind } from "./log_dir_failure.ts";
 import { checkFetchedBatches, type FetchedBatch } from "./follower_batches.ts";
 import { type LeaderEpochFileCache, UNDEFINED_EPOCH_OFFSET } from "./leader_epoch_cache.ts";
 import { type LogConfig, logConfigDefaults } from "./log_config.ts";
@@ -80,6 +86,8 @@ export class Log {
   private pendingRemoval = new Map<LogSegment, Timer>();
   /** Told when a file operation of this log fails with an I/O error (set by the LogManager). */
   ioErrorHandler: LogDirFailureHandler | null = null;
+  /** Why appends are refused now (the log dir is short of space), or null (set by the LogManager). */
+  appendRefusal: ((bytes: number) => string | null) | null = null;
   /** Set by closeForFailure: the log dir failed and the files are closed. */
   private offline = false;
   /** Set by close(). */
@@ -226,6 +234,7 @@ export class Log {
    */
   appendAsLeader(records: Uint8Array, offsetCount: number, leaderEpoch: number): AppendInfo {
     this.checkOnline();
+    this.checkAppendAllowed(records.length);
     try {
       this.maybeRoll(records.length, this.logEndOffset + offsetCount - 1);
       const firstOffset = this.logEndOffset;
@@ -258,6 +267,7 @@ export class Log {
    */
   appendAsFollower(records: Uint8Array): AppendInfo {
     this.checkOnline();
+    this.checkAppendAllowed(records.length);
     const batches = checkFetchedBatches(records, `${this.topic}-${this.partition}`);
     const logEndOffset = this.logEndOffset;
     if (batches.length === 0) return { firstOffset: logEndOffset, lastOffset: logEndOffset - 1, logAppendTimeMs: -1 };
@@ -328,7 +338,11 @@ export class Log {
     try {
       this.assignEpoch(leaderEpoch, startOffset);
     } catch (e) {
-      throw this.storageError("leader epoch checkpoint", e);
+      const err = this.storageError("leader epoch checkpoint", e);
+      // The entry is in memory: a full disk or no free descriptor only delays the file, which
+      // the next flush writes (writeIfStale). Becoming leader must not fail for it.
+      if (err instanceof KafkaStorageError && err.kind !== "failed") return;
+      throw err;
     }
   }
 
@@ -562,6 +576,11 @@ export class Log {
     this.checkOnline();
     assert(upTo <= this.logEndOffset, "flush up to at most the log end offset");
     this.lastFlushTimeMs = this.platform.clock.nowMs();
+    try {
+      this.epochCache.writeIfStale();
+    } catch (e) {
+      throw this.storageError("leader epoch checkpoint", e);
+    }
     if (upTo <= this._recoveryPoint) return;
     try {
       for (const seg of this.segments) {
@@ -709,6 +728,12 @@ export class Log {
     for (const s of this.segments) s.closeHandlers();
   }
 
+  /** Refuses an append, before anything is written, while the LogManager says its dir is short of space. */
+  private checkAppendAllowed(bytes: number): void {
+    const why = this.appendRefusal?.(bytes) ?? null;
+    if (why !== null) throw new KafkaStorageError(this.logDir, why, "no-space");
+  }
+
   private checkOnline(): void {
     if (this.offline) {
       throw new KafkaStorageError(this.logDir, `${this.topic}-${this.partition} is offline: log dir ${this.logDir} failed`);
@@ -725,7 +750,13 @@ export class Log {
     const logDir = this.logDir;
     this.logger.debug({ logDir, operation: what, err: e.message }, "log file operation failed");
     this.ioErrorHandler?.(logDir, e);
-    return new KafkaStorageError(logDir, `${what} of ${this.topic}-${this.partition} failed in log dir ${logDir}: ${e.message}`);
+    const tp = `${this.topic}-${this.partition}`;
+    const kind = storageErrorKind(e);
+    if (kind === "resource") {
+      return new KafkaStorageError(logDir, `${what} of ${tp} refused: the broker is out of file descriptors or memory (${e.code}); retry later`, kind);
+    }
+    if (kind === "no-space") return new KafkaStorageError(logDir, `${what} of ${tp} refused: log dir ${logDir} is full (${e.code})`, kind);
+    return new KafkaStorageError(logDir, `${what} of ${tp} failed in log dir ${logDir}: ${e.message}`);
   }
 
   /** Closes the log and deletes its directory. */

@@ -7,15 +7,44 @@
 // turned into a KafkaStorageError naming the dir; the LogManager is told once per dir and takes it
 // offline. Anything else thrown there (an AssertionError, a TypeError) is a bug and propagates
 // unchanged: a bug must not pass for a bad disk.
+//
+// Not every errno means a failed disk. Two kinds say nothing about the dir and pass by themselves
+// (Kafka takes the dir offline for them too; strand does not, see README "Disk full and file
+// descriptors"):
+// - resource errors (EMFILE, ENFILE, ENOMEM, ENOBUFS): the process or the host is out of
+//   descriptors or kernel memory. The operation is refused with a retriable KAFKA_STORAGE_ERROR,
+//   logged at warn (rate-limited), and the same operation succeeds once descriptors are free.
+// - no-space errors (ENOSPC, EDQUOT): the volume (or the user's quota) is full. Appends are
+//   refused until the LogManager's free-space check sees room again; reads go on.
 
 import { ErrorCode, KafkaError } from "../util/mod.ts";
 
 /** A log operation failed because its log dir did (or already had): KAFKA_STORAGE_ERROR. */
 export class KafkaStorageError extends KafkaError {
   override name = "KafkaStorageError";
-  constructor(readonly logDir: string, message: string) {
+  /** "failed": the dir is offline; "resource" / "no-space": a transient condition (see above). */
+  constructor(readonly logDir: string, message: string, readonly kind: StorageErrorKind = "failed") {
     super(ErrorCode.KAFKA_STORAGE_ERROR, message);
   }
+}
+
+export type StorageErrorKind = "failed" | "resource" | "no-space";
+
+/** Out of descriptors or kernel memory: the process's or the host's limit, not the disk. */
+const resourceErrorCodes = new Set(["EMFILE", "ENFILE", "ENOMEM", "ENOBUFS"]);
+/** The volume or the quota is full: appends wait for space, nothing else is wrong with the dir. */
+const noSpaceErrorCodes = new Set(["ENOSPC", "EDQUOT"]);
+
+/** What an I/O error means for its dir: "failed" (offline), or one of the transient kinds. */
+export function storageErrorKind(e: Error & { code: string }): StorageErrorKind {
+  if (resourceErrorCodes.has(e.code)) return "resource";
+  if (noSpaceErrorCodes.has(e.code)) return "no-space";
+  return "failed";
+}
+
+/** An I/O error that must not take its dir offline (resource exhaustion, a full volume). */
+export function isTransientIoError(e: unknown): e is Error & { code: string } {
+  return isIoError(e) && storageErrorKind(e) !== "failed";
 }
 
 /** Every log dir failed (at start-up or later): the broker cannot go on (Kafka stops too). */

@@ -43,14 +43,35 @@ export interface LoadedLog {
   leaderEpochCache: LeaderEpochFileCache;
 }
 
-/** Steps 1-4 of the file comment for the log in dir (which exists). */
+/**
+ * Steps 1-4 of the file comment for the log in dir (which exists). When a step fails (EMFILE part
+ * way through, a full disk), the segments opened so far are closed: a failed load is retried (see
+ * LogManager) and must not leak descriptors, which would make the next try fail the same way.
+ */
 export function loadLog(platform: Platform, dir: string, config: Required<LogConfig>, state: LogLoadState, logger: Logger): LoadedLog {
+  const opened: LogSegment[] = [];
+  try {
+    return loadLogInto(platform, dir, config, state, logger, opened);
+  } catch (e) {
+    for (const seg of opened) seg.closeHandlers();
+    throw e;
+  }
+}
+
+function loadLogInto(
+  platform: Platform,
+  dir: string,
+  config: Required<LogConfig>,
+  state: LogLoadState,
+  logger: Logger,
+  opened: LogSegment[],
+): LoadedLog {
   const bases = listSegmentFiles(platform, dir, logger);
   const checkpoint = new LeaderEpochCheckpointFile(platform, `${dir}/${LeaderEpochCheckpointFileName}`);
   const stored = readEpochCheckpoint(checkpoint, logger);
   const cache = new LeaderEpochFileCache(checkpoint, logger, stored ?? []);
   const recovered = new EpochStarts(cache.latestEpoch);
-  const segments = loadSegments(platform, dir, bases, config, state, logger, (h) => recovered.visit(h));
+  const segments = loadSegments(platform, dir, bases, config, state, logger, (h) => recovered.visit(h), opened);
   if (segments.length > 0 && segments[segments.length - 1].nextOffset < state.logStartOffset) {
     // Kafka's rule: a log ending below its checkpointed start offset (the start was moved past
     // the end, then the tail was lost) starts over, empty, at that start offset.
@@ -136,13 +157,13 @@ function loadSegments(
   state: LogLoadState,
   logger: Logger,
   onRecoveredBatch: (h: BatchHeader) => void,
+  segments: LogSegment[],
 ): LogSegment[] {
   let firstUnflushed = bases.length;
   if (!state.hadCleanShutdown) {
     firstUnflushed = 0;
     for (let i = 0; i < bases.length; i++) if (bases[i] <= state.recoveryPoint) firstUnflushed = i;
   }
-  const segments: LogSegment[] = [];
   for (let i = 0; i < bases.length; i++) {
     const unflushed = i >= firstUnflushed;
     const noIndex = platform.fs.stat(`${dir}/${segmentFileName(bases[i], ".index")}`) === null;

@@ -32,12 +32,34 @@
 // dirs keep serving. An offline dir gets no checkpoints, no clean-shutdown marker (its logs are
 // recovered when it comes back) and no new partitions. start-up fails when no dir loads at all.
 //
+// Transient errors (log_dir_failure.ts) never take a dir offline. Out of descriptors (EMFILE,
+// ENFILE, ENOMEM): the operation is refused with a retriable KAFKA_STORAGE_ERROR and a warn line
+// (at most one per dir and kind every storageErrorLogIntervalMs, with the count suppressed); a log
+// that cannot be opened then (at start-up, or when a partition is created) is remembered with its
+// dir and load state (unloadedLogs) and opened again by the next getOrCreateLog, in that same dir.
+// Disk full: each online dir's volume is checked by statfs every logDirSpaceCheckMs (not per
+// produce; appended bytes are subtracted from the last figure in between). Appends are refused
+// (KAFKA_STORAGE_ERROR, the message naming the dir and its free bytes) while the usable space is
+// below log.dir.min.free.bytes, except to the internal topics, whose small writes (offset commits,
+// group metadata) the reserve is kept for; and to every topic after an ENOSPC, until a check finds
+// room again. Reads, metadata and groups go on; appends resume by themselves. A dir whose
+// shutdown met such an error gets no clean-shutdown marker (its logs are recovered at start-up).
+//
 // Invariants: one Log per topic-partition; a new partition goes to the online dir holding the
 // fewest; checkpoint files are replaced atomically, never edited in place; a partition whose log
 // is in an offline dir is never created again elsewhere (its data would come back twice).
 
 import type { FileSystemSpace, Platform, Timer } from "../platform/mod.ts";
-import { fileNameBytesMax, schedulerIntervalMsMax, uuidToString } from "../util/mod.ts";
+import {
+  fileNameBytesMax,
+  logDirLoadAttemptsMax,
+  logDirLoadRetryMs,
+  logDirNoSpaceResumeBytes,
+  logDirSpaceCheckMs,
+  schedulerIntervalMsMax,
+  storageErrorLogIntervalMs,
+  uuidToString,
+} from "../util/mod.ts";
 import type { Logger } from "../util/mod.ts";
 import {
   type CheckpointEntries,
@@ -51,7 +73,7 @@ import { type CleanerConfig, LogCleaner } from "./cleaner.ts";
 import { Log } from "./log.ts";
 import type { LogConfig } from "./log_config.ts";
 import type { LogLoadState } from "./log_loader.ts";
-import { isIoError, KafkaStorageError, LogDirsFailedError } from "./log_dir_failure.ts";
+import { isIoError, isTransientIoError, KafkaStorageError, LogDirsFailedError, storageErrorKind } from "./log_dir_failure.ts";
 
 /** The broker-wide settings of the LogManager's tasks (Kafka's keys named beside each). */
 export interface LogManagerConfig {
@@ -69,6 +91,8 @@ export interface LogManagerConfig {
   highWatermarkCheckpointMs: number;
   /** log.cleaner.*: compaction of logs with cleanup.policy=compact (cleaner.ts). */
   cleaner: Partial<CleanerConfig>;
+  /** log.dir.min.free.bytes (strand's): appends stop while a dir's volume has less usable; 0: never. */
+  minFreeBytes: number;
 }
 
 /** Kafka's defaults. */
@@ -80,7 +104,27 @@ export const logManagerConfigDefaults: LogManagerConfig = {
   flushStartOffsetCheckpointMs: 60_000,
   highWatermarkCheckpointMs: 5_000,
   cleaner: {},
+  minFreeBytes: 104_857_600,
 };
+
+/**
+ * Kafka's internal topics: their appends (offset commits, group metadata) are small and keep
+ * groups working, so they may use the space log.dir.min.free.bytes holds back.
+ */
+const reserveExemptTopics = new Set(["__consumer_offsets", "__transaction_state"]);
+
+/** One online dir's volume, as the last statfs saw it, and whether appends are refused there. */
+export interface LogDirSpaceState {
+  /** Usable bytes at the last check, minus what was appended since (an estimate between checks). */
+  usableBytes: number;
+  totalBytes: number;
+  /** An ENOSPC was met since the last check that found room: every append is refused. */
+  full: boolean;
+  /** usableBytes fell below log.dir.min.free.bytes: appends to non-internal topics are refused. */
+  low: boolean;
+  /** Why appends are refused (the produce error message), or null while they are not. */
+  refusal: string | null;
+}
 
 /** What one log dir's files said at start-up. */
 interface DirLoadState {
@@ -122,6 +166,8 @@ export interface LogDirDescription {
   logs: Log[];
   /** Its volume's space, or null when unknown (offline, or statfs failed). */
   space: FileSystemSpace | null;
+  /** Why appends are refused there now (short of space), or null. */
+  appendRefusal: string | null;
 }
 
 export class LogManager {
@@ -139,6 +185,16 @@ export class LogManager {
   readonly cleaner: LogCleaner;
   /** Set by shutdown(); a second call must not overwrite the checkpoints with empty ones. */
   private shutDown = false;
+  /** Logs not opened because of a transient error, by key: opened again by getOrCreateLog. */
+  private unloadedLogs = new Map<string, { dir: string; state: LogLoadState; reason: string }>();
+  /** Per online dir, its space (checkSpace); a dir missing here is not known to be short. */
+  private space = new Map<string, LogDirSpaceState>();
+  /** Transient errors met so far, by `<dir>\t<errno>` (for /metrics). */
+  readonly transientErrorCounts = new Map<string, number>();
+  /** Rate limit of the warn lines for transient errors, by `<dir>\t<kind>`. */
+  private transientLogs = new Map<string, { lastMs: number; suppressed: number }>();
+  /** Dirs whose shutdown met a transient error: no clean-shutdown marker for them. */
+  private uncleanAtShutdown = new Set<string>();
 
   constructor(
     private readonly platform: Platform,
@@ -158,7 +214,7 @@ export class LogManager {
    */
   async startup(brokerId: number, clusterId: string): Promise<void> {
     const started = this.platform.clock.monotonicMs();
-    await Promise.all(this.logDirs.map((dir) => this.loadDir(dir, brokerId, clusterId).catch((e) => this.onLoadFailure(dir, e))));
+    await Promise.all(this.logDirs.map((dir) => this.loadDirRetrying(dir, brokerId, clusterId)));
     if (this.onlineDirs.length === 0) {
       // Kafka's words: it stops when none of the dirs can be created or validated.
       throw new LogDirsFailedError(
@@ -172,13 +228,31 @@ export class LogManager {
     this.schedule(this.config.flushRecoveryOffsetCheckpointMs, () => this.checkpointRecoveryOffsets());
     this.schedule(this.config.flushStartOffsetCheckpointMs, () => this.checkpointLogStartOffsets());
     this.schedule(this.config.highWatermarkCheckpointMs, () => this.checkpointHighWatermarks());
+    this.checkSpace();
+    this.schedule(logDirSpaceCheckMs, () => this.checkSpace());
     this.cleaner.startup();
+  }
+
+  /**
+   * Loads a dir; a transient error at the dir's level (EMFILE while reading it) is retried
+   * logDirLoadAttemptsMax times, logDirLoadRetryMs apart, before the dir is given up as offline.
+   */
+  private async loadDirRetrying(dir: string, brokerId: number, clusterId: string): Promise<void> {
+    for (let attempt = 1; ; attempt++) {
+      try {
+        return await this.loadDir(dir, brokerId, clusterId);
+      } catch (e) {
+        if (!isTransientIoError(e) || attempt >= logDirLoadAttemptsMax) return this.onLoadFailure(dir, e);
+        this.logger.warn({ dir, attempt, err: e.message }, "cannot load log dir for now; retrying");
+        await new Promise<void>((resolve) => this.platform.clock.setTimeout(resolve, logDirLoadRetryMs));
+      }
+    }
   }
 
   /** A dir that cannot be loaded for an I/O reason goes offline; any other error stops start-up. */
   private onLoadFailure(dir: string, e: unknown): void {
     if (!isIoError(e) && !(e instanceof KafkaStorageError)) throw e;
-    this.markDirOffline(dir, e);
+    this.takeDirOffline(dir, e);
   }
 
   private async loadDir(dir: string, brokerId: number, clusterId: string): Promise<void> {
@@ -211,7 +285,8 @@ export class LogManager {
         await this.yieldToEventLoop();
         if (this.offlineDirs.has(dir)) return; // another worker's log failed: the dir is offline
         const key = topicPartitionKey(tp.topic, tp.partition);
-        const other = this.dirOf.get(key);
+        const other = this.dirOf.get(key) ?? this.unloadedLogs.get(key)?.dir;
+        if (other === dir) continue; // loaded (or remembered) by an earlier attempt at this dir
         if (other !== undefined) {
           // Kafka's rule: two copies of a partition cannot both be live; an operator chooses.
           throw new Error(
@@ -219,9 +294,17 @@ export class LogManager {
               `delete one of them (the one in the dir that failed most recently)`,
           );
         }
+        const loadState = this.loadStateOf(state, tp.topic, tp.partition);
         try {
-          this.openLog(dir, tp.topic, tp.partition, this.defaultConfig, this.loadStateOf(state, tp.topic, tp.partition));
+          this.openLog(dir, tp.topic, tp.partition, this.defaultConfig, loadState);
         } catch (e) {
+          if (isTransientIoError(e)) {
+            // Out of descriptors, or no room to rebuild an index: the dir is fine; the log is
+            // opened when its partition is (getOrCreateLog), with the state read now.
+            this.unloadedLogs.set(key, { dir, state: loadState, reason: e.message });
+            this.onTransientError(dir, e);
+            continue;
+          }
           this.onLoadFailure(dir, e);
           return;
         }
@@ -323,6 +406,8 @@ export class LogManager {
     const fresh: LogLoadState = { hadCleanShutdown: true, recoveryPoint: 0, logStartOffset: 0, highWatermark: null };
     const log = Log.open(this.platform, `${dir}/${key}`, topic, partition, config, this.logger, state ?? fresh);
     log.ioErrorHandler = (_logDir, err) => this.markDirOffline(dir, err);
+    const exempt = reserveExemptTopics.has(topic);
+    log.appendRefusal = (bytes) => this.appendRefusal(dir, exempt, bytes);
     log.truncationHandler = (logEndOffset) => this.onTruncation(log, dir, logEndOffset);
     this.logs.set(key, log);
     this.dirOf.set(key, dir);
@@ -347,6 +432,8 @@ export class LogManager {
       return existing;
     }
     const key = topicPartitionKey(topic, partition);
+    const unloaded = this.unloadedLogs.get(key);
+    if (unloaded !== undefined) return this.openUnloadedLog(key, unloaded, topic, partition, config);
     if (this.offlineLogKeys.has(key) || (!isNew && this.offlineDirs.size > 0)) {
       throw new KafkaStorageError(
         "",
@@ -359,8 +446,43 @@ export class LogManager {
     } catch (e) {
       if (!isIoError(e)) throw e;
       this.markDirOffline(dir, e);
-      throw new KafkaStorageError(dir, `cannot create a log for ${key} in ${dir}: ${e.message}`);
+      if (isTransientIoError(e)) {
+        // Its directory may exist now: the next try must use the same dir, or a restart would
+        // find the partition in two dirs.
+        const fresh: LogLoadState = { hadCleanShutdown: true, recoveryPoint: 0, logStartOffset: 0, highWatermark: null };
+        this.unloadedLogs.set(key, { dir, state: fresh, reason: e.message });
+        throw new KafkaStorageError(dir, `cannot create a log for ${key} in ${dir} for now: ${e.message}`, storageErrorKind(e));
+      }
+      throw new KafkaStorageError(dir, `cannot create a log for ${key} in ${dir}: ${(e as Error).message}`);
     }
+  }
+
+  /** Opens a log a transient error kept closed, in its own dir, with the state read at start-up. */
+  private openUnloadedLog(key: string, u: { dir: string; state: LogLoadState }, topic: string, partition: number, config: LogConfig): Log {
+    if (!this.isLogDirOnline(u.dir)) {
+      this.unloadedLogs.delete(key);
+      this.offlineLogKeys.add(key);
+      throw new KafkaStorageError(u.dir, `cannot open the log of ${key}: log dir ${u.dir} is offline`);
+    }
+    try {
+      const log = this.openLog(u.dir, topic, partition, config, u.state);
+      this.unloadedLogs.delete(key);
+      this.logger.info({ topic, partition, dir: u.dir }, "opened log that a transient error had kept closed");
+      return log;
+    } catch (e) {
+      if (!isIoError(e)) throw e;
+      this.markDirOffline(u.dir, e);
+      if (!isTransientIoError(e)) {
+        this.unloadedLogs.delete(key);
+        throw new KafkaStorageError(u.dir, `cannot open the log of ${key} in ${u.dir}: ${(e as Error).message}`);
+      }
+      throw new KafkaStorageError(u.dir, `cannot open the log of ${key} in ${u.dir} for now: ${e.message}`, storageErrorKind(e));
+    }
+  }
+
+  /** Logs a transient error kept closed (their partitions cannot be served until opened). */
+  get unloadedLogKeys(): string[] {
+    return [...this.unloadedLogs.keys()];
   }
 
   private leastLoadedDir(): string {
@@ -398,6 +520,11 @@ export class LogManager {
    * The log cleaner and anything else running file operations on logs reports its I/O errors here.
    */
   markDirOffline(dir: string, err: unknown): void {
+    if (isTransientIoError(err)) return this.onTransientError(dir, err);
+    this.takeDirOffline(dir, err);
+  }
+
+  private takeDirOffline(dir: string, err: unknown): void {
     if (this.offlineDirs.has(dir) || !this.logDirs.includes(dir)) return;
     const reason = err instanceof Error ? err.message : String(err);
     this.offlineDirs.set(dir, reason);
@@ -417,11 +544,120 @@ export class LogManager {
     for (const listener of this.dirFailureListeners) listener(dir, partitions);
   }
 
+  /**
+   * A transient error in dir (see the header): counted, logged at warn at most once per dir and
+   * kind every storageErrorLogIntervalMs; an ENOSPC refuses every append in the dir until
+   * checkSpace finds room. The dir stays online.
+   */
+  private onTransientError(dir: string, err: Error & { code: string }): void {
+    const countKey = `${dir}\t${err.code}`;
+    this.transientErrorCounts.set(countKey, (this.transientErrorCounts.get(countKey) ?? 0) + 1);
+    if (this.shutDown) this.uncleanAtShutdown.add(dir);
+    const kind = storageErrorKind(err);
+    if (kind === "no-space") this.onNoSpace(dir, err.code);
+    const logKey = `${dir}\t${kind}`;
+    const now = this.platform.clock.monotonicMs();
+    const last = this.transientLogs.get(logKey);
+    if (last !== undefined && now - last.lastMs < storageErrorLogIntervalMs) {
+      last.suppressed++;
+      return;
+    }
+    this.transientLogs.set(logKey, { lastMs: now, suppressed: 0 });
+    const what = kind === "resource"
+      ? "out of file descriptors or memory; the operation was refused, the dir stays online (raise LimitNOFILE?)"
+      : "log dir is full; the operation was refused, the dir stays online";
+    this.logger.warn({ dir, code: err.code, err: err.message, suppressedSinceLast: last?.suppressed ?? 0 }, what);
+  }
+
+  private onNoSpace(dir: string, code: string): void {
+    if (!this.isLogDirOnline(dir)) return;
+    const s = this.spaceOf(dir);
+    if (s.full) return;
+    s.full = true;
+    s.usableBytes = 0;
+    this.updateRefusal(dir, s, `log dir ${dir} is full (${code})`);
+  }
+
+  private spaceOf(dir: string): LogDirSpaceState {
+    let s = this.space.get(dir);
+    if (s === undefined) {
+      s = { usableBytes: Number.MAX_SAFE_INTEGER, totalBytes: -1, full: false, low: false, refusal: null };
+      this.space.set(dir, s);
+    }
+    return s;
+  }
+
+  /**
+   * Log.appendRefusal for a log in dir, before an append of `bytes`: the reason to refuse it, or
+   * null. One map lookup and a subtraction: the statfs runs in checkSpace, not here.
+   */
+  private appendRefusal(dir: string, reserveExempt: boolean, bytes: number): string | null {
+    const s = this.space.get(dir);
+    if (s === undefined) return null;
+    if (s.full) return s.refusal;
+    s.usableBytes -= bytes;
+    const min = this.config.minFreeBytes;
+    if (!s.low && min > 0 && s.usableBytes < min) {
+      s.low = true;
+      this.updateRefusal(dir, s, `log dir ${dir} has ${Math.max(0, s.usableBytes)} bytes usable, below log.dir.min.free.bytes=${min}`);
+    }
+    return s.low && !reserveExempt ? s.refusal : null;
+  }
+
+  /** Sets why appends are refused in dir (null: they are not), logging each change once. */
+  private updateRefusal(dir: string, s: LogDirSpaceState, why: string | null): void {
+    const refusal = why === null ? null : `${why}: appends are refused until space is freed`;
+    if ((refusal === null) === (s.refusal === null)) {
+      s.refusal = refusal;
+      return;
+    }
+    s.refusal = refusal;
+    if (refusal !== null) this.logger.warn({ dir, usableBytes: Math.max(0, s.usableBytes), minFreeBytes: this.config.minFreeBytes }, refusal);
+    else this.logger.info({ dir, usableBytes: s.usableBytes, minFreeBytes: this.config.minFreeBytes }, "log dir has room again: appends resume");
+  }
+
+  /**
+   * The free-space check (every logDirSpaceCheckMs): statfs of each online dir, which sets or
+   * clears its refusal of appends. An error here changes nothing (the dir's own operations
+   * report theirs).
+   */
+  checkSpace(): void {
+    const min = this.config.minFreeBytes;
+    for (const dir of this.onlineDirs) {
+      let fs: FileSystemSpace | null;
+      try {
+        fs = this.platform.fs.statfs(dir);
+      } catch {
+        continue;
+      }
+      if (fs === null) continue;
+      const s = this.spaceOf(dir);
+      s.usableBytes = fs.usableBytes;
+      s.totalBytes = fs.totalBytes;
+      // Resume with some room past the threshold (a 1% of a small volume), not at the first free block.
+      const margin = Math.min(logDirNoSpaceResumeBytes, Math.floor(fs.totalBytes / 100));
+      if (s.full && fs.usableBytes > Math.max(min, margin)) s.full = false;
+      s.low = min > 0 && fs.usableBytes < min;
+      const why = s.full
+        ? `log dir ${dir} is full (ENOSPC; ${fs.usableBytes} bytes usable)`
+        : s.low
+        ? `log dir ${dir} has ${fs.usableBytes} bytes usable, below log.dir.min.free.bytes=${min}`
+        : null;
+      this.updateRefusal(dir, s, why);
+    }
+    for (const dir of [...this.space.keys()]) if (!this.isLogDirOnline(dir)) this.space.delete(dir);
+  }
+
+  /** Each online dir's space as the last check left it (dashboard, /metrics). */
+  spaceStates(): { dir: string; state: LogDirSpaceState }[] {
+    return [...this.space].map(([dir, state]) => ({ dir, state: { ...state } }));
+  }
+
   /** Every configured dir with its state, logs and volume space (DescribeLogDirs). */
   describeDirs(): LogDirDescription[] {
     return this.logDirs.map((dir) => {
       const offlineReason = this.offlineDirs.get(dir) ?? null;
-      if (offlineReason !== null) return { dir, offlineReason, logs: [], space: null };
+      if (offlineReason !== null) return { dir, offlineReason, logs: [], space: null, appendRefusal: null };
       const logs = [...this.logs].filter(([key]) => this.dirOf.get(key) === dir).map(([, log]) => log);
       let space: FileSystemSpace | null = null;
       try {
@@ -429,7 +665,7 @@ export class LogManager {
       } catch {
         // Unknown space is reported as -1, as Kafka does; the dir's own failures show elsewhere.
       }
-      return { dir, offlineReason, logs, space };
+      return { dir, offlineReason, logs, space, appendRefusal: this.space.get(dir)?.refusal ?? null };
     });
   }
 
@@ -446,17 +682,29 @@ export class LogManager {
     const id = new Uint8Array(16);
     this.platform.randomBytes(id);
     const doomed = `${dir}/${logDeleteDirName(topic, partition, uuidToString(id).replaceAll("-", ""))}`;
+    // Renamed first, still open (open files survive a rename): a transient failure of the rename
+    // leaves the log as it was, and the delete is tried again.
     try {
-      log.close();
       this.platform.fs.rename(log.dir, doomed);
     } catch (e) {
       if (!isIoError(e)) throw e;
       this.markDirOffline(dir, e);
+      if (isTransientIoError(e) && !this.shutDown) {
+        this.platform.clock.setTimeout(() => {
+          if (this.logs.get(key) === log) this.deleteLog(topic, partition);
+        }, logDirLoadRetryMs);
+      }
       return;
     }
     this.logs.delete(key);
     this.dirOf.delete(key);
     this.cleaner.forget(topic, partition);
+    try {
+      log.close();
+    } catch (e) {
+      if (!isIoError(e)) throw e;
+      log.closeForFailure(); // its last index entries could not be written: the files go next
+    }
     try {
       this.platform.fs.remove(doomed);
     } catch (e) {
@@ -550,8 +798,16 @@ export class LogManager {
     this.logs.clear();
     this.dirOf.clear();
     const marker = new TextEncoder().encode(`{"version":0,"brokerEpoch":-1}`);
-    // No marker in an offline dir: its logs were not closed cleanly and must be recovered.
-    for (const dir of this.onlineDirs) this.offlineOnIoError(dir, () => this.platform.fs.writeFileAtomic(`${dir}/${CleanShutdownFile}`, marker));
+    // No marker in an offline dir: its logs were not closed cleanly and must be recovered. Nor
+    // where a flush, checkpoint or close failed just now (a full disk): what is on disk is not
+    // known to be whole.
+    for (const dir of this.onlineDirs) {
+      if (this.uncleanAtShutdown.has(dir)) {
+        this.logger.warn({ dir }, "log dir not shut down cleanly (a write failed); its logs will be recovered at start-up");
+        continue;
+      }
+      this.offlineOnIoError(dir, () => this.platform.fs.writeFileAtomic(`${dir}/${CleanShutdownFile}`, marker));
+    }
     this.logger.info({}, "log manager shut down");
   }
 }

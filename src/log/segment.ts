@@ -111,17 +111,33 @@ export class LogSegment {
    * segment as `.cleaned` files and renames them into place (see cleaner.ts, swap.ts).
    */
   static create(platform: Platform, dir: string, baseOffset: number, config: SegmentConfig, fileSuffix = ""): LogSegment {
-    const log = platform.fs.open(`${dir}/${segmentFileName(baseOffset, ".log")}${fileSuffix}`, "create-new");
+    const logPath = `${dir}/${segmentFileName(baseOffset, ".log")}${fileSuffix}`;
+    const log = platform.fs.open(logPath, "create-new");
     const indexPath = `${dir}/${segmentFileName(baseOffset, ".index")}${fileSuffix}`;
     const timeIndexPath = `${dir}/${segmentFileName(baseOffset, ".timeindex")}${fileSuffix}`;
-    // Stale indexes from an earlier, removed segment.
-    platform.fs.remove(indexPath);
-    platform.fs.remove(timeIndexPath);
-    const index = OffsetIndex.open(platform, indexPath, baseOffset, config.segmentIndexBytes, 0);
-    const timeIndex = TimeIndex.open(platform, timeIndexPath, baseOffset, config.segmentIndexBytes, baseOffset);
-    const seg = new LogSegment(platform, dir, baseOffset, log, index, timeIndex, config, 0, baseOffset, platform.clock.nowMs());
-    seg.fileSuffix = fileSuffix;
-    return seg;
+    const opened: { closeHandlers(): void }[] = [];
+    try {
+      // Stale indexes from an earlier, removed segment.
+      platform.fs.remove(indexPath);
+      platform.fs.remove(timeIndexPath);
+      const index = OffsetIndex.open(platform, indexPath, baseOffset, config.segmentIndexBytes, 0);
+      opened.push(index);
+      const timeIndex = TimeIndex.open(platform, timeIndexPath, baseOffset, config.segmentIndexBytes, baseOffset);
+      const seg = new LogSegment(platform, dir, baseOffset, log, index, timeIndex, config, 0, baseOffset, platform.clock.nowMs());
+      seg.fileSuffix = fileSuffix;
+      return seg;
+    } catch (e) {
+      // Out of descriptors (EMFILE) between two opens: the files already opened are closed and the
+      // new `.log` removed, so a retried roll can create it again ("create-new") and nothing leaks.
+      for (const f of opened) f.closeHandlers();
+      closeQuietly(log);
+      try {
+        platform.fs.remove(logPath);
+      } catch {
+        // The error being thrown says what went wrong; start-up removes an empty stray segment.
+      }
+      throw e;
+    }
   }
 
   /**
@@ -140,20 +156,32 @@ export class LogSegment {
     onRecoveredBatch?: (h: BatchHeader) => void,
   ) {
     const log = platform.fs.open(`${dir}/${segmentFileName(baseOffset, ".log")}`, "readwrite");
-    const fileSize = log.size();
-    const index = OffsetIndex.open(
-      platform,
-      `${dir}/${segmentFileName(baseOffset, ".index")}`,
-      baseOffset,
-      config.segmentIndexBytes,
-      fileSize,
-    );
-    const timeIndexPath = `${dir}/${segmentFileName(baseOffset, ".timeindex")}`;
-    const hadTimeIndex = platform.fs.stat(timeIndexPath) !== null;
-    // Entries past the log's end are dropped by truncateTo() once the tail walk has found it.
-    const timeIndex = TimeIndex.open(platform, timeIndexPath, baseOffset, config.segmentIndexBytes, Number.MAX_SAFE_INTEGER);
-    const mtime = platform.fs.stat(`${dir}/${segmentFileName(baseOffset, ".log")}`)?.mtimeMs ?? platform.clock.nowMs();
-    const seg = new LogSegment(platform, dir, baseOffset, log, index, timeIndex, config, fileSize, baseOffset, mtime);
+    let index: OffsetIndex | null = null;
+    let timeIndex: TimeIndex;
+    let seg: LogSegment;
+    let hadTimeIndex: boolean;
+    try {
+      const fileSize = log.size();
+      index = OffsetIndex.open(
+        platform,
+        `${dir}/${segmentFileName(baseOffset, ".index")}`,
+        baseOffset,
+        config.segmentIndexBytes,
+        fileSize,
+      );
+      const timeIndexPath = `${dir}/${segmentFileName(baseOffset, ".timeindex")}`;
+      hadTimeIndex = platform.fs.stat(timeIndexPath) !== null;
+      // Entries past the log's end are dropped by truncateTo() once the tail walk has found it.
+      timeIndex = TimeIndex.open(platform, timeIndexPath, baseOffset, config.segmentIndexBytes, Number.MAX_SAFE_INTEGER);
+      const mtime = platform.fs.stat(`${dir}/${segmentFileName(baseOffset, ".log")}`)?.mtimeMs ?? platform.clock.nowMs();
+      seg = new LogSegment(platform, dir, baseOffset, log, index, timeIndex, config, fileSize, baseOffset, mtime);
+    } catch (e) {
+      // Out of descriptors part way: close what was opened, so a retried load leaks nothing.
+      index?.closeHandlers();
+      closeQuietly(log);
+      throw e;
+    }
+    const fileSize = seg.sizeBytes;
     // A segment about to be recovered is scanned whole by recover(); walking its tail here too
     // would read it twice.
     if (recovering) return { segment: seg, truncatedBytes: 0 };
@@ -360,18 +388,58 @@ export class LogSegment {
   append(records: Uint8Array, firstOffset: number, lastOffset: number): void {
     assert(firstOffset >= this.nextOffset, "appended offsets increase");
     const position = this.sizeBytes;
-    this.log.append(records);
+    const nextOffset = this.nextOffset;
+    try {
+      this.log.append(records);
+    } catch (e) {
+      // A write cut short (ENOSPC part way) may have left part of a batch past `position`: cut it,
+      // so no torn batch sits in the file for a later append to leave behind or recovery to meet.
+      this.undoAppend(position, nextOffset);
+      throw e;
+    }
     this.sizeBytes += records.length;
     this.nextOffset = lastOffset + 1;
     let at = 0;
     let batchLastOffset = -1;
-    while (at < records.length) {
-      const size = batchLogOverhead + int32At(records, at + BatchField.batchLength);
-      batchLastOffset = int64At(records, at + BatchField.baseOffset) + int32At(records, at + BatchField.lastOffsetDelta);
-      this.indexBatch(position + at, size, batchLastOffset, batchMaxTimestampAt(records, at));
-      at += size;
+    try {
+      while (at < records.length) {
+        const size = batchLogOverhead + int32At(records, at + BatchField.batchLength);
+        batchLastOffset = int64At(records, at + BatchField.baseOffset) + int32At(records, at + BatchField.lastOffsetDelta);
+        this.indexBatch(position + at, size, batchLastOffset, batchMaxTimestampAt(records, at));
+        at += size;
+      }
+    } catch (e) {
+      // An index write failed (ENOSPC, EMFILE): the append is refused whole, so the caller's
+      // error means nothing was appended (a client's retry must not find its batch already there).
+      this.undoAppend(position, nextOffset);
+      throw e;
     }
     assert(at === records.length && batchLastOffset === lastOffset, "appended batches end at the last offset");
+  }
+
+  /**
+   * Takes back a failed append: the file, the indexes and the segment's state return to
+   * `position` / `nextOffset`. Each step runs even when an earlier one fails (the disk is full or
+   * out of descriptors): the in-memory state is what later appends and reads trust, and the index
+   * files become exact at their next successful write.
+   */
+  private undoAppend(position: number, nextOffset: number): void {
+    const steps = [
+      () => this.log.truncate(position),
+      () => this.index.truncateToPosition(position),
+      () => this.timeIndex.truncateToOffset(nextOffset),
+      () => this.restoreMaxTimestamp(),
+    ];
+    this.sizeBytes = position;
+    this.nextOffset = nextOffset;
+    this.bytesSinceIndexEntry = 0;
+    for (const step of steps) {
+      try {
+        step();
+      } catch {
+        // Shrinking a file needs no space; a failure here is the append's own error, thrown next.
+      }
+    }
   }
 
   /**
@@ -580,10 +648,25 @@ export class LogSegment {
 
   /** Closes and deletes the files. */
   remove(): void {
-    this.close();
+    try {
+      this.close();
+    } catch {
+      // The closing index entries of files about to go could not be written (a full disk): no
+      // matter, but the files must still be closed and removed, or they keep taking space.
+      this.closeHandlers();
+    }
     this.platform.fs.remove(this.logPath);
     this.platform.fs.remove(this.index.path);
     this.platform.fs.remove(this.timeIndex.path);
+  }
+}
+
+/** Closes a handle whose open was followed by a failure; the failure is what gets reported. */
+function closeQuietly(h: FileHandle): void {
+  try {
+    h.close();
+  } catch {
+    // See IndexFile.closeHandlers.
   }
 }
 

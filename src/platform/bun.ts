@@ -185,9 +185,17 @@ const bunFileSystem: FileSystem = {
     try {
       writeAllAt(fd, data, 0);
       fs.fsyncSync(fd);
-    } finally {
+    } catch (err) {
+      // A full disk (ENOSPC) part way: the torn temp file goes, the old file stays as it was.
       fs.closeSync(fd);
+      try {
+        fs.rmSync(tmp, { force: true });
+      } catch {
+        // The write's error is the one to report.
+      }
+      throw err;
     }
+    fs.closeSync(fd);
     fs.renameSync(tmp, path);
     this.syncDir(parentDir(path));
   },

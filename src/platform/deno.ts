@@ -167,9 +167,17 @@ const denoFileSystem: FileSystem = {
     try {
       writeAll(file, data);
       file.syncSync();
-    } finally {
+    } catch (err) {
+      // A full disk (ENOSPC) part way: the torn temp file goes, the old file stays as it was.
       file.close();
+      try {
+        Deno.removeSync(tmp);
+      } catch {
+        // The write's error is the one to report.
+      }
+      throw err;
     }
+    file.close();
     Deno.renameSync(tmp, path);
     this.syncDir(parentDir(path));
   },

@@ -15,12 +15,16 @@
 // them answer KAFKA_STORAGE_ERROR (checked before anything else, as Kafka's getPartitionOrError
 // does); the LogManager reports the failure (handleLogDirFailure), and a storage error from a
 // log operation reaches the client as that code through the KafkaError path.
+// A partition whose log cannot be opened for a transient reason (out of file descriptors: see
+// log_dir_failure.ts) is offline too, but only until a retry every partitionLogRetryMs opens it
+// (pendingLogs); its LeaderAndIsr answers KAFKA_STORAGE_ERROR meanwhile, and /v1/status/ready
+// says not ready.
 
 import type { LogManager, TopicLogConfig } from "../log/mod.ts";
 import { KafkaStorageError, topicPartitionKey } from "../log/mod.ts";
 import type { Clock } from "../platform/mod.ts";
 import { recordSetMagic, upConvertMessageSet, validateBatches } from "../protocol/mod.ts";
-import { ErrorCode, KafkaError } from "../util/mod.ts";
+import { ErrorCode, KafkaError, partitionLogRetryMs } from "../util/mod.ts";
 import type { Logger } from "../util/mod.ts";
 import { type IsrWriter, Partition, type PartitionState } from "./partition.ts";
 import { DelayedOperationPurgatory } from "./purgatory.ts";
@@ -42,6 +46,9 @@ export class ReplicaManager implements FollowerLog {
   private partitions = new Map<string, Partition>();
   /** Keys of offline partitions (see the header). */
   private offline = new Set<string>();
+  /** Partitions whose log a transient error kept closed, with what to apply once it opens. */
+  private pendingLogs = new Map<string, { state: PartitionState; config: TopicLogConfig; reason: string }>();
+  private pendingRetry: { cancel(): void } | null = null;
   readonly fetchPurgatory: DelayedOperationPurgatory;
   readonly producePurgatory: DelayedOperationPurgatory;
   /** Messages and bytes in and out per topic, for /metrics. */
@@ -79,7 +86,17 @@ export class ReplicaManager implements FollowerLog {
 
   /** True when the partition's log dir failed (its requests answer KAFKA_STORAGE_ERROR). */
   isOffline(topic: string, partition: number): boolean {
-    return this.offline.size > 0 && this.offline.has(topicPartitionKey(topic, partition));
+    if (this.offline.size === 0 && this.pendingLogs.size === 0) return false;
+    const key = topicPartitionKey(topic, partition);
+    return this.offline.has(key) || this.pendingLogs.has(key);
+  }
+
+  /** Why the partition cannot be served here (its dir failed, its log is not open), or null. */
+  unavailableReason(topic: string, partition: number): string | null {
+    const key = topicPartitionKey(topic, partition);
+    if (this.offline.has(key)) return `${key} is offline: its log dir failed`;
+    const pending = this.pendingLogs.get(key);
+    return pending === undefined ? null : `the log of ${key} cannot be opened for now (${pending.reason})`;
   }
 
   /**
@@ -146,10 +163,18 @@ export class ReplicaManager implements FollowerLog {
       return ErrorCode.NONE;
     }
     let log;
+    this.pendingLogs.delete(key);
     try {
       log = this.logManager.getOrCreateLog(state.topic, state.partition, config, state.isNew ?? false);
     } catch (e) {
       if (!(e instanceof KafkaStorageError)) throw e;
+      if (e.kind !== "failed") {
+        // Out of descriptors: tried again until it opens (the controller will not resend this).
+        this.pendingLogs.set(key, { state, config, reason: e.message });
+        this.schedulePendingRetry();
+        this.logger.warn({ ...tp, reason: e.message }, "partition unavailable until its log can be opened");
+        return ErrorCode.KAFKA_STORAGE_ERROR;
+      }
       // Kafka's answer: the partition is offline here (LeaderAndIsr reports KAFKA_STORAGE_ERROR).
       this.offline.add(key);
       this.logger.warn({ ...tp, reason: e.message }, "partition offline: no log");
@@ -161,6 +186,16 @@ export class ReplicaManager implements FollowerLog {
     this.moveFetcher(p);
     if (p.isLeader) this.tellLeadership(state.topic, state.partition, true);
     return ErrorCode.NONE;
+  }
+
+  private schedulePendingRetry(): void {
+    if (this.pendingRetry !== null) return;
+    this.pendingRetry = this.clock.setTimeout(() => {
+      this.pendingRetry = null;
+      const pending = [...this.pendingLogs];
+      this.pendingLogs.clear();
+      for (const [, { state, config }] of pending) this.becomeLeaderOrFollower(state, config);
+    }, partitionLogRetryMs);
   }
 
   /** A leader fetches from nobody; a follower from its leader, at its epoch (the fetcher truncates first). */
@@ -179,6 +214,7 @@ export class ReplicaManager implements FollowerLog {
     if (this.partitions.get(key)?.isLeader && !this.offline.has(key)) this.tellLeadership(topic, partition, false);
     this.partitions.delete(key);
     this.offline.delete(key);
+    this.pendingLogs.delete(key);
     if (deletePartition) this.logManager.deleteLog(topic, partition);
     if (deletePartition && !this.allPartitions().some((q) => q.topic === topic)) this.topicStats.removeTopic(topic);
     this.wake(key);
@@ -491,6 +527,9 @@ export class ReplicaManager implements FollowerLog {
   shutdown(): void {
     this.isrTimer?.cancel();
     this.isrTimer = null;
+    this.pendingRetry?.cancel();
+    this.pendingRetry = null;
+    this.pendingLogs.clear();
     this.fetchPurgatory.shutdown();
     this.producePurgatory.shutdown();
     this.partitions.clear();

@@ -151,3 +151,25 @@ export const clientResponseBytesMax = 104_857_600;
  * ends the tool with an error instead of growing a buffer without end.
  */
 export const consoleLineBytesMax = 104_857_600;
+
+// --- Log dirs: resource errors and free space (src/log/log_manager.ts) ---------------------------
+/**
+ * How often each online log dir's volume is checked by statfs for log.dir.min.free.bytes. Appended
+ * bytes are subtracted from the last figure in between, so a produce never waits on a syscall and
+ * a burst cannot run far past the threshold unseen.
+ */
+export const logDirSpaceCheckMs = 1_000;
+/**
+ * After an ENOSPC, appends resume only once the usable space is above both log.dir.min.free.bytes
+ * and this (1 MiB, or 1% of a volume smaller than 100 MiB), so a threshold of 0 does not make
+ * every produce meet ENOSPC again at once.
+ */
+export const logDirNoSpaceResumeBytes = 1_048_576;
+/** At most one warn line per log dir and kind of transient error (EMFILE, ENOSPC) this often. */
+export const storageErrorLogIntervalMs = 10_000;
+/** A log dir that cannot be read at start-up for a transient reason is tried again this often... */
+export const logDirLoadRetryMs = 1_000;
+/** ...this many times in all, before it is given up as offline. */
+export const logDirLoadAttemptsMax = 30;
+/** How often the ReplicaManager tries again to open the log of a partition a transient error kept closed. */
+export const partitionLogRetryMs = 1_000;

@@ -270,6 +270,13 @@ test("dashboard: under-replicated and offline partitions are highlighted (admin 
     "/v1/topics": () => [{ name: "ledger", topic_id: "x", internal: false, partitions: 3, replication_factor: 3, under_replicated_partitions: 1, offline_partitions: 1 }],
     "/v1/topics/ledger/partitions": () => [partition(0, 1, [1, 2, 3], [1, 2, 3]), partition(1, 2, [2, 3, 1], [2, 1]), partition(2, null, [3, 1, 2], [])],
     "/v1/groups": () => [],
+    "/v1/log-dirs": () => ({
+      log_dirs: [
+        { dir: "/data1/strand", online: true, offline_reason: null, partitions: 3, usable_bytes: 52_428_800, total_bytes: 1e12, min_free_bytes: 104_857_600, appends_refused: "log dir /data1/strand has 52428800 bytes usable, below log.dir.min.free.bytes=104857600: appends are refused until space is freed", full: false },
+        { dir: "/data2/strand", online: false, offline_reason: "EIO: i/o error, write", partitions: 0, usable_bytes: null, total_bytes: null, min_free_bytes: 104_857_600, appends_refused: null, full: false },
+      ],
+      unserved_partitions: [{ topic: "ledger", partition: 2, reason: "ledger-2 is offline: its log dir failed" }],
+    }),
     "/v1/stats": () => {
       monotonicMs += 2_000;
       messages += 1_000;
@@ -313,6 +320,11 @@ test("dashboard: under-replicated and offline partitions are highlighted (admin 
     // 1,000 messages every 2,000 ms of the broker's clock: 500/s, whatever the browser's timing.
     const values = ((await page.getAttribute("#chart-messages", "data-values")) ?? "").split(" ");
     assert.ok(values.length >= 2 && values.every((v) => v === "500.000"), `rates ${values}`);
+    // This broker's storage: a dir refusing appends, a failed dir, a partition it cannot serve.
+    const storage = (await page.textContent("#storage")) ?? "";
+    assert.match(storage, /below log\.dir\.min\.free\.bytes=104857600: appends are refused until space is freed \(50\.0 MiB free, log\.dir\.min\.free\.bytes 100 MiB\)/);
+    assert.match(storage, /Log dir \/data2\/strand is offline: EIO/);
+    assert.match(storage, /Not ready: 1 partition\(s\) this broker should lead cannot be served: ledger-2 is offline/);
     assert.deepEqual(problems, []);
     await screenshot(page, "dashboard-degraded.png");
 

@@ -126,7 +126,14 @@ class FakeFollower implements FollowerLog {
     this.get(topic, partition).log.truncateFullyAndStartAt(offset);
   }
 
+  /** Appends (with records) refused with KAFKA_STORAGE_ERROR before any goes through: a full disk. */
+  refuseAppends = 0;
+
   appendAsFollower(topic: string, partition: number, records: Uint8Array, leaderHighWatermark: number, leaderLogStartOffset: number): void {
+    if (this.refuseAppends > 0 && records.length > 0) {
+      this.refuseAppends--;
+      throw new KafkaError(ErrorCode.KAFKA_STORAGE_ERROR, "append refused: log dir /data is full (ENOSPC)");
+    }
     const l = this.get(topic, partition).log;
     for (const b of parseBatches(records)) {
       if (Number(b.baseOffset) !== l.logEndOffset) throw new KafkaError(ErrorCode.UNKNOWN_SERVER_ERROR, `batch at ${b.baseOffset}, log ends at ${l.logEndOffset}`);
@@ -537,6 +544,25 @@ test("replica fetcher: partitions spread over num.replica.fetchers loops per lea
     assert.equal(h.manager.fetcherCount, ids.size);
     h.manager.removeFetcherForPartitions(parts);
     assert.equal(h.manager.fetcherCount, 0, "fetchers left without partitions stop");
+  } finally {
+    await h.tearDown();
+  }
+});
+
+test("replica fetcher: a follower append refused with KAFKA_STORAGE_ERROR (disk full) is retried after backoff, not given up", async () => {
+  const h = await setUp();
+  try {
+    const lead = MemLog.of([[0, 10, "a"]]);
+    lead.highWatermark = 10;
+    const mine = MemLog.of([]);
+    h.leader.lead("t", 0, lead, 0);
+    h.follower.follow("t", 0, mine, LEADER, 0);
+    h.follower.refuseAppends = 3;
+    h.manager.addFetcherForPartitions([{ topic: "t", partition: 0, leaderId: LEADER, leaderEpoch: 0 }]);
+    await waitFor("the follower to catch up once appends go through", () => mine.logEndOffset === 10);
+    assert.equal(h.follower.refuseAppends, 0, "every refusal was met");
+    assert.deepEqual(mine.values(), lead.values());
+    assert.equal(h.state()!.state, "fetching");
   } finally {
     await h.tearDown();
   }

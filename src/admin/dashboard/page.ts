@@ -24,6 +24,7 @@ export const dashboardHtml = `<!doctype html>
 </header>
 <main>
   <div id="error" class="error" role="alert" hidden></div>
+  <div id="storage" class="error" role="alert" hidden></div>
   <section id="tiles" class="tiles" aria-label="summary"></section>
 
   <section class="panel">

@@ -189,7 +189,7 @@ export const dashboardJs = String.raw`"use strict";
 
   function render() {
     if (last === null) return;
-    const { cluster, topics, partitions, groups, details } = last;
+    const { cluster, topics, partitions, groups, details, storageState } = last;
     const showInternal = $("show-internal").checked;
     const local = cluster.local_broker_id;
 
@@ -199,6 +199,18 @@ export const dashboardJs = String.raw`"use strict";
     $("local-id").textContent = String(local);
     $("rate-scope").textContent = "appended to partitions led by broker " + local;
     $("groups-scope").textContent = "coordinated by broker " + local;
+
+    // Storage of the broker serving the page: a failed dir, appends refused for lack of space.
+    const storage = [];
+    for (const d of storageState === null ? [] : storageState.log_dirs) {
+      if (!d.online) storage.push("Log dir " + d.dir + " is offline: " + d.offline_reason);
+      else if (d.appends_refused !== null) storage.push(d.appends_refused + " (" + fmtBytes(d.usable_bytes || 0) + " free, log.dir.min.free.bytes " + fmtBytes(d.min_free_bytes) + ")");
+    }
+    const unserved = storageState === null ? [] : storageState.unserved_partitions;
+    if (unserved.length > 0) storage.push("Not ready: " + unserved.length + " partition(s) this broker should lead cannot be served: " + unserved[0].reason);
+    const storageBox = $("storage");
+    storageBox.textContent = storage.join(" · ");
+    storageBox.hidden = storage.length === 0;
 
     // Brokers.
     fill("brokers", cluster.brokers.map((b) => h("tr", { "data-broker": b.id },
@@ -306,8 +318,8 @@ export const dashboardJs = String.raw`"use strict";
   // ---- polling
 
   async function poll() {
-    const [cluster, topics, groups, stats] = await Promise.all([
-      getJson("v1/cluster"), getJson("v1/topics"), getJson("v1/groups"), getJson("v1/stats"),
+    const [cluster, topics, groups, stats, storageState] = await Promise.all([
+      getJson("v1/cluster"), getJson("v1/topics"), getJson("v1/groups"), getJson("v1/stats"), getJson("v1/log-dirs"),
     ]);
     topics.sort((a, b) => (a.internal !== b.internal ? (a.internal ? 1 : -1) : a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
     groups.sort((a, b) => (a.group_id < b.group_id ? -1 : a.group_id > b.group_id ? 1 : 0));
@@ -319,7 +331,7 @@ export const dashboardJs = String.raw`"use strict";
     addStats(stats);
     const partitions = new Map(detailed.map((t, i) => [t.name, parts[i]]));
     const details = new Map(groups.slice(0, GROUPS_DETAILED_MAX).map((g, i) => [g.group_id, dets[i]]));
-    last = { cluster, topics, partitions, groups, details };
+    last = { cluster, topics, partitions, groups, details, storageState };
     render();
   }
 
