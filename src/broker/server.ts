@@ -10,6 +10,13 @@
 // while more than limits.requestsInFlightPerConnectionMax responses wait to be written, and the
 // platform stops reading the socket while frames wait to be handled, so a client that does not
 // read its answers cannot make the broker queue unbounded work.
+//
+// Memory across connections: each connection reserves the frame it reads, whole, from one
+// MemoryPool (queued.max.request.bytes) before reading its bytes, and is not read while the pool
+// cannot give them; the bytes go back once the request is handled (memory_pool.ts says why this
+// cannot deadlock). Beyond the pool, a connection may hold one read past its frame, and the
+// platform's few queued chunks. Connections: max.connections and max.connections.per.ip
+// (.overrides) close a new connection at accept; max.connection.creation.rate delays the excess.
 
 import type { Connection, Listener, Platform } from "../platform/mod.ts";
 import { assert, connectionsThrottledMax, requestHeaderBytesMin, requestsInFlightPerConnectionMax } from "../util/mod.ts";

@@ -52,7 +52,7 @@ async function roundTrip(b: BrokerProcess, topic: string, value: string): Promis
   }
 }
 
-test("ten connections each holding a 60 MB partial frame: RSS stays under queued.max.request.bytes plus a margin, others are served, and a waiting frame is admitted once bytes are released", { timeout: 300_000 }, async () => {
+test("ten connections each holding a 60 MB partial frame: peak RSS stays under RSS before + queued.max.request.bytes + 128 MiB, others are served, and a waiting frame is admitted once bytes are released", { timeout: 300_000 }, async () => {
   // Defaults: socket.request.max.bytes 100 MiB, so queued.max.request.bytes is 200 MiB.
   const b = await spawnBrokerProcess({ "message.max.bytes": "1048588" });
   const writers: { c: WireClient; sent: number; stop: boolean }[] = [];
@@ -97,9 +97,10 @@ test("ten connections each holding a 60 MB partial frame: RSS stays under queued
     const done = writers.filter((w) => w.sent === partial).length;
     const peak = b.peakRssBytes();
     const queued = 200 * MiB;
-    // The bound: what the broker held before, the pool, and 96 MiB for the runtime's read buffers,
-    // chunks received and not yet collected, and allocator slack.
-    const bound = before + queued + 96 * MiB;
+    // The bound: what the broker held before, the pool, and 128 MiB for the runtime's read
+    // buffers, chunks received and copied but not yet collected, and allocator slack. (Before the
+    // pool, the same ten connections took the peak to 634 MiB under Bun.)
+    const bound = before + queued + 128 * MiB;
     console.log(`rss before ${Math.round(before / MiB)} MiB, peak ${Math.round(peak / MiB)} MiB, bound ${Math.round(bound / MiB)} MiB; ${done} of 10 partial frames read whole`);
     assert.ok(done >= 1 && done <= 3, `the pool admits at most 3 frames of 60 MB (${done})`);
     assert.ok(peak < bound, `peak RSS ${peak} under ${bound}`);
