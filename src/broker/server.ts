@@ -179,11 +179,20 @@ export class SocketServer {
   /**
    * Reserves, before reading more, the whole frame being read; false when the connection closed
    * while it waited. Not reading is what mutes the connection: the runtime pauses the socket.
+   * The common case (nothing more needed, or the bytes are free) does not wait.
    */
-  private async reserveFrame(state: ConnectionState, frames: FrameReader): Promise<boolean> {
+  private reserveFrame(state: ConnectionState, frames: FrameReader): boolean | Promise<boolean> {
     // state.held covers every buffered byte; the frame being read needs `wanted` bytes in all.
     const need = frames.wanted - state.held;
     if (need <= 0) return true;
+    if (this.pool.tryReserve(need)) {
+      state.held += need;
+      return true;
+    }
+    return this.waitForPool(state, need);
+  }
+
+  private async waitForPool(state: ConnectionState, need: number): Promise<boolean> {
     const r = this.pool.reserve(need);
     state.cancelWait = r.cancel;
     const granted = await r.granted;
@@ -198,7 +207,8 @@ export class SocketServer {
     const frames = new FrameReader(this.options.socketRequestMaxBytes);
     const responses = new ResponseWriter(conn);
     for (;;) {
-      if (!(await this.reserveFrame(state, frames))) break;
+      const reserved = this.reserveFrame(state, frames);
+      if (reserved !== true && !(await reserved)) break;
       const chunk = await conn.read();
       if (chunk === null) break;
       onActivity();
