@@ -8,6 +8,7 @@ import { test } from "node:test";
 import { parseBrokerConfig } from "../../src/broker/mod.ts";
 import { ApiVersionsApi, ProduceApi } from "../../src/protocol/api/mod.ts";
 import { ErrorCode } from "../../src/util/errors.ts";
+import { startBroker } from "../helpers/broker.ts";
 import { type BrokerProcess, spawnBrokerProcess } from "../helpers/broker_process.ts";
 import { buildBatch, parseBatches, text } from "../helpers/record_batch.ts";
 import { createTopic, decodeResponse, encodeRequest, fetchOnce, produce, WireClient } from "../helpers/wire.ts";
@@ -224,4 +225,39 @@ test("the connection keys: bad values stop start-up naming the key; queued.max.r
   ];
   for (const [kv, re] of bad) assert.throws(() => parse(kv), re, JSON.stringify(kv));
   assert.equal(parse({ "max.connections.per.ip": "0", "max.connections.per.ip.overrides": "127.0.0.1:1" }).maxConnectionsPerIp, 0);
+});
+
+test("a connection waiting for the pool, and one holding it mid-frame, are closed by connections.max.idle.ms; their bytes come back and the next frame is served", { timeout: 120_000 }, async () => {
+  // A pool of exactly one frame: A holds it with a partial frame, B waits for it; both go quiet.
+  const b = await startBroker({ "socket.request.max.bytes": String(MiB), "queued.max.request.bytes": String(MiB), "connections.max.idle.ms": "1500" });
+  const open: WireClient[] = [];
+  try {
+    const frame = encodeRequest(ProduceApi, 8, 1, {
+      transactionalId: null,
+      acks: 1,
+      timeoutMs: 1000,
+      topicData: [{ name: "no-such", partitionData: [{ index: 0, records: new Uint8Array(MiB - 200) }] }],
+    });
+    const a = await WireClient.connect(b.port);
+    open.push(a);
+    await a.write(frame.subarray(0, frame.length - 10));
+    await sleep(200);
+    const w = await WireClient.connect(b.port);
+    open.push(w);
+    void w.write(frame.subarray(0, frame.length - 10)).catch(() => {});
+    assert.equal(await a.waitClosed(10_000), true, "the holder is closed as idle");
+    assert.equal(await w.waitClosed(10_000), true, "the waiter is closed as idle");
+    // The pool is whole again: a full frame of the same size is read and answered.
+    const c = await WireClient.connect(b.port);
+    open.push(c);
+    await c.write(frame);
+    const payload = await c.nextFrame(10_000);
+    assert.ok(payload !== null, "answered");
+    const { body } = decodeResponse(ProduceApi, 8, payload);
+    const p = (body.responses as { partitionResponses: { errorCode: number }[] }[])[0].partitionResponses[0];
+    assert.equal(p.errorCode, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION);
+  } finally {
+    for (const c of open) c.close();
+    await b.stop();
+  }
 });
