@@ -227,6 +227,11 @@ export class Broker {
       listeners: config.listeners,
       socketRequestMaxBytes: config.socketRequestMaxBytes,
       connectionsMaxIdleMs: config.connectionsMaxIdleMs,
+      queuedMaxRequestBytes: config.queuedMaxRequestBytes,
+      maxConnections: config.maxConnections,
+      maxConnectionsPerIp: config.maxConnectionsPerIp,
+      maxConnectionsPerIpOverrides: config.maxConnectionsPerIpOverrides,
+      maxConnectionCreationRate: config.maxConnectionCreationRate,
     }, dispatcher, log);
     const bound = await server.start();
     try {

@@ -59,6 +59,24 @@ function cleanupPolicyCheck(v: string): string | null {
   return null;
 }
 
+/** max.connections.per.ip.overrides: `host:count,host:count` (IPv6 hosts may be bracketed). */
+export function parseIpOverrides(v: string): Map<string, number> | string {
+  const out = new Map<string, number>();
+  for (const entry of splitList(v)) {
+    const i = entry.lastIndexOf(":");
+    const host = entry.slice(0, i).trim().replace(/^\[|\]$/g, "").toLowerCase();
+    const count = entry.slice(i + 1).trim();
+    if (i <= 0 || host === "" || !/^\d+$/.test(count) || Number(count) > 2147483647) return `"${entry}" is not host:count`;
+    out.set(host, Number(count));
+  }
+  return out;
+}
+
+function ipOverridesError(v: string): string | null {
+  const r = parseIpOverrides(v);
+  return typeof r === "string" ? r : null;
+}
+
 /** Every key strand reads, with Kafka's default. */
 export const brokerConfigKeys: Record<string, KeyDef> = {
   "broker.id": { kind: "int", default: "-1", min: -1 },
@@ -82,6 +100,13 @@ export const brokerConfigKeys: Record<string, KeyDef> = {
   "message.max.bytes": { kind: "int", default: "1048588", min: 0 },
   "socket.request.max.bytes": { kind: "int", default: "104857600", min: 1 },
   "connections.max.idle.ms": { kind: "long", default: "600000", min: 1 },
+  // Kafka's default is -1 (no bound); strand's, when unset, is 2 x socket.request.max.bytes (see
+  // parseBrokerConfig). <= 0 is unbounded, as in Kafka.
+  "queued.max.request.bytes": { kind: "long", default: null },
+  "max.connections": { kind: "int", default: "2147483647", min: 0 },
+  "max.connections.per.ip": { kind: "int", default: "2147483647", min: 0 },
+  "max.connections.per.ip.overrides": { kind: "string", default: "", check: (v) => ipOverridesError(v) },
+  "max.connection.creation.rate": { kind: "int", default: "2147483647", min: 0 },
   "fetch.max.bytes": { kind: "int", default: "57671680", min: 1024 },
   "log.segment.bytes": { kind: "int", default: "1073741824", min: 14 },
   "log.roll.hours": { kind: "int", default: "168", min: 1 },
@@ -198,6 +223,17 @@ export interface BrokerConfig {
   socketRequestMaxBytes: number;
   fetchMaxBytes: number;
   connectionsMaxIdleMs: number;
+  /**
+   * queued.max.request.bytes: bytes of requests being read or handled, across connections
+   * (Infinity: unbounded). Unset, 2 x socket.request.max.bytes: one frame of the largest size can
+   * be read while another is held by a slow or stalled peer, and everything smaller still flows.
+   */
+  queuedMaxRequestBytes: number;
+  maxConnections: number;
+  maxConnectionsPerIp: number;
+  /** max.connections.per.ip.overrides, by address (as the connection's peer address reads). */
+  maxConnectionsPerIpOverrides: Map<string, number>;
+  maxConnectionCreationRate: number;
   logSegmentBytes: number;
   logRollMs: number;
   logIndexIntervalBytes: number;
@@ -246,6 +282,19 @@ export interface BrokerConfig {
   raw: Map<string, string>;
   /** The known keys given explicitly (server.properties, --override, STRAND_*): Kafka's static configs. */
   configured: Set<string>;
+}
+
+/** queued.max.request.bytes resolved: at least socket.request.max.bytes, as Kafka requires. */
+function queuedMaxRequestBytes(raw: Map<string, string>): number {
+  const frameMax = Number(raw.get("socket.request.max.bytes"));
+  const v = raw.get("queued.max.request.bytes");
+  if (v === undefined) return 2 * frameMax;
+  const n = Number(v);
+  if (n <= 0) return Infinity;
+  if (n < frameMax) {
+    throw new ConfigError("queued.max.request.bytes", `${n} is below socket.request.max.bytes (${frameMax}): a frame of that size could never be read`);
+  }
+  return n;
 }
 
 /** An admin listener, `http://host:port` (IPv6 hosts in brackets); null when malformed. */
@@ -364,6 +413,11 @@ export function parseBrokerConfig(input: Map<string, string>): { config: BrokerC
     socketRequestMaxBytes: int("socket.request.max.bytes"),
     fetchMaxBytes: int("fetch.max.bytes"),
     connectionsMaxIdleMs: int("connections.max.idle.ms"),
+    queuedMaxRequestBytes: queuedMaxRequestBytes(raw),
+    maxConnections: int("max.connections"),
+    maxConnectionsPerIp: int("max.connections.per.ip"),
+    maxConnectionsPerIpOverrides: parseIpOverrides(raw.get("max.connections.per.ip.overrides")!) as Map<string, number>,
+    maxConnectionCreationRate: int("max.connection.creation.rate"),
     logSegmentBytes: int("log.segment.bytes"),
     logRollMs: rollMs,
     logIndexIntervalBytes: int("log.index.interval.bytes"),
@@ -431,6 +485,10 @@ export function parseBrokerConfig(input: Map<string, string>): { config: BrokerC
     raw,
     configured,
   };
+  // Kafka's rules: a zero per-ip limit needs overrides to let anyone in.
+  if (config.maxConnectionsPerIp === 0 && config.maxConnectionsPerIpOverrides.size === 0) {
+    throw new ConfigError("max.connections.per.ip", "0 refuses every connection unless max.connections.per.ip.overrides lets some in");
+  }
   if (config.adminAuthToken !== null && config.adminAuthTokenFile !== null) {
     throw new ConfigError("admin.auth.token.file", "set admin.auth.token or admin.auth.token.file, not both");
   }

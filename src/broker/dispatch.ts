@@ -114,7 +114,14 @@ export class RequestDispatcher<S> implements RequestHandler {
     const w = new Writer(1024);
     w.int32(0); // size, patched below
     writeResponseHeader(w, header.correlationId, responseHeaderFlexible(header.apiKey, flexible));
-    encode(response, header.apiVersion, answer, w);
+    try {
+      encode(response, header.apiVersion, answer, w);
+    } catch (e) {
+      // An answer its own schema cannot carry is a handler bug: said once, at error, and only
+      // this connection pays for it.
+      this.logger.error({ ...fields, err: e instanceof Error ? e.stack : String(e) }, `${handler.api.name} answer does not encode; closing connection`);
+      return "close";
+    }
     w.view.setInt32(0, w.pos - 4);
     return w.finish();
   }

@@ -10,9 +10,17 @@
 // while more than limits.requestsInFlightPerConnectionMax responses wait to be written, and the
 // platform stops reading the socket while frames wait to be handled, so a client that does not
 // read its answers cannot make the broker queue unbounded work.
+//
+// Memory across connections: each connection reserves the frame it reads, whole, from one
+// MemoryPool (queued.max.request.bytes) before reading its bytes, and is not read while the pool
+// cannot give them; the bytes go back once the request is handled (memory_pool.ts says why this
+// cannot deadlock). Beyond the pool, a connection may hold one read past its frame, and the
+// platform's few queued chunks. Connections: max.connections and max.connections.per.ip
+// (.overrides) close a new connection at accept; max.connection.creation.rate delays the excess.
 
 import type { Connection, Listener, Platform } from "../platform/mod.ts";
-import { assert, requestHeaderBytesMin, requestsInFlightPerConnectionMax } from "../util/mod.ts";
+import { assert, connectionsThrottledMax, requestHeaderBytesMin, requestsInFlightPerConnectionMax } from "../util/mod.ts";
+import { MemoryPool } from "./memory_pool.ts";
 import type { Logger } from "../util/mod.ts";
 
 /** What the server needs from the layer that handles requests. */
@@ -36,26 +44,69 @@ export interface ServerOptions {
   socketRequestMaxBytes: number;
   /** connections.max.idle.ms: a connection that sends nothing for this long is closed. */
   connectionsMaxIdleMs: number;
+  /** queued.max.request.bytes resolved: Infinity when unbounded. At least socketRequestMaxBytes. */
+  queuedMaxRequestBytes?: number;
+  /** max.connections: open connections across the listeners; past it, new ones are closed. */
+  maxConnections?: number;
+  /** max.connections.per.ip, and its overrides by address. */
+  maxConnectionsPerIp?: number;
+  maxConnectionsPerIpOverrides?: Map<string, number>;
+  /** max.connection.creation.rate: connections accepted per second; the excess waits its turn. */
+  maxConnectionCreationRate?: number;
+}
+
+/** Per connection: what it holds of the memory pool, and how to stop it while it waits. */
+interface ConnectionState {
+  conn: Connection;
+  info: ConnectionInfo;
+  ip: string;
+  /** Bytes reserved from the pool: the frame being read, the one being handled, overshoot. */
+  held: number;
+  closed: boolean;
+  cancelWait: () => void;
+}
+
+/** An address as the per-ip limits key it: IPv4-mapped IPv6 addresses as plain IPv4. */
+export function normalizeIp(address: string): string {
+  const a = address.toLowerCase();
+  return a.startsWith("::ffff:") && a.includes(".") ? a.slice(7) : a;
 }
 
 export class SocketServer {
   private listeners: Listener[] = [];
   private connections = new Set<Connection>();
+  private states = new Set<ConnectionState>();
+  private perIp = new Map<string, number>();
   private nextConnectionId = 1;
   private stopping = false;
+  readonly pool: MemoryPool;
+  private readonly throttle: ConnectionThrottle;
+  /** Connections refused at accept since the last line said so (one line per 10 s at most). */
+  private refused = { count: 0, lastLogMs: -Infinity, reasons: new Map<string, number>() };
 
   constructor(
     private readonly platform: Platform,
     private readonly options: ServerOptions,
     private readonly handler: RequestHandler,
     private readonly logger: Logger,
-  ) {}
+  ) {
+    const queued = options.queuedMaxRequestBytes ?? Infinity;
+    assert(queued >= options.socketRequestMaxBytes, "queued.max.request.bytes holds one frame of socket.request.max.bytes");
+    // A frame is reserved with its 4-byte size prefix, which socket.request.max.bytes does not count.
+    this.pool = new MemoryPool(Math.max(queued, options.socketRequestMaxBytes + 4));
+    this.throttle = new ConnectionThrottle(platform, options.maxConnectionCreationRate ?? Infinity);
+  }
+
+  /** Connections open now (accepted and not yet closed). */
+  get connectionCount(): number {
+    return this.connections.size;
+  }
 
   /** Binds every listener; returns the bound ports (the real ones when 0 was configured). */
   async start(): Promise<{ name: string; host: string; port: number }[]> {
     const bound = [];
     for (const l of this.options.listeners) {
-      const listener = await this.platform.net.listen({ host: l.host, port: l.port }, (c) => this.accept(c, l.name));
+      const listener = await this.platform.net.listen({ host: l.host, port: l.port }, (c) => this.throttle.admit(c, () => this.accept(c, l.name)));
       this.listeners.push(listener);
       bound.push({ name: l.name, host: listener.host, port: listener.port });
       this.logger.info({ listener: l.name, host: listener.host, port: listener.port }, "listening");
@@ -65,38 +116,109 @@ export class SocketServer {
 
   private accept(conn: Connection, listener: string): void {
     if (this.stopping) return conn.close();
+    const ip = normalizeIp(conn.remoteAddress);
+    const ipCount = this.perIp.get(ip) ?? 0;
+    const ipMax = this.options.maxConnectionsPerIpOverrides?.get(ip) ?? this.options.maxConnectionsPerIp ?? Infinity;
+    // Kafka blocks its acceptor at max.connections (the kernel backlog then fills and refuses);
+    // strand has no accept to hold back, so the connection is closed, as Kafka closes one over
+    // max.connections.per.ip.
+    if (this.connections.size >= (this.options.maxConnections ?? Infinity)) return this.refuse(conn, ip, "max.connections");
+    if (ipCount >= ipMax) return this.refuse(conn, ip, "max.connections.per.ip");
     this.connections.add(conn);
+    this.perIp.set(ip, ipCount + 1);
     const info = { id: this.nextConnectionId++, listener, remote: `${conn.remoteAddress}:${conn.remotePort}` };
-    this.serve(conn, info)
+    const state: ConnectionState = { conn, info, ip, held: 0, closed: false, cancelWait: () => {} };
+    this.states.add(state);
+    this.serve(state)
       .catch((e) => this.logger.error({ conn: info.id, remote: info.remote, err: String(e) }, "connection failed"))
       .finally(() => {
-        conn.close();
+        this.close(state);
+        this.pool.release(state.held);
+        state.held = 0;
+        this.states.delete(state);
         this.connections.delete(conn);
+        const left = (this.perIp.get(ip) ?? 1) - 1;
+        if (left === 0) this.perIp.delete(ip);
+        else this.perIp.set(ip, left);
       });
   }
 
-  private async serve(conn: Connection, info: ConnectionInfo): Promise<void> {
+  private refuse(conn: Connection, ip: string, why: string): void {
+    conn.close();
+    const r = this.refused;
+    r.count++;
+    r.reasons.set(why, (r.reasons.get(why) ?? 0) + 1);
+    const now = this.platform.clock.monotonicMs();
+    if (now - r.lastLogMs < 10_000) return;
+    this.logger.warn({ refused: r.count, reasons: Object.fromEntries(r.reasons), lastIp: ip }, `connections refused at accept (${why})`);
+    r.count = 0;
+    r.reasons.clear();
+    r.lastLogMs = now;
+  }
+
+  private close(state: ConnectionState): void {
+    state.closed = true;
+    state.cancelWait();
+    state.conn.close();
+  }
+
+  private async serve(state: ConnectionState): Promise<void> {
     // Closing an idle connection makes its pending read return null, which ends the loop.
     const idleMs = this.options.connectionsMaxIdleMs;
-    let idle = this.platform.clock.setTimeout(() => this.closeIdle(conn, info), idleMs);
+    let idle = this.platform.clock.setTimeout(() => this.closeIdle(state), idleMs);
     try {
-      await this.serveFrames(conn, info, () => {
+      await this.serveFrames(state, () => {
         idle.cancel();
-        idle = this.platform.clock.setTimeout(() => this.closeIdle(conn, info), idleMs);
+        idle = this.platform.clock.setTimeout(() => this.closeIdle(state), idleMs);
       });
     } finally {
       idle.cancel();
     }
   }
 
-  private async serveFrames(conn: Connection, info: ConnectionInfo, onActivity: () => void): Promise<void> {
+  /**
+   * Reserves, before reading more, the whole frame being read; false when the connection closed
+   * while it waited. Not reading is what mutes the connection: the runtime pauses the socket.
+   * The common case (nothing more needed, or the bytes are free) does not wait.
+   */
+  private reserveFrame(state: ConnectionState, frames: FrameReader): boolean | Promise<boolean> {
+    // state.held covers every buffered byte; the frame being read needs `wanted` bytes in all.
+    const need = frames.wanted - state.held;
+    if (need <= 0) return true;
+    if (this.pool.tryReserve(need)) {
+      state.held += need;
+      return true;
+    }
+    return this.waitForPool(state, need);
+  }
+
+  private async waitForPool(state: ConnectionState, need: number): Promise<boolean> {
+    const r = this.pool.reserve(need);
+    state.cancelWait = r.cancel;
+    const granted = await r.granted;
+    state.cancelWait = () => {};
+    if (!granted) return false;
+    state.held += need;
+    return !state.closed;
+  }
+
+  private async serveFrames(state: ConnectionState, onActivity: () => void): Promise<void> {
+    const { conn, info } = state;
     const frames = new FrameReader(this.options.socketRequestMaxBytes);
     const responses = new ResponseWriter(conn);
     for (;;) {
+      const reserved = this.reserveFrame(state, frames);
+      if (reserved !== true && !(await reserved)) break;
       const chunk = await conn.read();
       if (chunk === null) break;
       onActivity();
       frames.push(chunk);
+      // A chunk may run past the frame it was read for (into the next one): those bytes are here
+      // already, so they are taken over the pool's capacity, one read's worth at most.
+      if (frames.buffered > state.held) {
+        this.pool.force(frames.buffered - state.held);
+        state.held = frames.buffered;
+      }
       for (;;) {
         const frame = frames.next();
         if (frame === "too-large" || frame === "too-small") {
@@ -108,6 +230,9 @@ export class SocketServer {
         // One request at a time, as Kafka's muted channel does: a request sees every effect of the
         // ones before it on this connection, and nothing behind a closing request runs.
         const response = await this.handler.handle(frame, info);
+        // Handled: its bytes go back to the pool (a response is not counted, as in Kafka).
+        this.pool.release(4 + frame.length);
+        state.held -= 4 + frame.length;
         if (response === "close") return await responses.flush();
         if (response !== null) responses.enqueue(response);
         if (responses.queued >= requestsInFlightPerConnectionMax) await responses.drainBelow(requestsInFlightPerConnectionMax / 2);
@@ -117,42 +242,89 @@ export class SocketServer {
     await responses.flush();
   }
 
-  private closeIdle(conn: Connection, info: ConnectionInfo): void {
-    this.logger.info({ conn: info.id, remote: info.remote }, "closing idle connection (connections.max.idle.ms)");
-    conn.close();
+  private closeIdle(state: ConnectionState): void {
+    this.logger.info({ conn: state.info.id, remote: state.info.remote }, "closing idle connection (connections.max.idle.ms)");
+    this.close(state);
   }
 
   async stop(): Promise<void> {
     this.stopping = true;
+    this.throttle.stop();
     for (const l of this.listeners) await l.close();
     this.listeners = [];
+    for (const s of this.states) this.close(s);
     for (const c of this.connections) c.close();
     this.connections.clear();
   }
 }
 
-/** Accumulates chunks and yields whole frames; views into a chunk when a frame lies within one. */
+/**
+ * Accumulates chunks and yields whole frames. A frame within one chunk is a view into it; a frame
+ * that spans chunks is copied, as its bytes arrive, into one buffer of its declared size (made
+ * once the prefix and the first bytes past it are in, so never for a frame whose size is refused),
+ * and the chunks are let go: a frame costs its own size plus one chunk, never twice its size.
+ */
 export class FrameReader {
   private chunks: Uint8Array[] = [];
-  private buffered = 0;
+  private queued = 0;
+  /** The frame being assembled (its declared size) and how much of it has arrived. */
+  private assembling: Uint8Array | null = null;
+  private filled = 0;
   badSize = 0;
 
   constructor(private readonly maxFrameBytes: number) {}
 
+  /** Bytes held: queued chunks and the frame being assembled (its prefix included). */
+  get buffered(): number {
+    return this.queued + (this.assembling === null ? 0 : 4 + this.filled);
+  }
+
+  /**
+   * Bytes the frame being read takes whole, prefix included (4 while the prefix is incomplete):
+   * what a connection reserves before reading more. Call after next() returned null.
+   */
+  get wanted(): number {
+    if (this.assembling !== null) return 4 + this.assembling.length;
+    if (this.queued < 4) return 4;
+    return 4 + this.peekSize();
+  }
+
   push(chunk: Uint8Array): void {
     if (chunk.length === 0) return;
+    const frame = this.assembling;
+    if (frame !== null && this.filled < frame.length) {
+      const k = Math.min(chunk.length, frame.length - this.filled);
+      frame.set(chunk.subarray(0, k), this.filled);
+      this.filled += k;
+      if (k === chunk.length) return;
+      chunk = chunk.subarray(k);
+    }
     this.chunks.push(chunk);
-    this.buffered += chunk.length;
+    this.queued += chunk.length;
   }
 
   next(): Uint8Array | null | "too-large" | "too-small" {
-    if (this.buffered < 4) return null;
+    const frame = this.assembling;
+    if (frame !== null) {
+      if (this.filled < frame.length) return null;
+      this.assembling = null;
+      return frame;
+    }
+    if (this.queued < 4) return null;
     const size = this.peekSize();
     if (size > this.maxFrameBytes) return (this.badSize = size), "too-large";
     if (size < requestHeaderBytesMin) return (this.badSize = size), "too-small";
-    if (this.buffered < 4 + size) return null;
-    const whole = this.take(4 + size);
-    return whole.subarray(4);
+    if (this.queued >= 4 + size) return this.take(4 + size).subarray(4);
+    if (this.chunks[0].length >= 4 + size || this.queued === 4) return null;
+    // The frame spans chunks: assemble it in its own buffer from here on.
+    this.take(4);
+    this.assembling = new Uint8Array(size);
+    this.filled = 0;
+    const parts = this.chunks;
+    this.chunks = [];
+    this.queued = 0;
+    for (const c of parts) this.push(c);
+    return null;
   }
 
   private peekSize(): number {
@@ -160,7 +332,7 @@ export class FrameReader {
     return new DataView(head.buffer, head.byteOffset, 4).getInt32(0);
   }
 
-  /** The first n buffered bytes as one array (copied only when they span chunks). */
+  /** The first n queued bytes as one array (copied only when they span chunks). */
   private concat(n: number): Uint8Array {
     const out = new Uint8Array(n);
     let o = 0;
@@ -174,7 +346,7 @@ export class FrameReader {
   }
 
   private take(n: number): Uint8Array {
-    assert(n <= this.buffered, "take within buffered bytes");
+    assert(n <= this.queued, "take within queued bytes");
     const first = this.chunks[0];
     let out: Uint8Array;
     if (first.length >= n) out = first.subarray(0, n);
@@ -191,7 +363,7 @@ export class FrameReader {
         left = 0;
       }
     }
-    this.buffered -= n;
+    this.queued -= n;
     return out;
   }
 }
@@ -248,5 +420,64 @@ class ResponseWriter {
   /** Resolves once every queued response is written (or writing failed). */
   flush(): Promise<void> {
     return this.drainBelow(0);
+  }
+}
+
+/**
+ * max.connection.creation.rate: a token bucket holding at most one second's worth of connections.
+ * A connection over the rate waits, unread, for its turn (Kafka's acceptor sleeps for the same
+ * throttle time); past limits.connectionsThrottledMax waiting, new ones are closed, as a full
+ * listen backlog refuses them.
+ */
+class ConnectionThrottle {
+  private tokens: number;
+  private lastMs: number;
+  private readonly waiting: { conn: Connection; accept: () => void }[] = [];
+  private timer: { cancel(): void } | null = null;
+  private stopped = false;
+
+  constructor(private readonly platform: Platform, private readonly ratePerSec: number) {
+    this.tokens = Math.max(1, ratePerSec);
+    this.lastMs = platform.clock.monotonicMs();
+  }
+
+  admit(conn: Connection, accept: () => void): void {
+    if (this.ratePerSec === Infinity) return accept();
+    if (this.stopped) return conn.close();
+    this.refill();
+    if (this.waiting.length === 0 && this.tokens >= 1) {
+      this.tokens -= 1;
+      return accept();
+    }
+    if (this.waiting.length >= connectionsThrottledMax) return conn.close();
+    this.waiting.push({ conn, accept });
+    this.schedule();
+  }
+
+  private refill(): void {
+    const now = this.platform.clock.monotonicMs();
+    this.tokens = Math.min(Math.max(1, this.ratePerSec), this.tokens + ((now - this.lastMs) * this.ratePerSec) / 1000);
+    this.lastMs = now;
+  }
+
+  private schedule(): void {
+    if (this.timer !== null || this.waiting.length === 0) return;
+    const waitMs = Math.max(1, Math.ceil(((1 - this.tokens) * 1000) / this.ratePerSec));
+    this.timer = this.platform.clock.setTimeout(() => {
+      this.timer = null;
+      this.refill();
+      while (this.waiting.length > 0 && this.tokens >= 1) {
+        this.tokens -= 1;
+        this.waiting.shift()!.accept();
+      }
+      this.schedule();
+    }, waitMs);
+  }
+
+  stop(): void {
+    this.stopped = true;
+    this.timer?.cancel();
+    this.timer = null;
+    for (const w of this.waiting.splice(0)) w.conn.close();
   }
 }

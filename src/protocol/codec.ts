@@ -82,7 +82,13 @@ function readValue(r: Reader, f: Field, version: number, flexible: boolean): unk
   }
   const out = new Array(n);
   for (let i = 0; i < n && r.ok; i++) {
-    out[i] = f.type === "struct" ? readStruct(r, f.fields, version, flexible) : readPrimitive(r, f, flexible);
+    if (f.type === "struct") out[i] = readStruct(r, f.fields, version, flexible);
+    else {
+      // Kafka's elements are never nullable (its generator has no way to declare them so): a null
+      // inside []string or []bytes is a malformed request, refused here before any handler sees it.
+      out[i] = readPrimitive(r, f, flexible);
+      if (out[i] === null) r.fail(`${f.name}[${i}] is null; array elements are never nullable`);
+    }
   }
   return out;
 }
@@ -194,7 +200,10 @@ function writeValue(w: Writer, f: Field, v: unknown, version: number, flexible: 
   writeLength(w, items.length, flexible, true);
   for (const item of items) {
     if (f.type === "struct") writeStruct(w, f.fields, item as Struct, version, flexible);
-    else writePrimitive(w, f, item, flexible);
+    else {
+      assert(item !== null && item !== undefined, `${f.name}: array elements are never null`);
+      writePrimitive(w, f, item, flexible);
+    }
   }
 }
 

@@ -15,6 +15,11 @@ export const wireArrayLengthMax = 1_000_000;
 export const wireTaggedFieldsMax = 1_000;
 /** Requests a connection may have read and not yet answered; reading pauses past this. */
 export const requestsInFlightPerConnectionMax = 128;
+/**
+ * Connections over max.connection.creation.rate waiting, unread, for their turn; past this, new
+ * ones are closed at once (as a full listen backlog refuses them; Kafka's default backlog is 50).
+ */
+export const connectionsThrottledMax = 128;
 /** Fetch long-poll ceiling, whatever a client asks for in max_wait_ms. */
 export const fetchMaxWaitMsMax = 60_000;
 /** Record batch v2 header size: everything before the first record. */

@@ -163,3 +163,29 @@ test("frame reader: sizes below a request header (0 to 7, negative) are reported
   assert.deepEqual(r.next(), good.body);
   assert.equal(r.next(), "too-small");
 });
+
+test("frame reader: a frame spanning chunks is assembled in one buffer; buffered and wanted say what it holds and needs", () => {
+  const r = new FrameReader(1 << 20);
+  const f = makeFrame(1000, 3);
+  const g = makeFrame(10, 4);
+  assert.equal(r.wanted, 4, "nothing yet: a prefix is wanted");
+  r.push(f.wire.slice(0, 2));
+  assert.equal(r.next(), null);
+  assert.equal(r.wanted, 4);
+  r.push(f.wire.slice(2, 300));
+  assert.equal(r.next(), null);
+  assert.equal(r.wanted, 1004, "the whole frame, prefix included");
+  assert.equal(r.buffered, 300);
+  r.push(f.wire.slice(300, 700));
+  assert.equal(r.buffered, 700);
+  assert.equal(r.next(), null);
+  // The last chunk holds the end of this frame and all of the next.
+  r.push(concat([f.wire.slice(700), g.wire]));
+  assert.equal(r.buffered, 1004 + 14);
+  assert.deepEqual(r.next(), f.body);
+  assert.equal(r.buffered, 14);
+  assert.deepEqual(r.next(), g.body);
+  assert.equal(r.next(), null);
+  assert.equal(r.buffered, 0);
+  assert.equal(r.wanted, 4);
+});

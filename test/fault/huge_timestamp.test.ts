@@ -92,7 +92,7 @@ test("huge timestamp: a 2^63-1 batch is stored, found, and survives SIGTERM, res
   const dir = tempDir("strand-hugets-");
   let broker: BrokerProcess | null = null;
   try {
-    broker = await spawnBrokerProcess(dir, overrides);
+    broker = await spawnBrokerProcess(overrides, dir);
     const sent: Sent[] = [];
     const small: Sent[] = [];
     const c = await WireClient.connect(broker.port);
@@ -118,13 +118,13 @@ test("huge timestamp: a 2^63-1 batch is stored, found, and survives SIGTERM, res
     assert.equal(await broker.exited, 0, `a clean stop with 2^63-1 in the logs:\n${broker.output().slice(-3000)}`);
     assert.deepEqual(errorLines(broker.output()), []);
 
-    broker = await spawnBrokerProcess(dir, overrides);
+    broker = await spawnBrokerProcess(overrides, dir);
     await checkAll(broker, sent, small, "after SIGTERM");
     // kill -9: the active segments (holding 2^63-1) are recovered from the log at the next start.
     broker.signal("SIGKILL");
     await broker.exited;
 
-    broker = await spawnBrokerProcess(dir, overrides);
+    broker = await spawnBrokerProcess(overrides, dir);
     assert.match(broker.output(), /not shut down cleanly/, "the restart recovers");
     await checkAll(broker, sent, small, "after SIGKILL");
     broker.signal("SIGTERM");

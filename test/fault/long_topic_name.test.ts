@@ -25,7 +25,7 @@ test("long topic name: a 249-character topic is created, used, deleted; the brok
   const dir = tempDir("strand-longname-");
   let broker: BrokerProcess | null = null;
   try {
-    broker = await spawnBrokerProcess(dir);
+    broker = await spawnBrokerProcess({}, dir);
     const c = await WireClient.connect(broker.port);
     try {
       assert.equal(LONG.length, 249);
@@ -52,7 +52,7 @@ test("long topic name: a 249-character topic is created, used, deleted; the brok
     assert.equal(await broker.exited, 0, `a clean stop:\n${broker.output().slice(-3000)}`);
     assert.deepEqual(errorLines(broker.output()), []);
 
-    broker = await spawnBrokerProcess(dir);
+    broker = await spawnBrokerProcess({}, dir);
     const c2 = await WireClient.connect(broker.port);
     try {
       assert.deepEqual(leftovers(dir), [], "nothing of the topic comes back after the restart");

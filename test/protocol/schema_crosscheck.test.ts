@@ -8,7 +8,9 @@ import { fileURLToPath } from "node:url";
 import { apiSchemaByKey, apiSchemas } from "../../src/protocol/api/mod.ts";
 import { consumerProtocolSchemas } from "../../src/protocol/internal/consumer_protocol.ts";
 import { offsetsRecordSchemas } from "../../src/protocol/internal/offsets_records.ts";
-import { type Field, inRange, type MessageSchema } from "../../src/protocol/schema.ts";
+import { decode, encode, type Struct } from "../../src/protocol/codec.ts";
+import { defaultOf, type Field, inRange, type MessageSchema } from "../../src/protocol/schema.ts";
+import { Reader, Writer } from "../../src/util/bytes.ts";
 
 const kafkaDir = fileURLToPath(new URL("../../../shared/reference/kafka-3.8-messages/", import.meta.url));
 const haveKafka = existsSync(kafkaDir);
@@ -221,4 +223,106 @@ test("the cross-check notices a difference", { skip }, () => {
   const defaults = loadKafka("MetadataResponse");
   defaults.fields[3].default = "-2";
   assert.throws(() => compareMessage(apiSchemaByKey(3)!.response, defaults, "response"), /default/);
+});
+
+// ---- the decoder's nullability, field by field, against Kafka's nullableVersions ----------------
+// The comparison above checks what our schemas say; these check what the decoder does with it:
+// for every field of every message at every version, a message whose only null is that field
+// decodes exactly when Kafka's definition makes the field nullable in that version, and a null
+// element inside an array of strings or bytes never decodes (Kafka cannot declare one nullable).
+
+/** The schema with every field nullable everywhere, so the encoder writes a null wherever asked. */
+function everythingNullable(fields: Field[]): Field[] {
+  return fields.map((f) => ({
+    ...f,
+    nullable: f.type === "struct" && !f.array ? null : f.versions,
+    fields: everythingNullable(f.fields),
+  }));
+}
+
+/** A message of defaults whose fields along `path` hold one element each, ending in `leaf`. */
+function messageWith(fields: Field[], path: string[], leaf: unknown): Struct {
+  const out: Struct = {};
+  for (const f of fields) out[f.name] = defaultOf(f);
+  const [head, ...rest] = path;
+  const f = fields.find((x) => x.name === head)!;
+  if (rest.length === 0) out[head] = leaf;
+  else if (f.array) out[head] = [messageWith(f.fields, rest, leaf)];
+  else out[head] = messageWith(f.fields, rest, leaf);
+  return out;
+}
+
+/** Encodes with the all-nullable schema, decodes with the real one; true when it decodes whole. */
+function decodesWith(schema: MessageSchema, version: number, s: Struct, patch?: (b: Uint8Array) => Uint8Array): boolean {
+  const w = new Writer(256);
+  encode({ ...schema, fields: everythingNullable(schema.fields) }, version, s, w);
+  const bytes = patch === undefined ? w.finish() : patch(w.finish());
+  const r = new Reader(bytes);
+  decode(schema, version, r);
+  return r.ok && r.remaining === 0;
+}
+
+const MARK = "\u0001null-here\u0001";
+const markBytes = new TextEncoder().encode(MARK);
+
+/** Replaces the length-prefixed MARK element by a null length of the same encoding. */
+function nullMark(bytes: Uint8Array, flexible: boolean, wide: boolean): Uint8Array {
+  let at = -1;
+  for (let i = 0; i + markBytes.length <= bytes.length && at < 0; i++) {
+    if (markBytes.every((b, j) => bytes[i + j] === b)) at = i;
+  }
+  assert.ok(at > 0, "marker found");
+  const prefix = flexible ? 1 : wide ? 4 : 2;
+  const nul = flexible ? [0] : wide ? [0xff, 0xff, 0xff, 0xff] : [0xff, 0xff];
+  return Uint8Array.from([...bytes.subarray(0, at - prefix), ...nul, ...bytes.subarray(at + markBytes.length)]);
+}
+
+function checkNulls(schema: MessageSchema, ours: Field[], theirs: KafkaField[], path: string[], version: number): number {
+  let checked = 0;
+  const flexible = version >= schema.flexibleFrom;
+  const kafkaHere = theirs.filter((f) => inRange(kafkaRange(f.versions), version));
+  for (const o of ours.filter((f) => inRange(f.versions, version))) {
+    const k = kafkaHere.find((x) => x.name[0].toLowerCase() + x.name.slice(1) === o.name)!;
+    const at = [...path, o.name];
+    const where = `${schema.name} v${version} ${at.join(".")}`;
+    const tagged = o.tag !== null && flexible;
+    if (o.array || o.type === "string" || o.type === "bytes" || o.type === "records") {
+      const nullable = inRange(kafkaRange(k.nullableVersions), version);
+      assert.equal(decodesWith(schema, version, messageWith(schema.fields, at, null)), nullable, `${where}: null decodes iff Kafka says nullable`);
+      checked++;
+    }
+    if (o.array && (o.type === "string" || o.type === "bytes") && !tagged) {
+      const leaf = [o.type === "string" ? MARK : markBytes];
+      const patched = decodesWith(schema, version, messageWith(schema.fields, at, leaf), (b) => nullMark(b, flexible, o.type === "bytes"));
+      assert.equal(patched, false, `${where}[0]: a null element never decodes`);
+      checked++;
+    }
+    if (o.type === "struct") checked += checkNulls(schema, o.fields, k.fields ?? [], at, version);
+  }
+  return checked;
+}
+
+for (const a of apiSchemas) {
+  for (const kind of ["request", "response"] as const) {
+    const schema = a[kind];
+    test(`${schema.name}: the decoder refuses a null exactly where Kafka 3.8 does`, { skip }, () => {
+      const kafka = loadKafka(schema.name);
+      for (let v = schema.versions.min; v <= schema.versions.max; v++) checkNulls(schema, schema.fields, kafka.fields, [], v);
+    });
+  }
+}
+
+test("the null check notices a decoder that lets a null through", { skip }, () => {
+  // DescribeGroups' group ids are a []string: a null element must not decode, and a null array
+  // must not either; Metadata v11's topic name is nullable (v10+) and must decode.
+  const dg = apiSchemaByKey(15)!.request;
+  const withNullElement = (v: number) =>
+    decodesWith(dg, v, messageWith(dg.fields, ["groups"], [MARK]), (b) => nullMark(b, v >= dg.flexibleFrom, false));
+  assert.equal(withNullElement(4), false);
+  assert.equal(withNullElement(5), false);
+  assert.equal(decodesWith(dg, 5, messageWith(dg.fields, ["groups"], ["g"])), true);
+  assert.equal(decodesWith(dg, 5, messageWith(dg.fields, ["groups"], null)), false);
+  const md = apiSchemaByKey(3)!.request;
+  assert.equal(decodesWith(md, 11, messageWith(md.fields, ["topics", "name"], null)), true);
+  assert.equal(decodesWith(md, 9, messageWith(md.fields, ["topics", "name"], null)), false);
 });

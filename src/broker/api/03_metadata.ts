@@ -1,5 +1,6 @@
-// Metadata (3), v0-12. Topics requested by name (or, v10+, by id; strand answers by name and
-// reports an id it does not know as UNKNOWN_TOPIC_ID). A null list (v1+) or an empty one (v0)
+// Metadata (3), v0-12. Topics requested by name (or, v12+, by id; strand answers by name and
+// reports an id it does not know as UNKNOWN_TOPIC_ID; an id or a null name in v10-11 makes every
+// topic INVALID_REQUEST, as in Kafka). A null list (v1+) or an empty one (v0)
 // means every topic. An unknown topic is created when allow_auto_topic_creation (v4+, always in
 // earlier versions) and auto.create.topics.enable both say so, with num.partitions and
 // default.replication.factor; the answer waits briefly for it, else says LEADER_NOT_AVAILABLE
@@ -75,6 +76,15 @@ export const metadataHandler: ApiHandler<BrokerServices> = {
     const allTopics = requested === null || (ctx.version === 0 && requested.length === 0);
     const allowAuto = (ctx.version < 4 || (req.allowAutoTopicCreation as boolean)) && s.config.autoCreateTopicsEnable;
     const topics: Struct[] = [];
+    if (!allTopics && ctx.version < 12 && requested.some((t) => t.name === null || !bytesEqual(t.topicId, zeroUuid))) {
+      // v10-11 carry a topic id and a nullable name, but no broker looks topics up by id before
+      // v12: Kafka throws InvalidRequestException and answers every topic INVALID_REQUEST (a null
+      // name as "", which those versions' answers must carry).
+      for (const t of requested) {
+        topics.push({ ...topicEntry(s, "", ErrorCode.INVALID_REQUEST), name: t.name ?? "", topicId: t.topicId, isInternal: false });
+      }
+      return answer(s, topics);
+    }
     if (allTopics) {
       for (const name of s.metadata.topicNames()) topics.push(topicEntry(s, name));
     } else {
@@ -97,13 +107,17 @@ export const metadataHandler: ApiHandler<BrokerServices> = {
         topics.push(topicEntry(s, t.name, code));
       }
     }
-    return {
-      throttleTimeMs: 0,
-      brokers: s.metadata.aliveBrokers().map((b) => ({ nodeId: b.id, host: b.host, port: b.port, rack: b.rack })),
-      clusterId: s.metadata.clusterId,
-      controllerId: s.metadata.controllerId,
-      topics,
-      clusterAuthorizedOperations: AUTHORIZED_OPERATIONS_UNKNOWN,
-    };
+    return answer(s, topics);
   },
 };
+
+function answer(s: BrokerServices, topics: Struct[]): Struct {
+  return {
+    throttleTimeMs: 0,
+    brokers: s.metadata.aliveBrokers().map((b) => ({ nodeId: b.id, host: b.host, port: b.port, rack: b.rack })),
+    clusterId: s.metadata.clusterId,
+    controllerId: s.metadata.controllerId,
+    topics,
+    clusterAuthorizedOperations: AUTHORIZED_OPERATIONS_UNKNOWN,
+  };
+}

@@ -10,6 +10,7 @@ import { decodeLeaderAndIsrRequest, isStaleBrokerEpoch, leaderAndIsrResponse } f
 import { LeaderAndIsrApi } from "../../protocol/mod.ts";
 import type { PartitionState } from "../../replication/mod.ts";
 import { ErrorCode, KafkaError } from "../../util/mod.ts";
+import { checkControlNames } from "./control_names.ts";
 import type { ApiHandler } from "../dispatch.ts";
 import type { BrokerServices } from "../services.ts";
 
@@ -17,6 +18,7 @@ export const leaderAndIsrHandler: ApiHandler<BrokerServices> = {
   api: LeaderAndIsrApi,
   async handle(s, ctx, req) {
     const r = decodeLeaderAndIsrRequest(ctx.version, req);
+    checkControlNames("LeaderAndIsr", r.topics.flatMap((t) => [{ topic: t.name }, ...t.partitions.map((p) => ({ topic: t.name, partition: p.partition }))]));
     const answer = (errorCode: number, partitionError: (p: PartitionState) => number) =>
       leaderAndIsrResponse(
         ctx.version,

@@ -8,6 +8,7 @@
 import { decodeStopReplicaRequest, isStaleBrokerEpoch, stopReplicaResponse } from "../../client/mod.ts";
 import { StopReplicaApi } from "../../protocol/mod.ts";
 import { ErrorCode, KafkaError } from "../../util/mod.ts";
+import { checkControlNames } from "./control_names.ts";
 import type { ApiHandler } from "../dispatch.ts";
 import type { BrokerServices } from "../services.ts";
 
@@ -15,6 +16,7 @@ export const stopReplicaHandler: ApiHandler<BrokerServices> = {
   api: StopReplicaApi,
   async handle(s, ctx, req) {
     const r = decodeStopReplicaRequest(ctx.version, req);
+    checkControlNames("StopReplica", r.partitions);
     const fields = { controller: r.controllerId, controllerEpoch: r.controllerEpoch, brokerEpoch: String(r.brokerEpoch) };
     const all = (code: number) => stopReplicaResponse(code, r.partitions.map((p) => ({ topic: p.topic, partition: p.partition, errorCode: code })));
     if (isStaleBrokerEpoch(r.brokerEpoch, s.brokerEpoch())) {

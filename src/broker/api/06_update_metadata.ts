@@ -7,6 +7,7 @@
 import { decodeUpdateMetadataRequest, isStaleBrokerEpoch } from "../../client/mod.ts";
 import { UpdateMetadataApi } from "../../protocol/mod.ts";
 import { ErrorCode, KafkaError } from "../../util/mod.ts";
+import { checkControlNames } from "./control_names.ts";
 import type { ApiHandler } from "../dispatch.ts";
 import type { BrokerServices } from "../services.ts";
 
@@ -14,6 +15,10 @@ export const updateMetadataHandler: ApiHandler<BrokerServices> = {
   api: UpdateMetadataApi,
   async handle(s, ctx, req) {
     const r = decodeUpdateMetadataRequest(ctx.version, req, s.config.listeners[0].name);
+    checkControlNames("UpdateMetadata", [
+      ...r.topics.flatMap((t) => [{ topic: t.name }, ...t.partitions.map((p) => ({ topic: t.name, partition: p.partition }))]),
+      ...r.deletedTopics.map((topic) => ({ topic })),
+    ]);
     const fields = { controller: r.controllerId, controllerEpoch: r.controllerEpoch, brokerEpoch: String(r.brokerEpoch) };
     if (isStaleBrokerEpoch(r.brokerEpoch, s.brokerEpoch())) {
       s.logger.warn({ ...fields, currentBrokerEpoch: String(s.brokerEpoch()) }, "UpdateMetadata refused: stale broker epoch");

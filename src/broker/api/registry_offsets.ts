@@ -1,12 +1,14 @@
 // Offsets of Kafka 0.8-style consumers (OffsetCommit v0, OffsetFetch v0), kept in the registry
 // at /consumers/<group>/offsets/<topic>/<partition> as decimal text, exactly where ZooKeeper-based
 // consumers and tools look for them.
-import { ConsumerOffset, RegistryError } from "../../registry/mod.ts";
+import { topicNameError } from "../../controller/mod.ts";
+import { ConsumerOffset, pathProblem, RegistryError } from "../../registry/mod.ts";
 import { ErrorCode } from "../../util/mod.ts";
 import type { BrokerServices } from "../services.ts";
 
+/** The group id is one znode name: no "/", not "." or "..", nothing ZooKeeper refuses in a path. */
 function validGroupPath(groupId: string): boolean {
-  return groupId !== "" && !groupId.includes("/") && groupId !== "." && groupId !== "..";
+  return groupId !== "" && !groupId.includes("/") && pathProblem(`/${groupId}`) === null;
 }
 
 export async function commitToRegistry(
@@ -17,6 +19,11 @@ export async function commitToRegistry(
   if (!validGroupPath(groupId)) return offsets.map(() => ({ errorCode: ErrorCode.INVALID_GROUP_ID }));
   const out: { errorCode: number }[] = [];
   for (const o of offsets) {
+    // The topic becomes a path segment: only a legal topic name may ("..", "a/b" may not).
+    if (topicNameError(o.topic) !== null || o.partition < 0) {
+      out.push({ errorCode: ErrorCode.UNKNOWN_TOPIC_OR_PARTITION });
+      continue;
+    }
     const path = ConsumerOffset.path(groupId, o.topic, o.partition);
     await s.registry.ensurePath(path);
     await s.registry.setData(path, ConsumerOffset.encode(o.offset));
@@ -26,7 +33,7 @@ export async function commitToRegistry(
 }
 
 export async function fetchFromRegistry(s: BrokerServices, groupId: string, topic: string, partition: number) {
-  if (!validGroupPath(groupId) || s.metadata.getTopic(topic) === undefined) return -1n;
+  if (!validGroupPath(groupId) || topicNameError(topic) !== null || partition < 0 || s.metadata.getTopic(topic) === undefined) return -1n;
   try {
     const { data } = await s.registry.getData(ConsumerOffset.path(groupId, topic, partition));
     return ConsumerOffset.decode(data) ?? -1n;

@@ -1,0 +1,263 @@
+// Issue 11, defect 8: memory and connections have overall bounds. queued.max.request.bytes caps
+// the bytes of requests being read across connections (a connection whose frame does not fit is
+// not read until bytes are released); max.connections and max.connections.per.ip (with overrides)
+// refuse connections at accept; max.connection.creation.rate delays the excess. The broker runs
+// as its own process so its resident memory can be read from /proc.
+import assert from "node:assert/strict";
+import { test } from "node:test";
+import { parseBrokerConfig } from "../../src/broker/mod.ts";
+import { ApiVersionsApi, ProduceApi } from "../../src/protocol/api/mod.ts";
+import { ErrorCode } from "../../src/util/errors.ts";
+import { startBroker } from "../helpers/broker.ts";
+import { type BrokerProcess, spawnBrokerProcess } from "../helpers/broker_process.ts";
+import { buildBatch, parseBatches, text } from "../helpers/record_batch.ts";
+import { createTopic, decodeResponse, encodeRequest, fetchOnce, produce, WireClient } from "../helpers/wire.ts";
+
+const MiB = 1024 * 1024;
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+async function apiVersionsOk(c: WireClient): Promise<boolean> {
+  try {
+    const av = await c.request(ApiVersionsApi, 3, { clientSoftwareName: "t", clientSoftwareVersion: "1" }, 10_000);
+    return av.errorCode === 0;
+  } catch {
+    return false;
+  }
+}
+
+/** Waits (up to 10 s) for a log line that matches: stdout reaches the test a little later. */
+async function logged(b: BrokerProcess, level: number, re: RegExp): Promise<boolean> {
+  for (let t = 0; t < 100; t++) {
+    if (b.logLines().some((l) => l.level === level && re.test(l.msg))) return true;
+    await sleep(100);
+  }
+  return false;
+}
+
+/** Opens a connection and reports whether the broker serves it (false: closed at accept). */
+async function served(port: number): Promise<{ c: WireClient; ok: boolean }> {
+  const c = await WireClient.connect(port);
+  return { c, ok: await apiVersionsOk(c) };
+}
+
+/** A produce round trip and a fetch of it, on a connection of its own. */
+async function roundTrip(b: BrokerProcess, topic: string, value: string): Promise<void> {
+  const c = await WireClient.connect(b.port);
+  try {
+    const r = await produce(c, topic, 0, buildBatch([{ value }]), 1);
+    assert.equal(r.errorCode, 0, `produce: ${r.errorMessage}`);
+    const f = await fetchOnce(c, topic, 0, r.baseOffset);
+    assert.deepEqual(parseBatches(f.records!).flatMap((x) => x.records.map((y) => text(y.value))), [value]);
+  } finally {
+    c.close();
+  }
+}
+
+test("ten connections each holding a 60 MB partial frame: peak RSS stays under RSS before + queued.max.request.bytes + 128 MiB, others are served, and a waiting frame is admitted once bytes are released", { timeout: 300_000 }, async () => {
+  // Defaults: socket.request.max.bytes 100 MiB, so queued.max.request.bytes is 200 MiB.
+  const b = await spawnBrokerProcess({ "message.max.bytes": "1048588" });
+  const writers: { c: WireClient; sent: number; stop: boolean }[] = [];
+  try {
+    const c0 = await WireClient.connect(b.port);
+    assert.deepEqual(await createTopic(c0, "big"), { errorCode: 0, errorMessage: null });
+    c0.close();
+    await roundTrip(b, "big", "before");
+    const before = b.rssBytes();
+    // One 60 MB Produce frame, shared by every connection; each sends all of it but its last KiB.
+    const frame = encodeRequest(ProduceApi, 8, 1, {
+      transactionalId: null,
+      acks: 1,
+      timeoutMs: 10_000,
+      topicData: [{ name: "big", partitionData: [{ index: 0, records: new Uint8Array(60_000_000) }] }],
+    });
+    const partial = frame.length - 1024;
+    for (let i = 0; i < 10; i++) {
+      const w = { c: await WireClient.connect(b.port), sent: 0, stop: false };
+      writers.push(w);
+      void (async () => {
+        for (let at = 0; at < partial && !w.stop; at += MiB) {
+          const end = Math.min(partial, at + MiB);
+          try {
+            await w.c.write(frame.subarray(at, end));
+          } catch {
+            return;
+          }
+          w.sent = end;
+        }
+      })();
+    }
+    // Wait until no connection makes progress for 3 s: the admitted ones have sent their partial
+    // frame, the others are muted (their sockets' buffers full).
+    let last = -1;
+    for (let still = 0; still < 6;) {
+      await sleep(500);
+      const total = writers.reduce((n, w) => n + w.sent, 0);
+      still = total === last ? still + 1 : 0;
+      last = total;
+    }
+    const done = writers.filter((w) => w.sent === partial).length;
+    const peak = b.peakRssBytes();
+    const queued = 200 * MiB;
+    // The bound: what the broker held before, the pool, and 128 MiB for the runtime's read
+    // buffers, chunks received and copied but not yet collected, and allocator slack. (Before the
+    // pool, the same ten connections took the peak to 634 MiB under Bun.)
+    const bound = before + queued + 128 * MiB;
+    console.log(`rss before ${Math.round(before / MiB)} MiB, peak ${Math.round(peak / MiB)} MiB, bound ${Math.round(bound / MiB)} MiB; ${done} of 10 partial frames read whole`);
+    assert.ok(done >= 1 && done <= 3, `the pool admits at most 3 frames of 60 MB (${done})`);
+    assert.ok(peak < bound, `peak RSS ${peak} under ${bound}`);
+    // Everyone else is still served: a produce and a fetch on a new connection.
+    await roundTrip(b, "big", "during");
+    // Release the admitted frames: close their connections; a waiting one is then read whole, and
+    // answered (MESSAGE_TOO_LARGE: the batch is over message.max.bytes).
+    for (const w of writers.filter((x) => x.sent === partial)) {
+      w.stop = true;
+      w.c.close();
+    }
+    const waiting = writers.filter((w) => w.sent < partial);
+    for (let t = 0; t < 240 && !waiting.some((w) => w.sent === partial); t++) await sleep(500);
+    const next = waiting.find((w) => w.sent === partial);
+    assert.ok(next !== undefined, "a waiting frame was admitted once bytes were released");
+    await next.c.write(frame.subarray(partial));
+    const payload = await next.c.nextFrame(60_000);
+    assert.ok(payload !== null, "answered");
+    const { body } = decodeResponse(ProduceApi, 8, payload);
+    const p = (body.responses as { partitionResponses: { errorCode: number }[] }[])[0].partitionResponses[0];
+    assert.notEqual(p.errorCode, ErrorCode.NONE, "a 60 MB batch is refused");
+    assert.deepEqual(b.logLines().filter((l) => l.level >= 50), [], "no error-level line");
+    assert.equal(b.alive(), true);
+  } finally {
+    for (const w of writers) {
+      w.stop = true;
+      w.c.close();
+    }
+    await b.stop();
+  }
+});
+
+test("max.connections: past it a new connection is closed at accept; a freed slot is taken again", { timeout: 120_000 }, async () => {
+  const b = await spawnBrokerProcess({ "max.connections": "3" });
+  const open: WireClient[] = [];
+  try {
+    for (let i = 0; i < 3; i++) {
+      const s = await served(b.port);
+      open.push(s.c);
+      assert.equal(s.ok, true, `connection ${i + 1} of 3 is served`);
+    }
+    const over = await served(b.port);
+    open.push(over.c);
+    assert.equal(over.ok, false, "the fourth is refused");
+    assert.equal(await over.c.waitClosed(5_000), true);
+    open.shift()!.close();
+    let again = false;
+    for (let t = 0; t < 50 && !again; t++) {
+      const s = await served(b.port);
+      open.push(s.c);
+      again = s.ok;
+      if (!again) await sleep(100);
+    }
+    assert.equal(again, true, "a slot freed by a close is taken by the next connection");
+    assert.ok(await logged(b, 40, /refused at accept \(max.connections\)/));
+    assert.deepEqual(b.logLines().filter((l) => l.level >= 50), []);
+  } finally {
+    for (const c of open) c.close();
+    await b.stop();
+  }
+});
+
+test("max.connections.per.ip and its overrides: the address's limit holds, an override replaces it", { timeout: 120_000 }, async () => {
+  for (const [overrides, limit] of [[{ "max.connections.per.ip": "2" }, 2], [{ "max.connections.per.ip": "1", "max.connections.per.ip.overrides": "10.0.0.1:9,127.0.0.1:4" }, 4]] as const) {
+    const b = await spawnBrokerProcess(overrides);
+    const open: WireClient[] = [];
+    try {
+      for (let i = 0; i < limit; i++) {
+        const s = await served(b.port);
+        open.push(s.c);
+        assert.equal(s.ok, true, `${JSON.stringify(overrides)}: connection ${i + 1} of ${limit}`);
+      }
+      const over = await served(b.port);
+      open.push(over.c);
+      assert.equal(over.ok, false, `${JSON.stringify(overrides)}: connection ${limit + 1} is refused`);
+      assert.ok(await logged(b, 40, /refused at accept \(max.connections.per.ip\)/));
+    } finally {
+      for (const c of open) c.close();
+      await b.stop();
+    }
+  }
+});
+
+test("max.connection.creation.rate: connections over the rate wait for their turn, and all are served", { timeout: 120_000 }, async () => {
+  const b = await spawnBrokerProcess({ "max.connection.creation.rate": "2" });
+  const open: WireClient[] = [];
+  try {
+    const start = Date.now();
+    const n = 7;
+    const results = await Promise.all(Array.from({ length: n }, async () => {
+      const c = await WireClient.connect(b.port);
+      open.push(c);
+      const ok = await apiVersionsOk(c);
+      return { ok, atMs: Date.now() - start };
+    }));
+    assert.ok(results.every((r) => r.ok), "every connection is served in the end");
+    // A bucket of 2 tokens refilled at 2/s: the last of 7 cannot be accepted before (7-2)/2 s.
+    // (A lower bound: a slow machine only makes it later.)
+    const lastMs = Math.max(...results.map((r) => r.atMs));
+    assert.ok(lastMs >= 2_400, `the seventh connection was served after ${lastMs} ms, not before 2.5 s`);
+  } finally {
+    for (const c of open) c.close();
+    await b.stop();
+  }
+});
+
+test("the connection keys: bad values stop start-up naming the key; queued.max.request.bytes defaults to 2 x socket.request.max.bytes", () => {
+  const parse = (kv: Record<string, string>) => parseBrokerConfig(new Map(Object.entries({ "log.dirs": "/tmp/x", ...kv }))).config;
+  assert.equal(parse({}).queuedMaxRequestBytes, 2 * 104857600);
+  assert.equal(parse({ "socket.request.max.bytes": "1000" }).queuedMaxRequestBytes, 2000);
+  assert.equal(parse({ "queued.max.request.bytes": "-1" }).queuedMaxRequestBytes, Infinity);
+  assert.equal(parse({ "queued.max.request.bytes": "104857600" }).queuedMaxRequestBytes, 104857600);
+  assert.deepEqual([...parse({ "max.connections.per.ip.overrides": "127.0.0.1:5, [::1]:7,host.example:0" }).maxConnectionsPerIpOverrides], [["127.0.0.1", 5], ["::1", 7], ["host.example", 0]]);
+  const bad: [Record<string, string>, RegExp][] = [
+    [{ "queued.max.request.bytes": "1000" }, /queued\.max\.request\.bytes.*below socket\.request\.max\.bytes/],
+    [{ "max.connections": "-1" }, /max\.connections: -1 is below/],
+    [{ "max.connections.per.ip": "0" }, /max\.connections\.per\.ip: 0 refuses/],
+    [{ "max.connections.per.ip.overrides": "127.0.0.1" }, /max\.connections\.per\.ip\.overrides: "127\.0\.0\.1" is not host:count/],
+    [{ "max.connections.per.ip.overrides": "a:b" }, /max\.connections\.per\.ip\.overrides/],
+    [{ "max.connection.creation.rate": "x" }, /max\.connection\.creation\.rate/],
+  ];
+  for (const [kv, re] of bad) assert.throws(() => parse(kv), re, JSON.stringify(kv));
+  assert.equal(parse({ "max.connections.per.ip": "0", "max.connections.per.ip.overrides": "127.0.0.1:1" }).maxConnectionsPerIp, 0);
+});
+
+test("a connection waiting for the pool, and one holding it mid-frame, are closed by connections.max.idle.ms; their bytes come back and the next frame is served", { timeout: 120_000 }, async () => {
+  // A pool of exactly one frame: A holds it with a partial frame, B waits for it; both go quiet.
+  const b = await startBroker({ "socket.request.max.bytes": String(MiB), "queued.max.request.bytes": String(MiB), "connections.max.idle.ms": "1500" });
+  const open: WireClient[] = [];
+  try {
+    const frame = encodeRequest(ProduceApi, 8, 1, {
+      transactionalId: null,
+      acks: 1,
+      timeoutMs: 1000,
+      topicData: [{ name: "no-such", partitionData: [{ index: 0, records: new Uint8Array(MiB - 200) }] }],
+    });
+    const a = await WireClient.connect(b.port);
+    open.push(a);
+    await a.write(frame.subarray(0, frame.length - 10));
+    await sleep(200);
+    const w = await WireClient.connect(b.port);
+    open.push(w);
+    void w.write(frame.subarray(0, frame.length - 10)).catch(() => {});
+    assert.equal(await a.waitClosed(10_000), true, "the holder is closed as idle");
+    assert.equal(await w.waitClosed(10_000), true, "the waiter is closed as idle");
+    // The pool is whole again: a full frame of the same size is read and answered.
+    const c = await WireClient.connect(b.port);
+    open.push(c);
+    await c.write(frame);
+    const payload = await c.nextFrame(10_000);
+    assert.ok(payload !== null, "answered");
+    const { body } = decodeResponse(ProduceApi, 8, payload);
+    const p = (body.responses as { partitionResponses: { errorCode: number }[] }[])[0].partitionResponses[0];
+    assert.equal(p.errorCode, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION);
+  } finally {
+    for (const c of open) c.close();
+    await b.stop();
+  }
+});
