@@ -228,6 +228,8 @@ class BatchWalk {
   /** A framing problem (INVALID_RECORD for the whole request), or "". */
   framing = "";
   recordErrors: RecordError[] = noRecordErrors;
+  /** Records with errors (recordErrors keeps the first produceRecordErrorsMax of them). */
+  errorCount = 0;
   timestampErrors = 0;
   /** Largest record timestamp: in maxNum while every one is a safe integer. */
   maxNum = -1;
@@ -238,6 +240,7 @@ class BatchWalk {
   private recordError(index: number, message: string, timestamp: boolean): void {
     if (this.recordErrors === noRecordErrors) this.recordErrors = [];
     if (timestamp) this.timestampErrors++;
+    this.errorCount++;
     if (this.recordErrors.length < produceRecordErrorsMax) this.recordErrors.push({ batchIndex: index, batchIndexErrorMessage: message });
   }
 
@@ -365,7 +368,7 @@ function recordErrorsFailure(walk: BatchWalk, batchIndex: number, several: boole
   const shown = errors.slice(0, 3).map((e) => `RecordError(batchIndex=${e.batchIndex}, message='${e.batchIndexErrorMessage}')`);
   return fail(
     ErrorCode.INVALID_RECORD,
-    `One or more records have been rejected due to ${errors.length} record errors in total, and only showing the first three errors at most: [${shown.join(", ")}]${where}`,
+    `One or more records have been rejected due to ${walk.errorCount} record errors in total, and only showing the first three errors at most: [${shown.join(", ")}]${where}`,
     errors,
   );
 }
