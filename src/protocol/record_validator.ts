@@ -132,99 +132,84 @@ class TimestampBounds {
   }
 }
 
-/**
- * A cursor over a batch's records. Varint readers set `ok` false (and return 0) instead of
- * throwing when a varint is too long or runs past `limit`.
- */
-class RecordCursor {
-  buf: Uint8Array = new Uint8Array(0);
-  p = 0;
-  limit = 0;
-  ok = true;
-  /** Set by varlong when the value did not fit the fast path; the value is then in `big`. */
-  isBig = false;
-  big = 0n;
+// The varint readers return the value and leave where it ended in `next` (-1 when the varint is
+// longer than Kafka allows or runs past its limit). Module state, not a result object, so the
+// record walk allocates nothing; it is only read right after the call that set it.
+let next = 0;
+/** Set by readVarlong when the value was decoded as a bigint (into `nextBig`); the number is then 0. */
+let nextIsBig = false;
+let nextBig = 0n;
 
-  /** Kafka's ByteUtils.readVarint: zigzag int32 in at most 5 bytes. */
-  varint(): number {
-    const buf = this.buf;
-    const limit = this.limit;
-    let p = this.p;
-    let v = 0;
-    let shift = 0;
-    let b: number;
-    do {
-      if (p >= limit || shift > 28) {
-        this.ok = false;
-        return 0;
-      }
-      b = buf[p++];
-      v |= (b & 0x7f) << shift;
-      shift += 7;
-    } while (b & 0x80);
-    this.p = p;
-    return (v >>> 1) ^ -(v & 1);
-  }
+/** Kafka's ByteUtils.readVarint: zigzag int32 in at most 5 bytes. */
+function readVarint(buf: Uint8Array, p: number, limit: number): number {
+  let v = 0;
+  let shift = 0;
+  let b: number;
+  do {
+    if (p >= limit || shift > 28) {
+      next = -1;
+      return 0;
+    }
+    b = buf[p++];
+    v |= (b & 0x7f) << shift;
+    shift += 7;
+  } while (b & 0x80);
+  next = p;
+  return (v >>> 1) ^ -(v & 1);
+}
 
-  /** Kafka's ByteUtils.readVarlong: zigzag int64 in at most 10 bytes; a number when it is small. */
-  varlong(): number {
-    const buf = this.buf;
-    const limit = this.limit;
-    const start = this.p;
-    let p = start;
-    let u = 0;
-    let scale = 1;
-    let shift = 0;
-    let b: number;
-    this.isBig = false;
-    do {
-      if (p >= limit) {
-        this.ok = false;
-        return 0;
-      }
-      if (shift > fastVarlongShiftMax) return this.varlongBig(start);
-      b = buf[p++];
-      u += (b & 0x7f) * scale;
-      scale *= 128;
-      shift += 7;
-    } while (b & 0x80);
-    this.p = p;
-    return u % 2 === 0 ? u / 2 : -(u + 1) / 2;
-  }
+/** Kafka's ByteUtils.readVarlong: zigzag int64 in at most 10 bytes; a double while it is small. */
+function readVarlong(buf: Uint8Array, p: number, limit: number): number {
+  const start = p;
+  let u = 0;
+  let scale = 1;
+  let shift = 0;
+  let b: number;
+  nextIsBig = false;
+  do {
+    if (p >= limit) {
+      next = -1;
+      return 0;
+    }
+    if (shift > fastVarlongShiftMax) return readVarlongBig(buf, start, limit);
+    b = buf[p++];
+    u += (b & 0x7f) * scale;
+    scale *= 128;
+    shift += 7;
+  } while (b & 0x80);
+  next = p;
+  return u % 2 === 0 ? u / 2 : -(u + 1) / 2;
+}
 
-  private varlongBig(start: number): number {
-    let p = start;
-    let u = 0n;
-    let shift = 0n;
-    let b: number;
-    do {
-      if (p >= this.limit || shift > 63n) {
-        this.ok = false;
-        return 0;
-      }
-      b = this.buf[p++];
-      u |= BigInt(b & 0x7f) << shift;
-      shift += 7n;
-    } while (b & 0x80);
-    u = BigInt.asUintN(64, u);
-    this.p = p;
-    this.isBig = true;
-    this.big = BigInt.asIntN(64, (u >> 1n) ^ -(u & 1n));
-    return 0;
-  }
+function readVarlongBig(buf: Uint8Array, p: number, limit: number): number {
+  let u = 0n;
+  let shift = 0n;
+  let b: number;
+  do {
+    if (p >= limit || shift > 63n) {
+      next = -1;
+      return 0;
+    }
+    b = buf[p++];
+    u |= BigInt(b & 0x7f) << shift;
+    shift += 7n;
+  } while (b & 0x80);
+  u = BigInt.asUintN(64, u);
+  next = p;
+  nextIsBig = true;
+  nextBig = BigInt.asIntN(64, (u >> 1n) ^ -(u & 1n));
+  return 0;
+}
 
-  /** Skips a nullable bytes field (length varint, -1 null); false when malformed. */
-  skipBytes(): boolean {
-    const n = this.varint();
-    if (!this.ok || n < -1 || n > this.limit - this.p) return (this.ok = false);
-    if (n > 0) this.p += n;
-    return true;
-  }
+/** Skips a nullable bytes field (length varint, -1 null) in buf[p, limit); the end, or -1. */
+function skipBytes(buf: Uint8Array, p: number, limit: number): number {
+  const n = readVarint(buf, p, limit);
+  if (next < 0 || n < -1 || n > limit - next) return -1;
+  return n > 0 ? next + n : next;
 }
 
 /** What walking one batch's records found; reused across batches. */
 class BatchWalk {
-  readonly cur = new RecordCursor();
   /** A framing problem (INVALID_RECORD for the whole request), or "". */
   framing = "";
   recordErrors: RecordError[] = noRecordErrors;
@@ -249,106 +234,109 @@ class BatchWalk {
    * carries the LogAppendTime bit (every record's timestamp is then that), else null.
    */
   walk(buf: Uint8Array, start: number, end: number, count: number, baseTimestamp: bigint, latTimestamp: bigint | null): void {
-    const cur = this.cur;
     const rules = this.rules;
     const bounds = this.bounds;
-    cur.buf = buf;
-    cur.p = start;
-    cur.ok = true;
-    this.framing = "";
-    this.maxNum = -1;
-    this.maxBig = null;
-    const baseNum = Number(baseTimestamp);
-    const baseSafe = Number.isSafeInteger(baseNum);
+    const lowerNum = bounds.lowerNum;
+    const upperNum = bounds.upperNum;
+    const compacted = rules.compacted;
     const checkRange = !rules.logAppendTime;
+    const baseNum = Number(baseTimestamp);
+    // The fast path: a safe base, no LogAppendTime bit; anything else goes to timestamp().
+    const fast = Number.isSafeInteger(baseNum) && latTimestamp === null;
+    let maxNum = -1;
+    this.framing = "";
+    this.maxBig = null;
+    let p = start;
     for (let i = 0; i < count; i++) {
-      cur.limit = end;
-      if (cur.p >= end) {
+      if (p >= end) {
         this.framing = `batch declares ${count} records but holds ${i}`;
         return;
       }
-      const length = cur.varint();
-      if (!cur.ok || length < 0 || length > end - cur.p) {
-        this.framing = `Invalid record size: record ${i} declares ${cur.ok ? length : "a malformed"} length with ${end - cur.p} bytes left`;
+      const length = readVarint(buf, p, end);
+      if (next < 0 || length <= 0 || length > end - next) {
+        this.framing = `Invalid record size: record ${i} declares ${next < 0 ? "a malformed" : length} length with ${end - p} bytes left`;
         return;
       }
-      const recordEnd = cur.p + length;
-      cur.limit = recordEnd;
-      if (length === 0) {
-        this.framing = `record ${i} is empty`;
-        return;
-      }
-      cur.p++; // attributes: unused in v2, as Kafka leaves them
-      const delta = cur.varlong();
-      const offsetDelta = cur.varint();
-      const keyLength = cur.varint();
-      if (!cur.ok || keyLength < -1 || keyLength > recordEnd - cur.p) {
+      const recordEnd = next + length;
+      p = next + 1; // attributes: unused in v2, as Kafka leaves them
+      const delta = readVarlong(buf, p, recordEnd);
+      const deltaIsBig = nextIsBig;
+      if (next >= 0) p = next;
+      const offsetDelta = next < 0 ? 0 : readVarint(buf, p, recordEnd);
+      const keyLength = next < 0 ? 0 : readVarint(buf, p = next, recordEnd);
+      if (next < 0 || keyLength < -1 || keyLength > recordEnd - next) {
         this.framing = `Found invalid record structure in record ${i}`;
         return;
       }
-      if (keyLength > 0) cur.p += keyLength;
-      if (!cur.skipBytes()) {
-        this.framing = `Found invalid record structure in record ${i}`;
+      p = skipBytes(buf, keyLength > 0 ? next + keyLength : next, recordEnd);
+      const headerCount = p < 0 ? 0 : readVarint(buf, p, recordEnd);
+      if (p < 0 || next < 0 || headerCount < 0 || headerCount > recordEnd - next) {
+        this.framing = p < 0 ? `Found invalid record structure in record ${i}` : `Found invalid number of record headers ${next < 0 ? "(malformed)" : headerCount} in record ${i}`;
         return;
       }
-      const headerCount = cur.varint();
-      if (!cur.ok || headerCount < 0 || headerCount > recordEnd - cur.p) {
-        this.framing = `Found invalid number of record headers ${cur.ok ? headerCount : "(malformed)"} in record ${i}`;
-        return;
-      }
+      p = next;
       for (let h = 0; h < headerCount; h++) {
-        const keyLength = cur.varint();
-        if (!cur.ok || keyLength < 0 || keyLength > recordEnd - cur.p) {
+        const headerKeyLength = readVarint(buf, p, recordEnd);
+        if (next < 0 || headerKeyLength < 0 || headerKeyLength > recordEnd - next) {
           this.framing = `Invalid header key size in record ${i}`;
           return;
         }
-        cur.p += keyLength;
-        if (!cur.skipBytes()) {
+        p = skipBytes(buf, next + headerKeyLength, recordEnd);
+        if (p < 0) {
           this.framing = `Invalid header value size in record ${i}`;
           return;
         }
       }
-      if (cur.p !== recordEnd) {
-        this.framing = `Invalid record size: expected to read ${length} bytes in record ${i}, but instead read ${cur.p - (recordEnd - length)}`;
+      if (p !== recordEnd) {
+        this.framing = `Invalid record size: expected to read ${length} bytes in record ${i}, but instead read ${p - (recordEnd - length)}`;
         return;
       }
       if (offsetDelta !== i) {
         this.recordError(i, `offset delta ${offsetDelta} of record ${i} in topic partition ${rules.topicPartition}; the deltas must be 0, 1, 2 …`, false);
         continue;
       }
-      if (rules.compacted && keyLength === -1) {
+      if (compacted && keyLength === -1) {
         this.recordError(i, `Compacted topic cannot accept message without key in topic partition ${rules.topicPartition}`, false);
         continue;
       }
-      // The record's timestamp, as a double when exact, else as a bigint.
-      let tsNum = 0;
-      let tsBig: bigint | null = null;
-      if (latTimestamp !== null) tsBig = latTimestamp;
-      else if (!cur.isBig && baseSafe && Number.isSafeInteger(baseNum + delta)) tsNum = baseNum + delta;
-      else tsBig = baseTimestamp + (cur.isBig ? cur.big : BigInt(delta));
-      if (tsBig !== null && tsBig >= -safeMax && tsBig <= safeMax) {
-        tsNum = Number(tsBig);
-        tsBig = null;
-      }
-      if (checkRange && (tsBig !== null || tsNum !== -1)) {
-        if (tsBig !== null && (tsBig > int64Max || tsBig < int64Min)) {
-          this.recordError(i, `Timestamp ${tsBig} of message with offset ${i} is outside int64 (base ${baseTimestamp})`, true);
+      if (fast && !deltaIsBig) {
+        const ts = baseNum + delta;
+        if (ts >= -safeMax && ts <= safeMax) {
+          if (checkRange && ts !== -1 && (ts < lowerNum || ts > upperNum)) this.recordError(i, bounds.describe(ts, i), true);
+          else if (ts > maxNum) maxNum = ts;
           continue;
         }
-        if (tsBig !== null ? bounds.outOfRangeBig(tsBig) : tsNum < bounds.lowerNum || tsNum > bounds.upperNum) {
-          this.recordError(i, bounds.describe(tsBig ?? tsNum, i), true);
-          continue;
-        }
-      } else if (latTimestamp !== null) {
-        this.recordError(i, `Invalid timestamp type in message ${i}. Producer should not set timestamp type to LogAppendTime.`, true);
-        continue;
       }
-      if (tsBig === null) {
-        if (tsNum > this.maxNum) this.maxNum = tsNum;
-      } else if (this.maxBig === null || tsBig > this.maxBig) this.maxBig = tsBig;
+      maxNum = this.timestamp(i, maxNum, baseTimestamp, delta, deltaIsBig ? nextBig : null, latTimestamp);
     }
-    cur.limit = end;
-    if (cur.p !== end) this.framing = `Incorrect declared batch size, ${end - cur.p} bytes of records still remaining after ${count} records`;
+    this.maxNum = maxNum;
+    if (p !== end) this.framing = `Incorrect declared batch size, ${end - p} bytes of records still remaining after ${count} records`;
+  }
+
+  /**
+   * A record timestamp off the fast path (LogAppendTime bit, or past 2^53): checked as
+   * LogValidator.validateTimestamp does; returns the new maxNum (maxBig is kept here).
+   */
+  private timestamp(i: number, maxNum: number, base: bigint, delta: number, deltaBig: bigint | null, latTimestamp: bigint | null): number {
+    const ts = latTimestamp ?? base + (deltaBig ?? BigInt(delta));
+    const small = ts >= -safeMax && ts <= safeMax;
+    if (!this.rules.logAppendTime && ts !== -1n) {
+      if (ts > int64Max || ts < int64Min) {
+        this.recordError(i, `Timestamp ${ts} of message with offset ${i} is outside int64 (base ${base})`, true);
+        return maxNum;
+      }
+      const out = small ? Number(ts) < this.bounds.lowerNum || Number(ts) > this.bounds.upperNum : this.bounds.outOfRangeBig(ts);
+      if (out) {
+        this.recordError(i, this.bounds.describe(ts, i), true);
+        return maxNum;
+      }
+    } else if (latTimestamp !== null) {
+      this.recordError(i, `Invalid timestamp type in message ${i}. Producer should not set timestamp type to LogAppendTime.`, true);
+      return maxNum;
+    }
+    if (small) return Math.max(maxNum, Number(ts));
+    if (this.maxBig === null || ts > this.maxBig) this.maxBig = ts;
+    return maxNum;
   }
 
   /** The batch's largest record timestamp (-1 when none is above it, as Kafka's NO_TIMESTAMP). */
