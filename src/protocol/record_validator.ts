@@ -26,7 +26,14 @@
 //
 // Timestamps are int64: base + delta is computed in doubles only while both are safe integers,
 // and in bigint otherwise (2^63-1 is a legal timestamp, accepted under the default bounds as
-// Kafka accepts it). No object is made per record: a cursor walks the bytes.
+// Kafka accepts it). No object is made per record: a position walks the bytes, and the varint
+// readers hand back where they ended through module state.
+//
+// Where strand is stricter or looser than Kafka, on purpose: a CreateTime base + delta outside
+// int64 is INVALID_TIMESTAMP (Java would wrap it); a key or header value length below -1 is
+// INVALID_RECORD (Kafka reads it as null, and strand's own readers would refuse it later); a set
+// of several batches is still taken, each walked (Kafka refuses more than one in Produce v3+);
+// a batch's baseOffset need not be 0 (it is overwritten on append either way).
 
 import { crc32c, decompressedBytesMax, ErrorCode, produceRecordErrorsMax, recordBatchHeaderBytes } from "../util/mod.ts";
 import { decompress } from "./compression.ts";
