@@ -127,6 +127,10 @@ export class Broker {
       minCleanableDirtyRatio: config.logCleaner.minCleanableRatio,
       minCompactionLagMs: config.logCleaner.minCompactionLagMs,
       maxCompactionLagMs: config.logCleaner.maxCompactionLagMs,
+      messageTimestampType: config.logMessageTimestamp.type,
+      messageTimestampBeforeMaxMs: config.logMessageTimestamp.beforeMaxMs,
+      messageTimestampAfterMaxMs: config.logMessageTimestamp.afterMaxMs,
+      messageTimestampDifferenceMaxMs: config.logMessageTimestamp.differenceMaxMs,
     };
     const brokerId = config.brokerId >= 0 ? config.brokerId : await generateBrokerId(platform, config, registry);
     const log = logger.child({ broker: brokerId });

@@ -130,6 +130,11 @@ export const brokerConfigKeys: Record<string, KeyDef> = {
   "log.retention.check.interval.ms": { kind: "long", default: "300000", min: 1 },
   "log.segment.delete.delay.ms": { kind: "long", default: "60000", min: 0 },
   "log.cleanup.policy": { kind: "list", default: "delete", check: cleanupPolicyCheck },
+  // Record timestamps on produce (protocol/record_validator.ts): the topic keys' defaults.
+  "log.message.timestamp.type": { kind: "string", default: "CreateTime", check: timestampTypeCheck },
+  "log.message.timestamp.before.max.ms": { kind: "long", default: "9223372036854775807", min: 0 },
+  "log.message.timestamp.after.max.ms": { kind: "long", default: "9223372036854775807", min: 0 },
+  "log.message.timestamp.difference.max.ms": { kind: "long", default: "9223372036854775807", min: 0 },
   // Compaction (src/log/cleaner.ts): one cleaner on the event loop; threads 0 disables it.
   "log.cleaner.enable": { kind: "bool", default: "true" },
   "log.cleaner.threads": { kind: "int", default: "1", min: 0 },
@@ -202,6 +207,10 @@ export interface Listener {
   port: number;
 }
 
+function timestampTypeCheck(v: string): string | null {
+  return v === "CreateTime" || v === "LogAppendTime" ? null : `"${v}" is not CreateTime or LogAppendTime`;
+}
+
 export interface BrokerConfig {
   brokerId: number;
   rack: string | null;
@@ -254,6 +263,8 @@ export interface BrokerConfig {
   numRecoveryThreadsPerDataDir: number;
   logSegmentDeleteDelayMs: number;
   logCleanupPolicy: string;
+  /** log.message.timestamp.*: defaults of the topics' message.timestamp.* keys. */
+  logMessageTimestamp: { type: string; beforeMaxMs: number; afterMaxMs: number; differenceMaxMs: number };
   /** log.cleaner.*: the LogCleaner's settings and the broker defaults of the compaction topic keys. */
   logCleaner: {
     enable: boolean;
@@ -435,6 +446,12 @@ export function parseBrokerConfig(input: Map<string, string>): { config: BrokerC
     numRecoveryThreadsPerDataDir: int("num.recovery.threads.per.data.dir"),
     logSegmentDeleteDelayMs: int("log.segment.delete.delay.ms"),
     logCleanupPolicy: splitList(raw.get("log.cleanup.policy")!).join(","),
+    logMessageTimestamp: {
+      type: raw.get("log.message.timestamp.type")!,
+      beforeMaxMs: int("log.message.timestamp.before.max.ms"),
+      afterMaxMs: int("log.message.timestamp.after.max.ms"),
+      differenceMaxMs: int("log.message.timestamp.difference.max.ms"),
+    },
     logCleaner: {
       enable: raw.get("log.cleaner.enable")!.toLowerCase() === "true",
       threads: int("log.cleaner.threads"),

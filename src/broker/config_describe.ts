@@ -140,6 +140,24 @@ export const topicConfigDefs: Record<string, TopicKeyDef> = {
     synonyms: [{ key: "message.max.bytes", kafkaDefault: "1048588" }],
     doc: "The largest record batch size allowed by Kafka (after compression if compression is enabled).",
   },
+  "message.timestamp.after.max.ms": {
+    type: T.LONG,
+    synonyms: [{ key: "log.message.timestamp.after.max.ms", kafkaDefault: LONG_MAX }],
+    doc: "The most a record's CreateTime timestamp may be ahead of the broker's clock; a record further ahead " +
+      "is refused with INVALID_TIMESTAMP. Ignored with LogAppendTime.",
+  },
+  "message.timestamp.before.max.ms": {
+    type: T.LONG,
+    synonyms: [{ key: "log.message.timestamp.before.max.ms", kafkaDefault: LONG_MAX }],
+    doc: "The most a record's CreateTime timestamp may be behind the broker's clock; an older record " +
+      "is refused with INVALID_TIMESTAMP. Ignored with LogAppendTime.",
+  },
+  "message.timestamp.difference.max.ms": {
+    type: T.LONG,
+    synonyms: [{ key: "log.message.timestamp.difference.max.ms", kafkaDefault: LONG_MAX }],
+    doc: "[DEPRECATED] The most a CreateTime timestamp may differ from the broker's clock, either way; used for " +
+      "message.timestamp.before.max.ms and after.max.ms while they keep their default.",
+  },
   "message.timestamp.type": {
     type: T.STRING,
     synonyms: [{ key: "log.message.timestamp.type", kafkaDefault: "CreateTime" }],

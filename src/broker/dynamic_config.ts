@@ -53,6 +53,10 @@ export const dynamicBrokerConfigKeys: ReadonlySet<string> = new Set([
   "log.flush.interval.ms",
   "log.index.interval.bytes",
   "log.index.size.max.bytes",
+  "log.message.timestamp.after.max.ms",
+  "log.message.timestamp.before.max.ms",
+  "log.message.timestamp.difference.max.ms",
+  "log.message.timestamp.type",
   "log.retention.bytes",
   "log.retention.ms",
   "log.roll.ms",
@@ -90,6 +94,10 @@ export function logDefaultsOf(config: BrokerConfig): TopicLogConfig {
     minCleanableDirtyRatio: config.logCleaner.minCleanableRatio,
     minCompactionLagMs: config.logCleaner.minCompactionLagMs,
     maxCompactionLagMs: config.logCleaner.maxCompactionLagMs,
+    messageTimestampType: config.logMessageTimestamp.type,
+    messageTimestampBeforeMaxMs: config.logMessageTimestamp.beforeMaxMs,
+    messageTimestampAfterMaxMs: config.logMessageTimestamp.afterMaxMs,
+    messageTimestampDifferenceMaxMs: config.logMessageTimestamp.differenceMaxMs,
   };
 }
 

@@ -12,6 +12,8 @@
 //   min.cleanable.dirty.ratio ← log.cleaner.min.cleanable.ratio
 //   min.compaction.lag.ms ← log.cleaner.min.compaction.lag.ms
 //   max.compaction.lag.ms ← log.cleaner.max.compaction.lag.ms
+//   message.timestamp.{type,before.max.ms,after.max.ms,difference.max.ms} ← log.message.timestamp.*
+//   (the produce path's record validation reads them: protocol/record_validator.ts)
 
 import type { SegmentConfig } from "./segment.ts";
 
@@ -97,6 +99,9 @@ export const topicConfigChecks: Record<string, Check> = {
   "index.interval.bytes": int(0),
   "max.compaction.lag.ms": long(1),
   "max.message.bytes": int(0),
+  "message.timestamp.after.max.ms": long(0),
+  "message.timestamp.before.max.ms": long(0),
+  "message.timestamp.difference.max.ms": long(0),
   "message.timestamp.type": word("CreateTime", "LogAppendTime"),
   "min.cleanable.dirty.ratio": double(0, 1),
   "min.compaction.lag.ms": long(0),
@@ -123,6 +128,16 @@ export interface TopicLogConfig extends LogConfig {
   maxMessageBytes: number;
   /** min.insync.replicas: acks=all writes need this many ISR members (the Partition checks it). */
   minInsyncReplicas?: number;
+  /** message.timestamp.type: CreateTime (the producer's) or LogAppendTime (the leader's clock). */
+  messageTimestampType?: string;
+  /**
+   * message.timestamp.before.max.ms / after.max.ms / difference.max.ms as set (Long.MAX_VALUE
+   * arrives as Number.MAX_SAFE_INTEGER or more). As in Kafka, before and after at that default
+   * fall back to the legacy difference.max.ms.
+   */
+  messageTimestampBeforeMaxMs?: number;
+  messageTimestampAfterMaxMs?: number;
+  messageTimestampDifferenceMaxMs?: number;
 }
 
 /** The topic's effective log config: its overrides over the broker's defaults. */
@@ -144,6 +159,10 @@ export function effectiveLogConfig(defaults: TopicLogConfig, overrides: Record<s
     minCleanableDirtyRatio: num("min.cleanable.dirty.ratio", defaults.minCleanableDirtyRatio ?? logConfigDefaults.minCleanableDirtyRatio),
     minCompactionLagMs: num("min.compaction.lag.ms", defaults.minCompactionLagMs ?? logConfigDefaults.minCompactionLagMs),
     maxCompactionLagMs: num("max.compaction.lag.ms", defaults.maxCompactionLagMs ?? logConfigDefaults.maxCompactionLagMs),
+    messageTimestampType: overrides["message.timestamp.type"]?.trim() ?? defaults.messageTimestampType ?? "CreateTime",
+    messageTimestampBeforeMaxMs: num("message.timestamp.before.max.ms", defaults.messageTimestampBeforeMaxMs ?? Number.MAX_SAFE_INTEGER),
+    messageTimestampAfterMaxMs: num("message.timestamp.after.max.ms", defaults.messageTimestampAfterMaxMs ?? Number.MAX_SAFE_INTEGER),
+    messageTimestampDifferenceMaxMs: num("message.timestamp.difference.max.ms", defaults.messageTimestampDifferenceMaxMs ?? Number.MAX_SAFE_INTEGER),
     cleanupPolicy: overrides["cleanup.policy"] !== undefined
       ? overrides["cleanup.policy"].split(",").map((p) => p.trim()).join(",")
       : defaults.cleanupPolicy ?? logConfigDefaults.cleanupPolicy,

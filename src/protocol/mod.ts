@@ -5,7 +5,8 @@
 // - codec.ts: encoder and decoder derived from a declaration for one version; flexible versions
 //   use compact lengths and tagged-field sections. Decoding never throws on malformed input.
 // - headers.ts: request header v0-v2, response header v0-v1 (ApiVersions always answers in v0).
-// - record_batch.ts: the record batch v2 header (61 bytes), validation and offset assignment;
+// - record_batch.ts: the record batch v2 header (61 bytes) and offset assignment;
+//   record_validator.ts: the produce path's check of every batch and record (Kafka's LogValidator);
 //   record_batch_builder.ts: a v2 batch built record by record (for the broker's own writes).
 //   records.ts: the records inside a batch, decoded (loading __consumer_offsets, compaction).
 // - compression.ts: Kafka's codecs (gzip, snappy, lz4, zstd) on bytes; decompression is bounded
@@ -15,7 +16,7 @@
 //   internal/consumer_protocol.ts: consumer subscription and assignment bytes (JoinGroup, SyncGroup).
 //
 // Invariants: every length read from the wire is checked against the bytes left and a named
-// limit before allocating; records stay bytes (only batch headers are parsed), except on the
+// limit before allocating; records stay bytes (walked with a cursor, never decoded into objects), except on the
 // legacy up-conversion path, which only clients too old for record batch v2 take.
 export * from "./api/mod.ts";
 export * from "./codec.ts";
@@ -26,5 +27,6 @@ export * from "./internal/offsets_records.ts";
 export * from "./message_set.ts";
 export * from "./record_batch.ts";
 export * from "./record_batch_builder.ts";
+export * from "./record_validator.ts";
 export * from "./records.ts";
 export * from "./schema.ts";

@@ -1,5 +1,5 @@
-// Record batch v2 (magic 2), as produced, stored and fetched. Only the 61-byte header is ever
-// parsed on the produce and fetch paths; records stay bytes.
+// Record batch v2 (magic 2), as produced, stored and fetched. The fetch path parses only the
+// 61-byte header; the produce path also walks every record (record_validator.ts). Records stay bytes.
 //
 //   offset  size  field
 //   0       8     baseOffset            patched by the broker on append
@@ -20,7 +20,7 @@
 //
 // The fields patched on append lie outside the CRC's range, so the client's checksum stays valid.
 
-import { crc32c, ErrorCode, recordBatchHeaderBytes } from "../util/mod.ts";
+import { crc32c, recordBatchHeaderBytes } from "../util/mod.ts";
 
 export const BatchField = {
   baseOffset: 0,
@@ -50,73 +50,6 @@ export function view(buf: Uint8Array): DataView {
 /** Total size of the batch starting at `pos`, read from its header (no validation). */
 export function batchSizeAt(dv: DataView, pos: number): number {
   return batchLogOverhead + dv.getInt32(pos + BatchField.batchLength);
-}
-
-export interface BatchSetSummary {
-  errorCode: number;
-  message: string;
-  batchCount: number;
-  /** Sum over batches of lastOffsetDelta + 1: how many offsets the set takes. */
-  offsetCount: number;
-  recordCount: number;
-  maxTimestamp: bigint;
-}
-
-function fail(errorCode: number, message: string): BatchSetSummary {
-  return { errorCode, message, batchCount: 0, offsetCount: 0, recordCount: 0, maxTimestamp: -1n };
-}
-
-/**
- * Checks a produced record set before it is appended: every batch whole, magic 2, CRC32C right,
- * counts consistent, each batch within maxBatchBytes. Returns NONE with a summary, or the Kafka
- * error code the partition should answer with. Reads headers only; the records are not parsed.
- */
-export function validateBatches(records: Uint8Array, maxBatchBytes: number): BatchSetSummary {
-  const dv = view(records);
-  let pos = 0;
-  let batchCount = 0;
-  let offsetCount = 0;
-  let recordCount = 0;
-  let maxTimestamp = -1n;
-  if (records.length === 0) return fail(ErrorCode.CORRUPT_MESSAGE, "empty record set");
-  while (pos < records.length) {
-    const left = records.length - pos;
-    if (left < recordBatchHeaderBytes) {
-      return fail(ErrorCode.CORRUPT_MESSAGE, `${left} trailing bytes are not a whole batch header`);
-    }
-    const magic = dv.getInt8(pos + BatchField.magic);
-    if (magic !== 2) {
-      const code = magic >= 0 && magic < 2 ? ErrorCode.UNSUPPORTED_FOR_MESSAGE_FORMAT : ErrorCode.CORRUPT_MESSAGE;
-      return fail(code, `record batch magic ${magic}; strand stores magic 2 only`);
-    }
-    const size = batchSizeAt(dv, pos);
-    if (size < recordBatchHeaderBytes || size > left) {
-      return fail(ErrorCode.CORRUPT_MESSAGE, `batch length ${size - batchLogOverhead} does not fit the ${left} bytes left`);
-    }
-    if (size > maxBatchBytes) {
-      return fail(ErrorCode.MESSAGE_TOO_LARGE, `batch of ${size} bytes is larger than the limit ${maxBatchBytes}`);
-    }
-    const crc = dv.getUint32(pos + BatchField.crc);
-    if (crc32c(records, pos + BatchField.attributes, pos + size) !== crc) {
-      return fail(ErrorCode.CORRUPT_MESSAGE, "record batch CRC32C mismatch");
-    }
-    const attributes = dv.getInt16(pos + BatchField.attributes);
-    if ((attributes & 7) > Compression.zstd) {
-      return fail(ErrorCode.UNSUPPORTED_COMPRESSION_TYPE, `compression codec ${attributes & 7}`);
-    }
-    const count = dv.getInt32(pos + BatchField.recordCount);
-    const lastOffsetDelta = dv.getInt32(pos + BatchField.lastOffsetDelta);
-    if (count <= 0 || lastOffsetDelta < 0 || lastOffsetDelta + 1 !== count) {
-      return fail(ErrorCode.INVALID_RECORD, `record count ${count} with last offset delta ${lastOffsetDelta}`);
-    }
-    const ts = dv.getBigInt64(pos + BatchField.maxTimestamp);
-    if (ts > maxTimestamp) maxTimestamp = ts;
-    batchCount++;
-    offsetCount += lastOffsetDelta + 1;
-    recordCount += count;
-    pos += size;
-  }
-  return { errorCode: ErrorCode.NONE, message: "", batchCount, offsetCount, recordCount, maxTimestamp };
 }
 
 /**

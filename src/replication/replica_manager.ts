@@ -23,8 +23,8 @@
 import type { LogManager, TopicLogConfig } from "../log/mod.ts";
 import { KafkaStorageError, topicPartitionKey } from "../log/mod.ts";
 import type { Clock } from "../platform/mod.ts";
-import { recordSetMagic, upConvertMessageSet, validateBatches } from "../protocol/mod.ts";
-import { ErrorCode, KafkaError, partitionLogRetryMs } from "../util/mod.ts";
+import { recordSetMagic, type RecordRules, upConvertMessageSet, validateBatches } from "../protocol/mod.ts";
+import { decompressedBytesMax, ErrorCode, KafkaError, partitionLogRetryMs } from "../util/mod.ts";
 import type { Logger } from "../util/mod.ts";
 import { type IsrWriter, Partition, type PartitionState } from "./partition.ts";
 import { DelayedOperationPurgatory } from "./purgatory.ts";
@@ -243,6 +243,7 @@ export class ReplicaManager implements FollowerLog {
       logAppendTimeMs: -1,
       logStartOffset: -1,
       recordCount: 0,
+      recordErrors: [],
     };
     const fail = (errorCode: number, errorMessage: string) => ({ ...result, errorCode, errorMessage });
     const p = this.getPartition(topic, partition);
@@ -250,21 +251,23 @@ export class ReplicaManager implements FollowerLog {
     if (p === undefined) return fail(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, `this broker has no partition ${topic}-${partition}`);
     if (!p.isLeader) return fail(ErrorCode.NOT_LEADER_OR_FOLLOWER, `broker ${this.brokerId} is not the leader of ${topic}-${partition}`);
     if (records === null || records.length === 0) return fail(ErrorCode.CORRUPT_MESSAGE, "no records");
-    const maxBytes = (p.log.config as TopicLogConfig).maxMessageBytes ?? maxMessageBytesDefault;
+    const config = p.log.config as TopicLogConfig;
+    const maxBytes = config.maxMessageBytes ?? maxMessageBytesDefault;
     const magic = recordSetMagic(records);
     if (legacyFormat && (magic === 0 || magic === 1)) {
       const converted = upConvertMessageSet(records);
       if (converted.batch === null) return fail(converted.errorCode, converted.message);
       records = converted.batch;
     }
-    const summary = validateBatches(records, maxBytes);
-    if (summary.errorCode !== ErrorCode.NONE) return fail(summary.errorCode, summary.message);
+    const summary = validateBatches(records, maxBytes, recordRulesOf(topic, partition, config, this.clock.nowMs()));
+    if (summary.errorCode !== ErrorCode.NONE) return { ...fail(summary.errorCode, summary.message), recordErrors: summary.recordErrors };
     try {
       const info = p.appendRecordsToLeader(records, summary, requiredAcks, this.clock.monotonicMs());
       result.baseOffset = info.firstOffset;
       result.nextOffset = info.lastOffset + 1;
       result.logStartOffset = p.log.logStartOffset;
       result.recordCount = summary.recordCount;
+      result.logAppendTimeMs = summary.logAppendTimeMs;
       this.topicStats.recordIn(topic, summary.recordCount, records.length);
     } catch (e) {
       if (!(e instanceof KafkaError)) throw e;
@@ -535,4 +538,25 @@ export class ReplicaManager implements FollowerLog {
     this.partitions.clear();
     this.offline.clear();
   }
+}
+
+/**
+ * What a produce to this partition must satisfy, from its topic config (Kafka's LogConfig): keys
+ * on compacted topics, the timestamp type, and the timestamp bounds, where before/after.max.ms
+ * left at Long.MAX_VALUE fall back to the legacy difference.max.ms as Kafka's LogConfig does.
+ */
+export function recordRulesOf(topic: string, partition: number, config: TopicLogConfig, nowMs: number): RecordRules {
+  const unset = Number.MAX_SAFE_INTEGER;
+  const difference = config.messageTimestampDifferenceMaxMs ?? unset;
+  const before = config.messageTimestampBeforeMaxMs ?? unset;
+  const after = config.messageTimestampAfterMaxMs ?? unset;
+  return {
+    topicPartition: `${topic}-${partition}`,
+    compacted: (config.cleanupPolicy ?? "delete").split(",").includes("compact"),
+    logAppendTime: config.messageTimestampType === "LogAppendTime",
+    timestampBeforeMaxMs: before >= unset ? difference : before,
+    timestampAfterMaxMs: after >= unset ? difference : after,
+    nowMs,
+    decompressedBytesMax,
+  };
 }

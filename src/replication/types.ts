@@ -3,6 +3,8 @@
 // src/client, above this module): FollowerLog (what a fetcher does to the local replica) and
 // ReplicaFetchers (what the ReplicaManager asks of the fetchers on LeaderAndIsr / StopReplica).
 
+import type { RecordError } from "../protocol/mod.ts";
+
 export interface ProduceResult {
   errorCode: number;
   errorMessage: string | null;
@@ -12,6 +14,8 @@ export interface ProduceResult {
   logAppendTimeMs: number;
   logStartOffset: number;
   recordCount: number;
+  /** Produce v8+ recordErrors: the records that made an INVALID_RECORD / INVALID_TIMESTAMP answer. */
+  recordErrors: RecordError[];
 }
 
 export interface DeleteRecordsResult {

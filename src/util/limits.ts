@@ -41,6 +41,11 @@ export const indexWriteBufferEntries = 512;
  * process's memory; 64 times Kafka's default message.max.bytes covers any real producer's batch.
  */
 export const decompressedBytesMax = 64 * 1024 * 1024;
+/**
+ * Most per-record errors (recordErrors) one partition's Produce answer lists: a batch of a million
+ * keyless records on a compacted topic is refused whole either way, and the answer stays small.
+ */
+export const produceRecordErrorsMax = 1_000;
 /** Most entries a checkpoint file (recovery point, high watermark, log start offset) may list. */
 export const checkpointEntriesMax = 10_000_000;
 /**

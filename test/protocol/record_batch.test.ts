@@ -7,9 +7,9 @@ import {
   BatchField,
   batchCrcValid,
   batchSizeAt,
-  validateBatches,
   view,
 } from "../../src/protocol/record_batch.ts";
+import { validateBatches } from "../../src/protocol/record_validator.ts";
 import { crc32c } from "../../src/util/crc32c.ts";
 import { ErrorCode } from "../../src/util/errors.ts";
 import { BASE_TIMESTAMP, buildBatch, concatBytes, parseBatches, text, valueRecords } from "../helpers/record_batch.ts";
@@ -138,13 +138,14 @@ test("validateBatches: a batch larger than the limit is MESSAGE_TOO_LARGE; at th
   assert.equal(validateBatches(concatBytes(small, small, small), small.length).errorCode, ErrorCode.NONE);
 });
 
-test("validateBatches: compression codec 7 (and 5, 6) is UNSUPPORTED_COMPRESSION_TYPE; 0-4 pass the header check", () => {
+test("validateBatches: compression codec 7 (and 5, 6) is UNSUPPORTED_COMPRESSION_TYPE; 1-4 over plain records do not decode", () => {
   for (const codec of [5, 6, 7]) {
     assert.equal(validateBatches(buildBatch(valueRecords(1), { attributes: codec }), MAX).errorCode, ErrorCode.UNSUPPORTED_COMPRESSION_TYPE, `codec ${codec}`);
   }
-  for (const codec of [0, 1, 2, 3, 4]) {
-    // The records are not parsed here, so uncompressed bytes under a codec flag still pass.
-    assert.equal(validateBatches(buildBatch(valueRecords(1), { attributes: codec }), MAX).errorCode, ErrorCode.NONE, `codec ${codec}`);
+  assert.equal(validateBatches(buildBatch(valueRecords(1), { attributes: 0 }), MAX).errorCode, ErrorCode.NONE);
+  for (const codec of [1, 2, 3, 4]) {
+    // Every record is walked, so uncompressed bytes under a codec flag are refused.
+    assert.equal(validateBatches(buildBatch(valueRecords(1), { attributes: codec }), MAX).errorCode, ErrorCode.CORRUPT_MESSAGE, `codec ${codec}`);
   }
 });
 

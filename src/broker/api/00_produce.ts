@@ -1,5 +1,7 @@
-// Produce (0), v0-9. Each partition's record set is validated (header, CRC32C, counts, size) and
-// appended as bytes by the partition leader; in v0-2 a legacy message set (magic 0/1) is first
+// Produce (0), v0-9. Each partition's record set is validated (header, CRC32C, size, and every
+// record: protocol/record_validator.ts, against the topic's config) and appended as bytes by the
+// partition leader; per-record problems come back as recordErrors (v8+), and logAppendTimeMs is
+// the leader's stamp when the topic uses message.timestamp.type=LogAppendTime; in v0-2 a legacy message set (magic 0/1) is first
 // up-converted into one record batch v2 (protocol/message_set.ts), the only format stored.
 // acks: 0 (no response; a failure closes the connection, as Kafka does, so the client refreshes
 // metadata), 1 (answered once the leader has appended), or -1 (all: refused with
@@ -10,8 +12,11 @@ import { anyBatchUsesCodec, Compression, ProduceApi } from "../../protocol/mod.t
 import type { Struct } from "../../protocol/mod.ts";
 import { ErrorCode } from "../../util/mod.ts";
 import { internalTopics } from "../../controller/mod.ts";
+import type { ProduceResult } from "../../replication/mod.ts";
 import type { ApiHandler } from "../dispatch.ts";
 import { type BrokerServices, CloseConnection } from "../services.ts";
+
+type Refusal = { errorCode: number; errorMessage: string | null; baseOffset: number; logStartOffset: number };
 
 interface PartitionData {
   index: number;
@@ -35,7 +40,7 @@ export const produceHandler: ApiHandler<BrokerServices> = {
       partitionResponses: t.partitionData.map((p): Struct => {
         // Internal topics (__consumer_offsets) take only their coordinator's writes, which do not
         // come through here: a client's produce is INVALID_TOPIC_EXCEPTION, as Kafka answers.
-        const r = badAcks
+        const r: Refusal & Partial<ProduceResult> = badAcks
           ? { errorCode: ErrorCode.INVALID_REQUIRED_ACKS, errorMessage: `acks=${acks}`, baseOffset: -1, logStartOffset: -1 }
           : internalTopics.has(t.name)
           ? { errorCode: ErrorCode.INVALID_TOPIC_EXCEPTION, errorMessage: `cannot append to internal topic ${t.name}`, baseOffset: -1, logStartOffset: -1 }
@@ -43,7 +48,7 @@ export const produceHandler: ApiHandler<BrokerServices> = {
           : ctx.version < 7 && p.records !== null && anyBatchUsesCodec(p.records, Compression.zstd)
           ? { errorCode: ErrorCode.UNSUPPORTED_COMPRESSION_TYPE, errorMessage: `zstd needs Produce v7+, got v${ctx.version}`, baseOffset: -1, logStartOffset: -1 }
           : s.replicaManager.appendToPartition(t.name, p.index, p.records, s.config.messageMaxBytes, ctx.version < 3, acks);
-        if (acks === -1 && r.errorCode === ErrorCode.NONE) waiting.push({ topic: t.name, partition: p.index, requiredOffset: (r as { nextOffset: number }).nextOffset });
+        if (acks === -1 && r.errorCode === ErrorCode.NONE) waiting.push({ topic: t.name, partition: p.index, requiredOffset: r.nextOffset! });
         if (r.errorCode !== ErrorCode.NONE) {
           failed = true;
           s.logger.debug({ topic: t.name, partition: p.index, errorCode: r.errorCode, reason: r.errorMessage }, "produce refused");
@@ -52,9 +57,9 @@ export const produceHandler: ApiHandler<BrokerServices> = {
           index: p.index,
           errorCode: r.errorCode,
           baseOffset: BigInt(r.baseOffset),
-          logAppendTimeMs: -1n,
+          logAppendTimeMs: BigInt(r.logAppendTimeMs ?? -1),
           logStartOffset: BigInt(r.logStartOffset),
-          recordErrors: [],
+          recordErrors: r.recordErrors?.map((e) => ({ batchIndex: e.batchIndex, batchIndexErrorMessage: e.batchIndexErrorMessage })) ?? [],
           errorMessage: r.errorMessage,
         };
       }),
