@@ -1,12 +1,13 @@
 // Offsets of Kafka 0.8-style consumers (OffsetCommit v0, OffsetFetch v0), kept in the registry
 // at /consumers/<group>/offsets/<topic>/<partition> as decimal text, exactly where ZooKeeper-based
 // consumers and tools look for them.
-import { ConsumerOffset, RegistryError } from "../../registry/mod.ts";
+import { ConsumerOffset, pathProblem, RegistryError } from "../../registry/mod.ts";
 import { ErrorCode } from "../../util/mod.ts";
 import type { BrokerServices } from "../services.ts";
 
+/** A group id that is one registry path segment (ZooKeeper refuses control and reserved characters). */
 function validGroupPath(groupId: string): boolean {
-  return groupId !== "" && !groupId.includes("/") && groupId !== "." && groupId !== "..";
+  return groupId !== "" && !groupId.includes("/") && pathProblem(`/${groupId}`) === null;
 }
 
 export async function commitToRegistry(
