@@ -19,7 +19,7 @@ import { join } from "node:path";
 import { ApiVersionsApi, MetadataApi } from "../../src/protocol/api/mod.ts";
 import { buildBatch, parseBatches } from "../helpers/record_batch.ts";
 import { createTopic, fetchOnce, produce, WireClient } from "../helpers/wire.ts";
-import { type Advertised, concat, defaultPools, type PlannedFrame, type Pools, Rng, SessionPlanner, streamSeed, toHex } from "./generate.ts";
+import { type Advertised, batchKindCounts, concat, defaultPools, type PlannedFrame, type Pools, Rng, SessionPlanner, streamSeed, toHex } from "./generate.ts";
 
 export type Runtime = "bun" | "deno";
 export const currentRuntime: Runtime = (globalThis as { Deno?: unknown }).Deno !== undefined ? "deno" : "bun";
@@ -28,7 +28,7 @@ export interface FuzzOptions {
   frames: number;
   seed: number;
   runtime: Runtime;
-  /** Concurrent connections (default 6). */
+  /** Concurrent connections (default 8). */
   connections?: number;
   /** Frames of unconstrained controller requests (4-7) after the main phase (default frames / 50). */
   controlFrames?: number;
@@ -58,6 +58,8 @@ export interface FuzzResult {
   windowsAbandoned: { session: number; what: string }[];
   durationMs: number;
   mainPhaseMs: number;
+  /** CPU seconds the broker used in the main phase. */
+  mainPhaseBrokerCpuS: number;
   rssStartMb: number;
   rssPeakMb: number;
   rssEndMb: number;
@@ -201,6 +203,16 @@ class BrokerProcess {
     try {
       const m = /^VmRSS:\s+(\d+) kB/m.exec(readFileSync(`/proc/${this.pid}/status`, "utf8"));
       return m ? Number(m[1]) : 0;
+    } catch {
+      return 0;
+    }
+  }
+
+  /** CPU seconds (user + system) the broker has used so far. */
+  cpuSeconds(): number {
+    try {
+      const f = readFileSync(`/proc/${this.pid}/stat`, "utf8").split(") ")[1].split(" ");
+      return (Number(f[11]) + Number(f[12])) / 100;
     } catch {
       return 0;
     }
@@ -386,21 +398,22 @@ export async function runFuzz(opts: FuzzOptions): Promise<FuzzResult> {
   const rtTopic = `fuzz-roundtrip-${tag}-${Date.now().toString(36)}`;
   const result: FuzzResult = {
     seed: opts.seed, runtime: opts.runtime, framesSent: 0, framesDelivered: 0, controlFramesDelivered: 0, sessions: 0,
-    closedByBroker: 0, windowsAbandoned: [], durationMs: 0, mainPhaseMs: 0, rssStartMb: 0, rssPeakMb: 0, rssEndMb: 0,
+    closedByBroker: 0, windowsAbandoned: [], durationMs: 0, mainPhaseMs: 0, mainPhaseBrokerCpuS: 0, rssStartMb: 0, rssPeakMb: 0, rssEndMb: 0,
     errorLines: [], stderr: "", unexpectedExit: null, roundTrips: [], stopStatus: null, restartOk: null,
     warnCounts: {}, kindCounts: {}, apiCounts: {},
   };
   // Sessions by the local port of their connection, to name the one an error line points at.
   const sessionsByPort = new Map<number, { session: number; conn: FuzzConnection }>();
-  const recentPorts: number[] = [];
+  const recentPorts: { port: number; session: number }[] = [];
   const errorByKey = new Map<string, ErrorLineReport>();
   let delivered = 0;
 
   const onLine = (line: string, p: Record<string, unknown> | null) => {
     const level = typeof p?.level === "number" ? p.level : null;
     if (level !== null && level >= 50) {
+      // One report per kind of failure: paths, quoted names and numbers in the message vary.
       const err = typeof p!.err === "string" ? (p!.err as string).split("\n")[0] : "";
-      const key = `${p!.msg} ${err}`.slice(0, 300);
+      const key = `${p!.apiKey ?? ""} ${p!.msg} ${err.replace(/\/.*?(?= \(|$)/g, "/…").replace(/"[^"]*"/g, '"…"').replace(/\d+/g, "N")}`.slice(0, 300);
       const seen = errorByKey.get(key);
       if (seen !== undefined) return void seen.count++;
       const remote = typeof p!.remote === "string" ? Number((p!.remote as string).split(":").pop()) : NaN;
@@ -416,7 +429,9 @@ export async function runFuzz(opts: FuzzOptions): Promise<FuzzResult> {
   let rssTimer: ReturnType<typeof setInterval> | null = null;
   const sampleRss = () => {
     const kb = broker.rssKb();
-    if (kb > 0) result.rssPeakMb = Math.max(result.rssPeakMb, Math.round(kb / 1024));
+    const mb = Math.round(kb / 1024);
+    if (mb > result.rssPeakMb + 50 && result.rssPeakMb > 0) log(`broker RSS up from ${result.rssPeakMb} MB to ${mb} MB after ~${delivered} frames (${batchKindCounts["bomb"] ?? 0} gzip bombs generated)`);
+    if (kb > 0) result.rssPeakMb = Math.max(result.rssPeakMb, mb);
   };
   try {
     await broker.start();
@@ -484,6 +499,8 @@ export async function runFuzz(opts: FuzzOptions): Promise<FuzzResult> {
 
     // ---- main phase ----
     const mainStart = Date.now();
+    const cpuStart = broker.cpuSeconds();
+    const ownCpuStart = process.cpuUsage();
     const target = opts.onlySession !== undefined ? Infinity : opts.frames;
     let nextSession = opts.onlySession ?? 0;
     let nextCheck = target / 5;
@@ -501,14 +518,20 @@ export async function runFuzz(opts: FuzzOptions): Promise<FuzzResult> {
         throw e;
       }
       result.sessions++;
+      // Kept for the last 256 sessions (error lines come right after the frame); a port is reused.
       sessionsByPort.set(conn.localPort, { session, conn });
-      recentPorts.push(conn.localPort);
-      if (recentPorts.length > 256) sessionsByPort.delete(recentPorts.shift()!);
+      recentPorts.push({ port: conn.localPort, session });
+      if (recentPorts.length > 256) {
+        const old = recentPorts.shift()!;
+        if (sessionsByPort.get(old.port)?.session === old.session) sessionsByPort.delete(old.port);
+      }
       const windows = rng.range(1, 8);
       try {
         for (let w = 0; w < windows && !conn.closed; w++) {
           const frames: PlannedFrame[] = [];
-          const n = rng.range(2, 40);
+          // A first window is short: many connections end at their first hostile frame, and what
+          // follows a closing frame is generated and sent for nothing.
+          const n = w === 0 ? rng.range(2, 12) : rng.range(2, 40);
           for (let i = 0; i < n; i++) frames.push(planner.frame(false));
           const hostile = rng.weighted([[35, 0], [40, 1], [18, 2], [7, 3]] as const);
           let poison: PlannedFrame | null = null;
@@ -575,9 +598,12 @@ export async function runFuzz(opts: FuzzOptions): Promise<FuzzResult> {
         if (opts.onlySession !== undefined) break;
       }
     };
-    await Promise.all(Array.from({ length: opts.onlySession !== undefined ? 1 : (opts.connections ?? 6) }, worker));
+    await Promise.all(Array.from({ length: opts.onlySession !== undefined ? 1 : (opts.connections ?? 8) }, worker));
     await Promise.all(checks);
     result.mainPhaseMs = Date.now() - mainStart;
+    result.mainPhaseBrokerCpuS = broker.cpuSeconds() - cpuStart;
+    const cpu = process.cpuUsage(ownCpuStart);
+    log(`main phase: fuzzer CPU ${((cpu.user + cpu.system) / 1e6).toFixed(1)} s, broker CPU ${result.mainPhaseBrokerCpuS.toFixed(1)} s, wall ${(result.mainPhaseMs / 1000).toFixed(1)} s`);
     if (!broker.alive) throw new Error("broker died");
     await roundTrip("after fuzzing");
 
@@ -634,18 +660,22 @@ export function summarize(r: FuzzResult): string {
   const lines = [
     `fuzz seed ${r.seed} (${r.runtime}): ${r.framesDelivered} frames delivered (${r.framesSent} sent) in ${r.sessions} sessions, ` +
     `${r.closedByBroker} closed by the broker; main phase ${(r.mainPhaseMs / 1000).toFixed(1)} s ` +
-    `(${Math.round(r.framesDelivered / (r.mainPhaseMs / 1000))} frames/s); total ${(r.durationMs / 1000).toFixed(1)} s`,
+    `(${Math.round(r.framesDelivered / (r.mainPhaseMs / 1000))} frames/s, broker CPU ${r.mainPhaseBrokerCpuS.toFixed(1)} s); total ${(r.durationMs / 1000).toFixed(1)} s`,
     `control phase: ${r.controlFramesDelivered} frames; RSS start ${r.rssStartMb} MB, peak ${r.rssPeakMb} MB, end ${r.rssEndMb} MB; ` +
     `stop status ${r.stopStatus}; restart ${r.restartOk}`,
     `round trips: ${r.roundTrips.map((t) => `${t.at}: ${t.ok ? "ok" : "FAILED " + t.detail}`).join("; ")}`,
     `windows abandoned (no answer in ${windowWaitMs / 1000} s): ${r.windowsAbandoned.length}${r.windowsAbandoned.length ? " " + JSON.stringify(r.windowsAbandoned.slice(0, 5)) : ""}`,
     `frame kinds: ${JSON.stringify(r.kindCounts)}`,
+    `record batch kinds (generated, this process): ${JSON.stringify(batchKindCounts)}`,
     `warn lines: ${JSON.stringify(Object.entries(r.warnCounts).sort((a, b) => b[1] - a[1]).slice(0, 12))}`,
   ];
   if (r.unexpectedExit) lines.push(`BROKER EXITED: ${r.unexpectedExit}`);
   if (r.stderr.trim()) lines.push(`broker stderr: ${r.stderr.slice(-1500)}`);
   for (const e of r.errorLines) {
-    lines.push(`ERROR-LEVEL LINE x${e.count} (first after ~${e.atDelivered} frames, session ${e.session}; replay: npm run fuzz -- --runtime ${r.runtime} --seed ${r.seed} --session ${e.session}):`);
+    const where = e.session === null
+      ? "no session named (not tied to a connection, or the restart)"
+      : `session ${e.session}; replay: npm run fuzz -- --runtime ${r.runtime} --seed ${r.seed} --session ${e.session}`;
+    lines.push(`ERROR-LEVEL LINE x${e.count} (first after ~${e.atDelivered} frames, ${where}):`);
     lines.push(`  ${e.line.slice(0, 1500)}`);
     for (const f of e.lastFrames) lines.push(`  last frame: ${f}`);
   }

@@ -125,13 +125,14 @@ function randomString(ctx: GenContext): string {
   const { rng } = ctx;
   const len = rng.weighted([[5, 0], [30, rng.range(1, 12)], [8, rng.range(13, 64)], [3, rng.range(200, 260)], [1, rng.range(1000, 4000)]] as const);
   const kind = rng.int(4);
-  let s = "";
+  const codes = new Array<number>(len);
   for (let i = 0; i < len; i++) {
-    if (kind === 0) s += alnum[rng.int(alnum.length)];
-    else if (kind === 1) s += String.fromCharCode(rng.range(0x20, 0x7e));
-    else if (kind === 2) s += String.fromCharCode(rng.int(0x80)); // control characters too
-    else s += String.fromCharCode(rng.pick([0x41, 0xe9, 0x4e2d, 0xd83d, 0xde00, 0xfffd, 0x2e, 0x2f, 0x0, 0x20]));
+    if (kind === 0) codes[i] = alnum.charCodeAt(rng.int(alnum.length));
+    else if (kind === 1) codes[i] = rng.range(0x20, 0x7e);
+    else if (kind === 2) codes[i] = rng.int(0x80); // control characters too
+    else codes[i] = rng.pick([0x41, 0xe9, 0x4e2d, 0xd83d, 0xde00, 0xfffd, 0x2e, 0x2f, 0x0, 0x20]);
   }
+  const s = String.fromCharCode(...codes);
   // No path separators in names a control request could turn into a directory (see wire.test.ts).
   return s.replaceAll("/", "_").replaceAll("\\", "_").replaceAll("\0", "_");
 }
@@ -653,14 +654,18 @@ function recordsValue(ctx: GenContext): Uint8Array | null {
   const { rng } = ctx;
   if (ctx.apiKey !== 0) return rng.bytes(rng.range(0, 80));
   const kind = rng.weighted<BatchKind>([
-    [30, "valid"], [12, "valid-compressed"], [8, "crc-ok-mutated-records"], [5, "bad-crc"], [5, "compressed-garbage"],
-    [5, "compressed-mutated"], [8, "header-lie"], [8, "record-lie"], [4, "timestamp-extreme"], [4, "transactional-bits"],
+    [30, "valid"], [7, "valid-compressed"], [8, "crc-ok-mutated-records"], [5, "bad-crc"], [5, "compressed-garbage"],
+    [3, "compressed-mutated"], [8, "header-lie"], [8, "record-lie"], [4, "timestamp-extreme"], [4, "transactional-bits"],
     [ctx.version < 3 ? 8 : 2, "legacy-garbage"], [4, "truncated"], [4, "multi"], [2, "empty"], [bombWeight, "bomb"],
   ]);
+  batchKindCounts[kind] = (batchKindCounts[kind] ?? 0) + 1;
   return batchVariant(rng, kind);
 }
+
+/** Batch kinds generated in this process so far (for the run's summary). */
+export const batchKindCounts: Record<string, number> = {};
 /** Weight of the gzip bomb among batch kinds (out of ~109): rare, as each costs the broker an inflate. */
-const bombWeight = 0.05;
+const bombWeight = 0.01;
 
 // ---- hostile frames -----------------------------------------------------------------------------
 
@@ -729,6 +734,9 @@ export function legitimatelyDisruptive(d: { apiKey: number; version: number; bod
   }
 }
 
+/** API keys legitimatelyDisruptive() looks at. */
+const mayDisrupt = new Set([4, 5, 6, 7, 19, 20, 37]);
+
 export class SessionPlanner {
   readonly rng: Rng;
   private nextCid = 1;
@@ -773,7 +781,9 @@ export class SessionPlanner {
       // A mutation may have turned a refused control request into an accepted one: check as the
       // broker would decode it.
       const payload = f.bytes.subarray(4);
-      const d = new DataView(f.bytes.buffer, f.bytes.byteOffset).getInt32(0) === payload.length ? decodeAsBroker(payload, this.advertisedMap()) : null;
+      const dv = new DataView(f.bytes.buffer, f.bytes.byteOffset);
+      if (payload.length < 2 || !mayDisrupt.has(dv.getInt16(4))) return f;
+      const d = dv.getInt32(0) === payload.length ? decodeAsBroker(payload, this.advertisedMap()) : null;
       if (d !== null && legitimatelyDisruptive(d, this.opts.pools)) continue;
       return f;
     }
