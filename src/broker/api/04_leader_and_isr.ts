@@ -9,6 +9,7 @@
 import { decodeLeaderAndIsrRequest, isStaleBrokerEpoch, leaderAndIsrResponse } from "../../client/mod.ts";
 import { LeaderAndIsrApi } from "../../protocol/mod.ts";
 import type { PartitionState } from "../../replication/mod.ts";
+import { topicNameError } from "../../controller/mod.ts";
 import { ErrorCode, KafkaError } from "../../util/mod.ts";
 import type { ApiHandler } from "../dispatch.ts";
 import type { BrokerServices } from "../services.ts";
@@ -30,14 +31,23 @@ export const leaderAndIsrHandler: ApiHandler<BrokerServices> = {
       s.logger.warn({ ...fields, currentBrokerEpoch: String(s.brokerEpoch()) }, "LeaderAndIsr refused: stale broker epoch");
       return answer(ErrorCode.STALE_BROKER_EPOCH, () => ErrorCode.STALE_BROKER_EPOCH);
     }
+    const illegal = new Set(r.topics.filter((t) => topicNameError(t.name) !== null).map((t) => t.name));
+    if (illegal.size > 0) s.logger.warn({ ...fields, topics: [...illegal].slice(0, 5) }, "LeaderAndIsr names illegal topic names; those are ignored");
+    const topics = r.topics.filter((t) => !illegal.has(t.name));
     try {
-      await s.controlPlane.leaderAndIsr(s.brokerId, r.controllerEpoch, r.topics, r.liveLeaders);
+      await s.controlPlane.leaderAndIsr(s.brokerId, r.controllerEpoch, topics, r.liveLeaders);
     } catch (e) {
       if (!(e instanceof KafkaError)) throw e;
       s.logger.warn({ ...fields, errorCode: e.code, reason: e.message }, "LeaderAndIsr refused");
       const top = e.code === ErrorCode.STALE_CONTROLLER_EPOCH ? e.code : ErrorCode.NONE;
       return answer(top, () => e.code);
     }
-    return answer(ErrorCode.NONE, (p) => p.replicas.includes(s.brokerId) ? ErrorCode.NONE : ErrorCode.UNKNOWN_TOPIC_OR_PARTITION);
+    return answer(ErrorCode.NONE, (p) =>
+      illegal.has(p.topic)
+        ? ErrorCode.INVALID_TOPIC_EXCEPTION
+        : p.replicas.includes(s.brokerId)
+        ? ErrorCode.NONE
+        : ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
+    );
   },
 };

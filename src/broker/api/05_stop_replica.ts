@@ -4,9 +4,12 @@
 // Kafka does: STALE_BROKER_EPOCH (v1+: an older registration of this broker) or
 // STALE_CONTROLLER_EPOCH for the whole request, echoed on every partition; otherwise each
 // partition's NONE, or the KafkaError code its call failed with. The per-partition leader epochs
-// (v3+) are not checked: the control plane's stopReplica takes none.
+// (v3+) are not checked: the control plane's stopReplica takes none. A topic name no topic can
+// have (topicNameError) is never applied (it would name a log dir to delete):
+// INVALID_TOPIC_EXCEPTION on its partitions, logged at warn.
 import { decodeStopReplicaRequest, isStaleBrokerEpoch, stopReplicaResponse } from "../../client/mod.ts";
 import { StopReplicaApi } from "../../protocol/mod.ts";
+import { topicNameError } from "../../controller/mod.ts";
 import { ErrorCode, KafkaError } from "../../util/mod.ts";
 import type { ApiHandler } from "../dispatch.ts";
 import type { BrokerServices } from "../services.ts";
@@ -21,9 +24,11 @@ export const stopReplicaHandler: ApiHandler<BrokerServices> = {
       s.logger.warn({ ...fields, currentBrokerEpoch: String(s.brokerEpoch()) }, "StopReplica refused: stale broker epoch");
       return all(ErrorCode.STALE_BROKER_EPOCH);
     }
+    const illegal = new Set(r.partitions.filter((p) => topicNameError(p.topic) !== null).map((p) => p.topic));
+    if (illegal.size > 0) s.logger.warn({ ...fields, topics: [...illegal].slice(0, 5) }, "StopReplica names illegal topic names; those are ignored");
     const errors = new Map<boolean, number>();
     for (const del of [false, true]) {
-      const parts = r.partitions.filter((p) => p.deletePartition === del).map((p) => ({ topic: p.topic, partition: p.partition }));
+      const parts = r.partitions.filter((p) => p.deletePartition === del && !illegal.has(p.topic)).map((p) => ({ topic: p.topic, partition: p.partition }));
       if (parts.length === 0) continue;
       try {
         await s.controlPlane.stopReplica(s.brokerId, r.controllerEpoch, parts, del);
@@ -37,7 +42,11 @@ export const stopReplicaHandler: ApiHandler<BrokerServices> = {
     }
     return stopReplicaResponse(
       ErrorCode.NONE,
-      r.partitions.map((p) => ({ topic: p.topic, partition: p.partition, errorCode: errors.get(p.deletePartition) ?? ErrorCode.NONE })),
+      r.partitions.map((p) => ({
+        topic: p.topic,
+        partition: p.partition,
+        errorCode: illegal.has(p.topic) ? ErrorCode.INVALID_TOPIC_EXCEPTION : errors.get(p.deletePartition) ?? ErrorCode.NONE,
+      })),
     );
   },
 };

@@ -3,9 +3,11 @@
 // deleted arrive as partitions led by -2 and are passed on as deleted topics). Each broker is
 // reached at its endpoint on this broker's first listener (the one the controller names too),
 // else its first endpoint. Answers STALE_BROKER_EPOCH (v5+: an older registration of this broker),
-// STALE_CONTROLLER_EPOCH, another KafkaError's code, or NONE.
+// STALE_CONTROLLER_EPOCH, another KafkaError's code, or NONE. Topics with a name no topic can have
+// (topicNameError) are left out of what is applied, logged at warn.
 import { decodeUpdateMetadataRequest, isStaleBrokerEpoch } from "../../client/mod.ts";
 import { UpdateMetadataApi } from "../../protocol/mod.ts";
+import { topicNameError } from "../../controller/mod.ts";
 import { ErrorCode, KafkaError } from "../../util/mod.ts";
 import type { ApiHandler } from "../dispatch.ts";
 import type { BrokerServices } from "../services.ts";
@@ -19,8 +21,12 @@ export const updateMetadataHandler: ApiHandler<BrokerServices> = {
       s.logger.warn({ ...fields, currentBrokerEpoch: String(s.brokerEpoch()) }, "UpdateMetadata refused: stale broker epoch");
       return { errorCode: ErrorCode.STALE_BROKER_EPOCH };
     }
+    const illegal = [...r.topics.map((t) => t.name), ...r.deletedTopics].filter((n) => topicNameError(n) !== null);
+    if (illegal.length > 0) s.logger.warn({ ...fields, topics: illegal.slice(0, 5) }, "UpdateMetadata names illegal topic names; those are ignored");
+    const topics = r.topics.filter((t) => topicNameError(t.name) === null);
+    const deleted = r.deletedTopics.filter((n) => topicNameError(n) === null);
     try {
-      await s.controlPlane.updateMetadata(s.brokerId, r.controllerEpoch, r.controllerId, r.brokers, r.topics, r.deletedTopics);
+      await s.controlPlane.updateMetadata(s.brokerId, r.controllerEpoch, r.controllerId, r.brokers, topics, deleted);
     } catch (e) {
       if (!(e instanceof KafkaError)) throw e;
       s.logger.warn({ ...fields, errorCode: e.code, reason: e.message }, "UpdateMetadata refused");
