@@ -131,6 +131,8 @@ class BrokerProcess {
       // A JoinGroup of a new group completes at once instead of holding its connection 3 s.
       "group.initial.rebalance.delay.ms": "0",
       "offsets.topic.num.partitions": "4",
+      "log.cleaner.backoff.ms": "1000",
+      "log.retention.check.interval.ms": "2000",
     };
     const args = [...pre, "serve", ...Object.entries(overrides).flatMap(([k, v]) => ["--override", `${k}=${v}`])];
     // The wrapper holds a pipe from this process: if the test dies, the broker is SIGKILLed.
@@ -443,9 +445,11 @@ export async function runFuzz(opts: FuzzOptions): Promise<FuzzResult> {
     const av = await admin.request(ApiVersionsApi, 3, { clientSoftwareName: "strand-fuzz", clientSoftwareVersion: "1" });
     const advertised = (av.apiKeys as { apiKey: number; minVersion: number; maxVersion: number }[]).map((a) => ({ apiKey: a.apiKey, min: a.minVersion, max: a.maxVersion } as Advertised));
     const topicSpecs: [string, number, Record<string, string>][] = [
-      [pools.topics[0], 3, {}],
+      // Small segments: rolling, retention and (on the compacted topic) the cleaner run over
+      // whatever the fuzzed produces got appended, as start-up recovery does after the restart.
+      [pools.topics[0], 3, { "segment.bytes": "262144", "retention.bytes": "1048576", "file.delete.delay.ms": "1000" }],
       [pools.topics[1], 1, {}],
-      [pools.topics[2], 2, { "cleanup.policy": "compact" }],
+      [pools.topics[2], 2, { "cleanup.policy": "compact", "segment.bytes": "65536", "min.cleanable.dirty.ratio": "0.01", "delete.retention.ms": "1000", "file.delete.delay.ms": "1000" }],
       [pools.topics[3], 1, { "message.timestamp.type": "LogAppendTime" }],
       // Overrides pin what the fuzzer may change broker-wide, so the round trip tests the broker,
       // not a config a fuzzed AlterConfigs set.
@@ -566,7 +570,8 @@ export async function runFuzz(opts: FuzzOptions): Promise<FuzzResult> {
             await conn.send([poison], rng);
             // The broker closes at once for a size outside its bounds; otherwise it waits for
             // bytes that will not come (or get a few more), and this side gives up.
-            if (rng.chance(0.5)) await conn.sendRaw(rng.bytes(rng.range(1, 3000)));
+            // Now and then a large part of a large frame (the broker holds it until the close).
+            if (rng.chance(0.5)) await conn.sendRaw(rng.bytes(rng.chance(0.05) ? rng.range(64 << 10, 2 << 20) : rng.range(1, 3000)));
             await conn.waitFor(() => false, rng.range(1, 50));
             if (!conn.closed) conn.delivered++;
             break;
