@@ -67,6 +67,8 @@ export interface FuzzResult {
   stderr: string;
   unexpectedExit: string | null;
   roundTrips: { at: string; ok: boolean; detail: string }[];
+  /** Why a fresh connection was not answered after the control phase (null: it was). */
+  probeAfterControl: string | null;
   stopStatus: number | null;
   restartOk: boolean | null;
   warnCounts: Record<string, number>;
@@ -244,7 +246,6 @@ class BrokerProcess {
 
 interface Pending {
   cid: number;
-  index: number;
 }
 
 class FuzzConnection {
@@ -347,7 +348,7 @@ class FuzzConnection {
   /** Sends frames: one write, a write per frame, or small random pieces (frames split across writes). */
   async send(frames: PlannedFrame[], rng: Rng): Promise<void> {
     for (const f of frames) {
-      this.pending.push({ cid: f.correlationId, index: 0 });
+      this.pending.push({ cid: f.correlationId });
       this.lastFrames.push(f);
     }
     if (this.lastFrames.length > 8) this.lastFrames.splice(0, this.lastFrames.length - 8);
@@ -383,8 +384,9 @@ class FuzzConnection {
 
 // ---- the run ------------------------------------------------------------------------------------
 
+/** A sent frame for a report: its number in the session (= its correlation id), what it is, its hex. */
 function describeFrame(f: PlannedFrame): string {
-  return `${f.kind} key=${f.apiKey} v${f.version} cid=${f.correlationId}: ${toHex(f.bytes, 400)}`;
+  return `frame #${f.correlationId} ${f.kind} apiKey=${f.apiKey} v${f.version}: ${toHex(f.bytes, 400)}`;
 }
 
 function bump(m: Record<string, number>, k: string, n = 1): void {
@@ -401,7 +403,7 @@ export async function runFuzz(opts: FuzzOptions): Promise<FuzzResult> {
   const result: FuzzResult = {
     seed: opts.seed, runtime: opts.runtime, framesSent: 0, framesDelivered: 0, controlFramesDelivered: 0, sessions: 0,
     closedByBroker: 0, windowsAbandoned: [], durationMs: 0, mainPhaseMs: 0, mainPhaseBrokerCpuS: 0, rssStartMb: 0, rssPeakMb: 0, rssEndMb: 0,
-    errorLines: [], stderr: "", unexpectedExit: null, roundTrips: [], stopStatus: null, restartOk: null,
+    errorLines: [], stderr: "", unexpectedExit: null, roundTrips: [], probeAfterControl: null, stopStatus: null, restartOk: null,
     warnCounts: {}, kindCounts: {}, apiCounts: {},
   };
   // Sessions by the local port of their connection, to name the one an error line points at.
@@ -623,12 +625,16 @@ export async function runFuzz(opts: FuzzOptions): Promise<FuzzResult> {
     result.controlFramesDelivered = controlDelivered;
     if (!broker.alive) throw new Error("broker died in the control phase");
     // Still serving: a fresh connection is answered.
-    const probe = await withTimeout(WireClient.connect(broker.port), 10_000, "connect after the control phase");
+    let probe: WireClient | null = null;
     try {
+      probe = await withTimeout(WireClient.connect(broker.port), 10_000, "connect after the control phase");
       await withTimeout(probe.request(ApiVersionsApi, 3, { clientSoftwareName: "strand-fuzz", clientSoftwareVersion: "1" }), roundTripTimeoutMs, "ApiVersions after the control phase");
       await withTimeout(probe.request(MetadataApi, 1, { topics: null }), roundTripTimeoutMs, "Metadata after the control phase");
+    } catch (e) {
+      result.probeAfterControl = (e as Error).message;
+      log(`PROBE AFTER THE CONTROL PHASE FAILED: ${(e as Error).message}`);
     } finally {
-      probe.close();
+      probe?.close();
     }
     sampleRss();
     result.rssEndMb = Math.round(broker.rssKb() / 1024);

@@ -619,9 +619,8 @@ export function batchVariant(rng: Rng, kind: BatchKind): Uint8Array {
       h.producerId = rng.pick([-1n, 0n, 1n, 2n ** 62n]);
       h.producerEpoch = rng.pick([-1, 0, 32767]);
       h.baseSequence = rng.pick([-1, 0, 2147483647]);
-      const body = (h.attributes & 7) !== 0 ? compress(h.attributes & 7 > 4 ? 1 : h.attributes & 7, plain()) : plain();
-      if ((h.attributes & 7) > 4) h.attributes = (h.attributes & ~7) | 1;
-      return assembleBatch(h, body);
+      const codec = h.attributes & 7; // 0-4
+      return assembleBatch(h, codec !== 0 ? compress(codec, plain()) : plain());
     }
     case "legacy-garbage": {
       // magic 0/1 message-set shaped bytes: offset, size, crc, magic, attributes, ...

@@ -7,8 +7,8 @@
 // - a normal produce/fetch round trip through a fresh connection works before, during (every
 //   fifth of the frames, while the fuzzing goes on) and after the fuzzing, and again after a
 //   restart on the fuzzed log dir (nothing the broker once accepted may stop it starting);
-// - its RSS (/proc/<pid>/status VmRSS) stays under checks.rssBoundMb (400 MB; peaks measured with
-//   100,000 frames on a loaded 2-core machine: see the commit that set it);
+// - its RSS (/proc/<pid>/status VmRSS) stays under checks.rssBoundMb (400 MB; the peaks measured
+//   are there);
 // - no line of its stdout has a pino level >= 50 (error): malformed input is a Kafka error code or
 //   a closed connection logged at warn at most.
 //
@@ -25,9 +25,10 @@
 // real one; a ControlledShutdown for another broker id), because one it accepts legitimately
 // replaces the broker's partition states, metadata or leadership (who may send them is issue 14),
 // and the round trip would then test that, not robustness. They are fuzzed with any values in a
-// control phase after the last mid-run round trip: the broker must then stay alive, keep
-// answering a fresh connection, and log no error, but the produce round trip is not required
-// there. Topic names in generated requests carry no '/' (a LeaderAndIsr would make it a path).
+// control phase (2% of the frames) after the "after fuzzing" round trip: the broker must then stay
+// alive, answer ApiVersions and Metadata on a fresh connection, log no error, stop cleanly and
+// serve the round-trip topic again after a restart, but no produce round trip is required while
+// those requests are in force. Topic names in generated requests carry no '/' (a LeaderAndIsr would make it a path).
 // Also kept out of the main phase for a bounded run time: a valid CreateTopics/CreatePartitions
 // for more than 8 partitions or a topic outside a fixed set of names, a valid DeleteTopics of a
 // pool topic (generate.ts: legitimatelyDisruptive).
