@@ -230,7 +230,13 @@ function fieldValue(f: Field, ctx: GenContext, parent: string): unknown {
     const n = arrayLength(ctx, f.type !== "struct");
     const out: unknown[] = [];
     ctx.depth++;
-    for (let i = 0; i < n; i++) out.push(f.type === "struct" ? structValue(f.fields, ctx, f.name) : primitiveValue(f, ctx, f.name));
+    for (let i = 0; i < n; i++) {
+      // A null element in an array of strings or bytes: the wire can carry it (length -1) even
+      // where no version makes the elements nullable.
+      if (f.type === "struct") out.push(structValue(f.fields, ctx, f.name));
+      else if ((f.type === "string" || f.type === "bytes") && rng.chance(0.03)) out.push(null);
+      else out.push(primitiveValue(f, ctx, f.name));
+    }
     ctx.depth--;
     return out;
   }
