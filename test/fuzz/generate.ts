@@ -117,6 +117,8 @@ export interface GenContext {
   staleControl: boolean;
   /** Bound on array lengths (nested arrays get smaller). */
   depth: number;
+  /** Null elements in arrays of strings or bytes, which no valid request has (default: sometimes). */
+  nullElements?: boolean;
 }
 
 const alnum = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-";
@@ -234,7 +236,7 @@ function fieldValue(f: Field, ctx: GenContext, parent: string): unknown {
       // A null element in an array of strings or bytes: the wire can carry it (length -1) even
       // where no version makes the elements nullable.
       if (f.type === "struct") out.push(structValue(f.fields, ctx, f.name));
-      else if ((f.type === "string" || f.type === "bytes") && rng.chance(0.03)) out.push(null);
+      else if ((f.type === "string" || f.type === "bytes") && ctx.nullElements !== false && rng.chance(0.03)) out.push(null);
       else out.push(primitiveValue(f, ctx, f.name));
     }
     ctx.depth--;

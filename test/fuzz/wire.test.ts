@@ -54,7 +54,8 @@ test("fuzz generator: its encoder writes exactly what protocol/codec.ts writes, 
   for (const api of apiSchemas) {
     for (let v = api.request.versions.min; v <= api.request.versions.max; v++) {
       for (let i = 0; i < 20; i++) {
-        const body = randomRequest(api, v, { rng, pools, apiKey: api.apiKey, version: v, staleControl: false, depth: 0 });
+        // The protocol's encoder refuses a null array element (no valid request has one).
+        const body = randomRequest(api, v, { rng, pools, apiKey: api.apiKey, version: v, staleControl: false, depth: 0, nullElements: false });
         const w = new Writer(256);
         encode(api.request, v, body, w);
         const mine = encodeBody(api.request, v, body).bytes;
