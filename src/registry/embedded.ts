@@ -164,6 +164,8 @@ export class EmbeddedRegistryStore {
   private pendingDeliveries: Array<[Watcher, WatchEvent]> = [];
   private waiters: Array<{ resolve: () => void; reject: (e: unknown) => void }> = [];
   private flushQueued = false;
+  /** An fsync of the journal is under way. */
+  private syncing = false;
 
   private constructor(
     private readonly clock: Clock,
@@ -459,34 +461,42 @@ export class EmbeddedRegistryStore {
   }
 
   private scheduleFlush(): void {
-    if (this.flushQueued) return;
+    // While an fsync is under way, what comes meanwhile waits for the next one (started when
+    // it ends): so each group holds everything written during the previous fsync.
+    if (this.flushQueued || this.syncing) return;
     this.flushQueued = true;
-    queueMicrotask(() => this.flush());
+    queueMicrotask(() => void this.flush());
   }
 
-  /** The group commit: one fsync for everything appended since the last, then watches, then callers. */
-  private flush(): void {
+  /**
+   * The group commit: one fsync for everything appended since the last, then the watches, then
+   * the callers. The fsync runs off the event loop (FileHandle.syncAsync) where the platform
+   * can, so a slow disk delays the writers, never the other clients.
+   */
+  private async flush(): Promise<void> {
     this.flushQueued = false;
     const deliveries = this.pendingDeliveries;
     const waiters = this.waiters;
     this.pendingDeliveries = [];
     this.waiters = [];
-    let failure: RegistryError | null = null;
-    if (this.broken === null && this.journal !== null) {
+    if (this.broken === null && this.journal !== null && this.journal.dirty) {
+      this.syncing = true;
       try {
-        this.journal.sync();
+        await this.journal.sync();
       } catch (e) {
         this.broken = `registry journal fsync failed (${e}); the broker must be restarted`;
         this.logger.error({ err: String(e), file: this.journalPath }, "registry journal fsync failed; refusing registry writes");
       }
+      this.syncing = false;
       if (this.broken === null) this.maybeCompact();
     }
-    if (this.broken !== null) failure = new RegistryError("SystemError", String(this.journalPath), this.broken);
+    const failure = this.broken === null ? null : new RegistryError("SystemError", String(this.journalPath), this.broken);
     if (deliveries.length > 0) this.deliver(deliveries);
     for (const w of waiters) {
       if (failure === null) w.resolve();
       else w.reject(failure);
     }
+    if (this.waiters.length > 0 || this.pendingDeliveries.length > 0) this.scheduleFlush();
   }
 
   private deliver(deliveries: Array<[Watcher, WatchEvent]>): void {

@@ -70,7 +70,7 @@ export function readJournal(file: string, bytes: Uint8Array): JournalContent {
 }
 
 export class RegistryJournal {
-  private dirty = false;
+  private unsynced = false;
   private closed = false;
 
   private constructor(
@@ -123,21 +123,30 @@ export class RegistryJournal {
       this.handle.truncate(before);
       throw e;
     }
-    this.dirty = true;
+    this.unsynced = true;
   }
 
-  /** fsync, if anything was appended since the last one. */
-  sync(): void {
-    if (!this.dirty || this.closed) return;
-    this.handle.sync();
-    this.dirty = false;
+  /** True when something was appended since the last fsync began. */
+  get dirty(): boolean {
+    return this.unsynced;
+  }
+
+  /**
+   * fsync, off the event loop where the platform can; appends may go on meanwhile (they are
+   * for the next sync). The caller must not close the journal before it settles.
+   */
+  async sync(): Promise<void> {
+    if (!this.unsynced || this.closed) return;
+    this.unsynced = false;
+    if (this.handle.syncAsync) await this.handle.syncAsync();
+    else this.handle.sync();
   }
 
   /** Empties the journal (after a snapshot that holds every record was made durable). */
   reset(): void {
     this.handle.truncate(header.length);
     this.handle.sync();
-    this.dirty = false;
+    this.unsynced = false;
   }
 
   close(): void {

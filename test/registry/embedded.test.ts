@@ -81,6 +81,11 @@ function instrumented(platform: RegistryPlatform) {
         state.syncs++;
         handle.sync();
       },
+      syncAsync: async () => {
+        if (state.failSyncs) throw new Error("EIO: i/o error");
+        state.syncs++;
+        await (handle.syncAsync?.() ?? handle.sync());
+      },
       close: () => handle.close(),
     };
     return wrapped;

@@ -49,6 +49,11 @@ function counting(platform: RegistryPlatform) {
         state.syncs++;
         handle.sync();
       },
+      syncAsync: async () => {
+        if (state.failSyncs) throw new Error("EIO: i/o error");
+        state.syncs++;
+        await (handle.syncAsync?.() ?? handle.sync());
+      },
       close: () => handle.close(),
     } satisfies FileHandle;
   };
