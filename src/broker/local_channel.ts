@@ -16,17 +16,26 @@
 //   the first append.
 // - Deleted topics named by UpdateMetadata are passed on (to the group coordinator, which drops
 //   their committed offsets), as Kafka's handleUpdateMetadataRequest calls onPartitionsDeleted.
+// - Requests are applied one at a time, in the order they were made (the remote channel keeps
+//   that order per broker; here a promise chain does): a LeaderAndIsr or StopReplica of
+//   thousands of partitions gives the event loop back between partitions (TimeSlice), and a
+//   later request must not overtake it (a StopReplica that deletes a topic whose creation is
+//   still under way would leave the rest of its logs behind). Meanwhile each partition is either
+//   applied whole or not yet: a produce to one not yet created gets UNKNOWN_TOPIC_OR_PARTITION,
+//   which clients retry. The controller epoch is checked again after every yield.
 
 import type { BrokerInfo, ConfigAdmin, ControllerChannel, TopicInfo } from "../controller/mod.ts";
 import { effectiveLogConfig, type TopicLogConfig } from "../log/mod.ts";
 import type { ReplicaManager } from "../replication/mod.ts";
-import { ErrorCode, KafkaError } from "../util/mod.ts";
+import { ErrorCode, KafkaError, TimeSlice } from "../util/mod.ts";
 import type { BrokerEndpoint, MetadataCache } from "./metadata_cache.ts";
 
 export class LocalControllerChannel implements ControllerChannel {
   private controllerEpoch = 0;
   /** Leaders' endpoints from LeaderAndIsr (Kafka's liveLeaders), for brokers the metadata lacks. */
   private leaderEndpoints = new Map<number, BrokerEndpoint>();
+  /** The request being applied (and those before it): the next one starts after it. */
+  private tail: Promise<void> = Promise.resolve();
 
   constructor(
     private readonly brokerId: number,
@@ -49,16 +58,32 @@ export class LocalControllerChannel implements ControllerChannel {
     return this.metadata.getBroker(id) ?? this.leaderEndpoints.get(id);
   }
 
-  async leaderAndIsr(brokerId: number, controllerEpoch: number, topics: TopicInfo[], liveBrokers: BrokerInfo[]): Promise<void> {
+  /** Runs fn after every request made before it has been applied. */
+  private inOrder(fn: () => Promise<void>): Promise<void> {
+    const run = this.tail.then(fn);
+    this.tail = run.catch(() => {});
+    return run;
+  }
+
+  leaderAndIsr(brokerId: number, controllerEpoch: number, topics: TopicInfo[], liveBrokers: BrokerInfo[]): Promise<void> {
+    return this.inOrder(() => this.applyLeaderAndIsr(brokerId, controllerEpoch, topics, liveBrokers));
+  }
+
+  private async applyLeaderAndIsr(brokerId: number, controllerEpoch: number, topics: TopicInfo[], liveBrokers: BrokerInfo[]): Promise<void> {
     this.checkEpoch(controllerEpoch);
     for (const b of liveBrokers) this.leaderEndpoints.set(b.id, { id: b.id, host: b.host, port: b.port, rack: b.rack });
     const configs = new Map<string, Record<string, string>>();
     for (const t of topics) configs.set(t.name, await this.topicConfigs(t));
     // Re-checked after the reads: a newer controller may have spoken meanwhile.
     this.checkEpoch(controllerEpoch);
+    const slice = new TimeSlice();
     for (const t of topics) {
       const config = effectiveLogConfig(this.logDefaults, configs.get(t.name)!);
       for (const p of t.partitions) {
+        if (slice.due) {
+          await slice.yield();
+          this.checkEpoch(controllerEpoch);
+        }
         if (p.replicas.includes(brokerId) || (p.addingReplicas ?? []).includes(brokerId)) this.replicaManager.becomeLeaderOrFollower(p, config);
       }
     }
@@ -73,8 +98,8 @@ export class LocalControllerChannel implements ControllerChannel {
     return this.metadata.offerTopicConfigs(t.name, read.configs, read.zxid);
   }
 
-  // async so that a refused epoch is a rejected promise, as from the wire, never a synchronous throw.
-  async updateMetadata(
+  // A refused epoch is a rejected promise, as from the wire, never a synchronous throw.
+  updateMetadata(
     _brokerId: number,
     controllerEpoch: number,
     controllerId: number,
@@ -82,6 +107,16 @@ export class LocalControllerChannel implements ControllerChannel {
     topics: TopicInfo[],
     deletedTopics: string[],
   ): Promise<void> {
+    return this.inOrder(async () => this.applyUpdateMetadata(controllerEpoch, controllerId, brokers, topics, deletedTopics));
+  }
+
+  private applyUpdateMetadata(
+    controllerEpoch: number,
+    controllerId: number,
+    brokers: BrokerInfo[],
+    topics: TopicInfo[],
+    deletedTopics: string[],
+  ): void {
     this.checkEpoch(controllerEpoch);
     this.metadata.controllerId = controllerId;
     this.metadata.setBrokers(brokers);
@@ -93,14 +128,23 @@ export class LocalControllerChannel implements ControllerChannel {
     }
   }
 
-  async stopReplica(
+  stopReplica(
     _brokerId: number,
     controllerEpoch: number,
     partitions: { topic: string; partition: number }[],
     deletePartitions: boolean,
   ): Promise<void> {
-    this.checkEpoch(controllerEpoch);
-    for (const p of partitions) this.replicaManager.stopReplica(p.topic, p.partition, deletePartitions);
+    return this.inOrder(async () => {
+      this.checkEpoch(controllerEpoch);
+      const slice = new TimeSlice();
+      for (const p of partitions) {
+        if (slice.due) {
+          await slice.yield();
+          this.checkEpoch(controllerEpoch);
+        }
+        this.replicaManager.stopReplica(p.topic, p.partition, deletePartitions);
+      }
+    });
   }
 
   get localBrokerId(): number {

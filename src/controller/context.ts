@@ -13,7 +13,7 @@
 //   (no replica was online to lead it when it was created).
 // - Every controller write of a state bumps the leader epoch and stamps this controller's epoch.
 
-import type { Logger } from "../util/mod.ts";
+import { type Logger, TimeSlice } from "../util/mod.ts";
 import type { ReplicaAssignment } from "../registry/mod.ts";
 import { RegistryError } from "../registry/mod.ts";
 import type { PartitionState } from "../replication/mod.ts";
@@ -129,7 +129,9 @@ export class ControllerContext {
    */
   async updateStates(states: PartitionState[], decide: (s: PartitionState) => Decision): Promise<UpdateResult> {
     const result: UpdateResult = { updated: [], failed: [] };
+    const slice = new TimeSlice();
     for (const initial of states) {
+      await slice.yield(); // between partitions: each one's read, decision and write is a unit
       let cur: PartitionState = initial;
       let done = false;
       for (let attempt = 0; attempt < stateWriteAttemptsMax && !done; attempt++) {

@@ -49,7 +49,7 @@ import {
   type WatchEvent,
 } from "../registry/mod.ts";
 import type { PartitionState } from "../replication/mod.ts";
-import { ErrorCode } from "../util/mod.ts";
+import { ErrorCode, partitionWritesInFlightMax, TimeSlice } from "../util/mod.ts";
 import type { Logger } from "../util/mod.ts";
 import type { BrokerInfo, ControllerChannel } from "./channel.ts";
 import {
@@ -385,7 +385,15 @@ export class KafkaController {
       zkVersion: node.stat.version,
     };
     this.c.topics.set(name, entry);
-    for (const [p, a] of assignment.assignment) entry.partitions.set(p, await this.readPartition(entry, p, a));
+    // Read together, a slice at a time (one ZooKeeper round trip for many; the loop breathes).
+    const all = [...assignment.assignment];
+    const slice = new TimeSlice();
+    for (let i = 0; i < all.length;) {
+      const batch: Promise<PartitionState>[] = [];
+      do batch.push(this.readPartition(entry, all[i][0], all[i++][1])); while (i < all.length && batch.length < partitionWritesInFlightMax && !slice.due);
+      for (const s of await Promise.all(batch)) entry.partitions.set(s.partition, s);
+      await slice.yield();
+    }
     return entry;
   }
 
@@ -415,26 +423,37 @@ export class KafkaController {
    * online replica waits (no state) until one registers.
    */
   private async initPartitions(states: PartitionState[]): Promise<PartitionState[]> {
-    const ctx = this.c;
     const created: PartitionState[] = [];
-    for (const s of states) {
-      const live = s.replicas.filter(ctx.isOnline);
-      if (live.length === 0) {
-        this.logger.warn({ topic: s.topic, partition: s.partition, replicas: s.replicas }, "no replica of the new partition is alive; it waits");
-        continue;
-      }
-      const next: PartitionState = { ...s, leader: live[0], leaderEpoch: 0, isr: live, controllerEpoch: this.epoch, partitionEpoch: 0, isNew: true };
-      try {
-        next.partitionEpoch = await ctx.store.createState(next);
-      } catch (e) {
-        if (!(e instanceof RegistryError && e.code === "NodeExists")) throw e;
-        await ctx.reread(s);
-        continue;
-      }
-      ctx.setPartition(next);
-      created.push(next);
+    // The writes of one slice go out together (Kafka's controller pipelines them too): the
+    // embedded registry commits them with one fsync, ZooKeeper answers them in one round trip.
+    // Each partition's write and cache update is its own unit; they touch different znodes.
+    const slice = new TimeSlice();
+    for (let i = 0; i < states.length;) {
+      const batch: Promise<PartitionState | null>[] = [];
+      do batch.push(this.initPartition(states[i++])); while (i < states.length && batch.length < partitionWritesInFlightMax && !slice.due);
+      for (const s of await Promise.all(batch)) if (s !== null) created.push(s);
+      await slice.yield();
     }
     return created;
+  }
+
+  private async initPartition(s: PartitionState): Promise<PartitionState | null> {
+    const ctx = this.c;
+    const live = s.replicas.filter(ctx.isOnline);
+    if (live.length === 0) {
+      this.logger.warn({ topic: s.topic, partition: s.partition, replicas: s.replicas }, "no replica of the new partition is alive; it waits");
+      return null;
+    }
+    const next: PartitionState = { ...s, leader: live[0], leaderEpoch: 0, isr: live, controllerEpoch: this.epoch, partitionEpoch: 0, isNew: true };
+    try {
+      next.partitionEpoch = await ctx.store.createState(next);
+    } catch (e) {
+      if (!(e instanceof RegistryError && e.code === "NodeExists")) throw e;
+      await ctx.reread(s);
+      return null;
+    }
+    ctx.setPartition(next);
+    return next;
   }
 
   /** Drops isNew from the cached states once the creating LeaderAndIsr went out. */

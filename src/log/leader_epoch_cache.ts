@@ -16,10 +16,15 @@
 // - assign() keeps that order the way Kafka 3.x does: an entry that would break it (a lower epoch,
 //   or a start offset below the latest entry's) first removes the entries it conflicts with, from
 //   the end, with a warning when that drops more than a just-assigned, still empty epoch.
-// - Every change is written at once, whole (FileSystem.writeFileAtomic: temp file, fsync, rename,
-//   fsync of the dir), so the file is always the list after some completed change. Kafka writes
-//   truncations in the background; strand's file calls are synchronous everywhere, and changes
-//   are rare (a new epoch, a truncation, the log start offset passing an epoch's start).
+// - Every change is written at once, whole (temp file, rename), so the file is always the list
+//   after some completed change; but not fsynced then (as Kafka does since 3.7, KAFKA-15046): a
+//   new partition's first epoch took two fsyncs on the request path, which made creating 10,000
+//   partitions take minutes and stall the event loop on a busy disk. flush() makes it durable,
+//   and the Log calls it before its recovery point moves past offsets written since. What a
+//   power loss can cost is safe to lose: an entry whose batches were never flushed is re-added
+//   by recovery from the batch headers; an epoch with no batches is not needed to find where
+//   logs diverge; a truncation not on disk is redone at load (truncateFromEnd/FromStart); a
+//   torn or empty file does not parse and is rebuilt from the batch headers.
 // - The Log keeps it consistent with its batches (log_loader.ts, log.ts): no entry starts past
 //   the log end offset (one may start at it: a new leader's epoch before its first append), and
 //   once the log start offset moves the first entry starts at or after it.
@@ -73,9 +78,22 @@ export function parseLeaderEpochCheckpoint(text: string): EpochEntry[] {
 export class LeaderEpochCheckpointFile {
   constructor(private readonly platform: Platform, readonly path: string) {}
 
-  /** Replaces the file atomically. */
-  write(entries: readonly EpochEntry[]): void {
-    this.platform.fs.writeFileAtomic(this.path, new TextEncoder().encode(formatLeaderEpochCheckpoint(entries)));
+  /** Replaces the file atomically; durably (fsync of file and dir) only when `sync`. */
+  write(entries: readonly EpochEntry[], sync = true): void {
+    const data = new TextEncoder().encode(formatLeaderEpochCheckpoint(entries));
+    if (sync) {
+      this.platform.fs.writeFileAtomic(this.path, data);
+      return;
+    }
+    const tmp = `${this.path}.tmp`; // Kafka's name for it, as writeFileAtomic uses
+    const file = this.platform.fs.open(tmp, "readwrite");
+    try {
+      file.truncate(0);
+      file.writeAt(data, 0);
+    } finally {
+      file.close();
+    }
+    this.platform.fs.rename(tmp, this.path);
   }
 
   /** The entries; null when the file does not exist; throws CheckpointFormatError when damaged. */
@@ -88,6 +106,8 @@ export class LeaderEpochCheckpointFile {
 
 export class LeaderEpochFileCache {
   private epochs: EpochEntry[] = [];
+  /** The file was written since its last fsync. */
+  private unsynced = false;
 
   /**
    * A cache over `file` holding `entries` (as read from it, or rebuilt), put in order the way
@@ -226,11 +246,12 @@ export class LeaderEpochFileCache {
     this.write();
   }
 
-  /** Writes the entries as they are (after a load that changed them, or a rebuild). */
+  /** Writes the entries as they are (after a load that changed them, or a rebuild); see flush. */
   write(): void {
     this.stale = true;
-    this.file.write(this.epochs);
+    this.file.write(this.epochs, false);
     this.stale = false;
+    this.unsynced = true;
   }
 
   /** Set while the file lags the list (its last write failed: a full disk, no descriptor). */
@@ -239,5 +260,13 @@ export class LeaderEpochFileCache {
   /** Writes the file when a write failed since the last one that succeeded (Log.flush calls it). */
   writeIfStale(): void {
     if (this.stale) this.write();
+  }
+
+  /** Makes the file durable if it changed since it last was (the Log's flush calls it). */
+  flush(): void {
+    if (!this.unsynced && !this.stale) return;
+    this.file.write(this.epochs, true);
+    this.stale = false;
+    this.unsynced = false;
   }
 }

@@ -583,6 +583,9 @@ export class Log {
     }
     if (upTo <= this._recoveryPoint) return;
     try {
+      // The epochs of the offsets flushed now must survive a power loss with them: recovery
+      // re-reads batch headers only above the recovery point (leader_epoch_cache.ts).
+      this.epochCache.flush();
       for (const seg of this.segments) {
         if (seg.nextOffset > this._recoveryPoint && seg.baseOffset < upTo) seg.flush();
       }

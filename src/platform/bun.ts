@@ -133,6 +133,11 @@ class BunFile implements FileHandle {
     fs.fsyncSync(this.fd);
   }
 
+  syncAsync(): Promise<void> {
+    this.checkOpen();
+    return new Promise((resolve, reject) => fs.fsync(this.fd, (e) => (e ? reject(e) : resolve())));
+  }
+
   close(): void {
     if (this.closed) return;
     this.closed = true;

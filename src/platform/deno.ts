@@ -129,6 +129,11 @@ class DenoFile implements FileHandle {
     this.file.syncSync();
   }
 
+  syncAsync(): Promise<void> {
+    this.checkOpen();
+    return this.file.sync();
+  }
+
   close(): void {
     if (this.closed) return;
     this.closed = true;

@@ -39,6 +39,12 @@ export interface FileHandle {
   truncate(size: number): void;
   /** fsync: returns once data and metadata are on stable storage. */
   sync(): void;
+  /**
+   * The same fsync on the runtime's I/O thread pool: the event loop runs on while the disk
+   * catches up (an fsync on a busy ext4 can take seconds: it commits every file's metadata).
+   * Nothing may close the handle before it settles. Optional: callers fall back to sync().
+   */
+  syncAsync?(): Promise<void>;
   close(): void;
 }
 

@@ -12,8 +12,22 @@
 // - Watches are removed when an event takes them (at commit) and their callbacks run later, in
 //   a microtask, in commit order: the mutation is complete before any watcher sees it.
 // - A transaction that changes persistent state (a persistent node, or a parent's child list
-//   and counters) is on disk before the call returns: the whole snapshot is rewritten with
-//   writeFileAtomic. Writes are rare (topic and ISR changes) so one file is simpler than a log.
+//   and counters) is on disk before the call returns: it is applied in memory and appended to
+//   the journal (journal.ts) synchronously, inside the call, and the call's promise resolves
+//   after the next group commit: one fsync for every transaction made since the last one (the
+//   commit runs in a microtask, so every write issued in one turn of the event loop, e.g. the
+//   partition states of one CreateTopics issued together, shares it). A write therefore costs
+//   what it changes, not the size of the tree. Watches fire at the group commit, before the
+//   callers resume: a watcher never sees a change that is not on disk. A read from another
+//   session in the same turn may see a change whose fsync is still pending.
+// - If the journal append fails, the transaction is undone and fails with SystemError (as
+//   before). If the fsync fails, the changes cannot be undone (others may have read them): every
+//   waiting call fails with SystemError and the store refuses all later writes until reopened,
+//   as a database stops after a failed fsync (the kernel may have dropped the dirty pages).
+// - Once the journal is larger than registryJournalCompactBytes and than the last snapshot, the
+//   snapshot is rewritten (writeFileAtomic) after a group commit and the journal emptied. Open
+//   reads the snapshot, then replays the journal records with a larger zxid (a crash between the
+//   two steps leaves records the snapshot already holds).
 //
 // Snapshot file: `<dir>/snapshot.json`, UTF-8 JSON, one node per line for operators' eyes:
 //   {"format":"strand-registry-snapshot","version":1,"zxid":"<last zxid, decimal>","nodes":[
@@ -26,7 +40,15 @@
 // zxids stay unique even though changes to ephemerals after the last snapshot were not saved.
 
 import type { Clock, FileSystem, Platform } from "../platform/mod.ts";
-import { assert, type Logger, nodeDataBytesMax, silentLogger, utf8Bytes } from "../util/mod.ts";
+import {
+  assert,
+  type Logger,
+  nodeDataBytesMax,
+  registryJournalCompactBytes,
+  silentLogger,
+  utf8Bytes,
+} from "../util/mod.ts";
+import { journalFileName, journalHeaderBytes, readJournal, RegistryJournal } from "./journal.ts";
 import {
   type CreateMode,
   type Op,
@@ -39,6 +61,7 @@ import {
 } from "./types.ts";
 
 export { nodeDataBytesMax } from "../util/mod.ts";
+export { journalFileName } from "./journal.ts";
 export const snapshotFileName = "snapshot.json";
 const snapshotFormat = "strand-registry-snapshot";
 const snapshotVersion = 1;
@@ -55,6 +78,8 @@ export type RegistryPlatform = Pick<Platform, "fs" | "clock">;
 export interface EmbeddedRegistryOptions {
   /** Receives watcher exceptions and snapshot failures that cannot be reported to a caller. */
   logger?: Logger;
+  /** Journal bytes past which the snapshot is rewritten (default registryJournalCompactBytes). */
+  journalCompactBytes?: number;
 }
 
 interface ZNode {
@@ -74,7 +99,8 @@ interface ZNode {
 class Txn {
   readonly undo: Array<() => void> = [];
   readonly events: WatchEvent[] = [];
-  persistentChanged = false;
+  /** Persistent nodes created, changed or deleted, in the order first touched (for the journal). */
+  readonly touched = new Set<string>();
   constructor(readonly zxid: bigint, readonly nowMs: number) {}
 }
 
@@ -127,6 +153,19 @@ export class EmbeddedRegistryStore {
   private lastZxid = 0n;
   private nextSessionId: bigint;
   private closed = false;
+  /** Null for a store that is never saved. */
+  private journal: RegistryJournal | null = null;
+  /** Size of the snapshot file last written or read, to pace the rewrites. */
+  private snapshotBytesLast = 0;
+  private journalCompactBytes = registryJournalCompactBytes;
+  /** Why writes are refused for good (a failed fsync), or null. */
+  private broken: string | null = null;
+  // The group commit: watch deliveries and callers waiting for the next fsync.
+  private pendingDeliveries: Array<[Watcher, WatchEvent]> = [];
+  private waiters: Array<{ resolve: () => void; reject: (e: unknown) => void }> = [];
+  private flushQueued = false;
+  /** An fsync of the journal is under way. */
+  private syncing = false;
 
   private constructor(
     private readonly clock: Clock,
@@ -148,7 +187,9 @@ export class EmbeddedRegistryStore {
     options: EmbeddedRegistryOptions = {},
   ): EmbeddedRegistryStore {
     platform.fs.mkdirp(dir);
-    const file = `${dir.replace(/\/+$/, "")}/${snapshotFileName}`;
+    const base = dir.replace(/\/+$/, "");
+    const file = `${base}/${snapshotFileName}`;
+    const journalFile = `${base}/${journalFileName}`;
     const store = new EmbeddedRegistryStore(
       platform.clock,
       platform.fs,
@@ -156,7 +197,19 @@ export class EmbeddedRegistryStore {
       options.logger ?? silentLogger,
     );
     const bytes = platform.fs.readFile(file);
-    if (bytes !== null) store.load(file, bytes);
+    const journalBytes = platform.fs.readFile(journalFile);
+    // A dir written before the journal existed has only snapshot.json: it opens as it is.
+    const journal = journalBytes === null ? { payloads: [], validBytes: 0 } : readJournal(journalFile, journalBytes);
+    store.load(file, bytes, journalFile, journal.payloads);
+    store.snapshotBytesLast = bytes?.length ?? 0;
+    store.journalCompactBytes = options.journalCompactBytes ?? registryJournalCompactBytes;
+    store.journal = RegistryJournal.open(platform.fs, base, journalFile, journal.validBytes);
+    if (journalBytes !== null && journalBytes.length > journal.validBytes) {
+      store.logger.warn(
+        { file: journalFile, droppedBytes: journalBytes.length - journal.validBytes },
+        "registry journal ended with an incomplete record (a crash during its write); dropped it",
+      );
+    }
     return store;
   }
 
@@ -180,6 +233,10 @@ export class EmbeddedRegistryStore {
   async close(): Promise<void> {
     for (const session of [...this.sessions.values()]) await session.close();
     this.closed = true;
+    await this.committed().catch(() => {}); // a failed fsync was reported to its callers
+    // A clean stop leaves a snapshot and an empty journal: the next start has nothing to replay.
+    if (this.broken === null && this.journal !== null && this.journal.size() > journalHeaderBytes) this.compact();
+    this.journal?.close();
   }
 
   /** The zxid of the last committed transaction. */
@@ -189,19 +246,38 @@ export class EmbeddedRegistryStore {
 
   // --- used by EmbeddedSession ---------------------------------------------------------------
 
-  /** @internal Applies ops as one transaction on behalf of owner. */
+  /**
+   * @internal Applies ops as one transaction on behalf of owner, and appends it to the journal;
+   * the caller then awaits committed() before reporting success.
+   */
   applyOps(owner: bigint, ops: readonly Op[], inMulti: boolean): OpResult[] {
+    if (this.broken !== null) throw new RegistryError("SystemError", String(this.journalPath), this.broken);
     const txn = new Txn(this.lastZxid + 1n, this.clock.nowMs());
     let results: OpResult[];
     try {
       results = ops.map((op, i) => this.applyOpOf(txn, owner, op, inMulti ? i : -1));
-      if (txn.persistentChanged) this.saveOrFail(txn);
+      if (txn.touched.size > 0) this.appendOrFail(txn);
     } catch (e) {
       rollBack(txn);
       throw e;
     }
     this.commit(txn);
     return results;
+  }
+
+  /**
+   * @internal Resolves once every transaction committed so far is on disk and its watches were
+   * delivered; rejects with SystemError if the fsync failed.
+   */
+  committed(): Promise<void> {
+    return new Promise((resolve, reject) => {
+      this.waiters.push({ resolve, reject });
+      this.scheduleFlush();
+    });
+  }
+
+  private get journalPath(): string | null {
+    return this.journal?.path ?? this.snapshotPath;
   }
 
   /** @internal */
@@ -229,11 +305,11 @@ export class EmbeddedRegistryStore {
     // the creation that raised cversion was saved. So a failed write does not keep a dead
     // session's nodes alive.
     try {
-      this.save(txn.zxid);
+      if (this.broken === null) this.journal?.append(journalRecord(txn, this.nodes));
     } catch (e) {
       this.logger.error(
-        { err: String(e), file: this.snapshotPath },
-        "registry snapshot write failed on session close",
+        { err: String(e), file: this.journalPath },
+        "registry journal write failed on session close",
       );
     }
     this.commit(txn);
@@ -284,7 +360,8 @@ export class EmbeddedRegistryStore {
     if (parent.ephemeralOwner !== 0n) throw new RegistryError("NoChildrenForEphemerals", realPath);
     const ephemeralOwner = mode.startsWith("ephemeral") ? owner : 0n;
     this.nodes.set(realPath, newNode(data.slice(), txn.zxid, txn.nowMs, ephemeralOwner));
-    this.linkChild(txn, parent, baseName(realPath));
+    if (ephemeralOwner === 0n) txn.touched.add(realPath);
+    this.linkChild(txn, parent, baseName(realPath), parentName);
     if (ephemeralOwner !== 0n) this.trackEphemeral(txn, ephemeralOwner, realPath, true);
     txn.undo.push(() => this.nodes.delete(realPath));
     txn.events.push(event("created", realPath), event("childrenChanged", parentName));
@@ -303,7 +380,8 @@ export class EmbeddedRegistryStore {
     assert(parent !== undefined, "every node but the root has a parent");
     this.nodes.delete(path);
     txn.undo.push(() => this.nodes.set(path, node));
-    this.unlinkChild(txn, parent, baseName(path));
+    if (node.ephemeralOwner === 0n) txn.touched.add(path);
+    this.unlinkChild(txn, parent, baseName(path), parentName);
     if (node.ephemeralOwner !== 0n) this.trackEphemeral(txn, node.ephemeralOwner, path, false);
     txn.events.push(event("deleted", path), event("childrenChanged", parentName));
   }
@@ -317,7 +395,7 @@ export class EmbeddedRegistryStore {
     const before = { data: node.data, version: node.version, mzxid: node.mzxid, mtime: node.mtime };
     txn.undo.push(() => Object.assign(node, before));
     Object.assign(node, { data: data.slice(), version: node.version + 1, mzxid: txn.zxid, mtime: txn.nowMs });
-    if (node.ephemeralOwner === 0n) txn.persistentChanged = true;
+    if (node.ephemeralOwner === 0n) txn.touched.add(path);
     txn.events.push(event("dataChanged", path));
     return statOf(node);
   }
@@ -330,7 +408,7 @@ export class EmbeddedRegistryStore {
   }
 
   /** Adds a child name; as in ZooKeeper, cversion counts child creations and deletions. */
-  private linkChild(txn: Txn, parent: ZNode, name: string): void {
+  private linkChild(txn: Txn, parent: ZNode, name: string, parentName: string): void {
     const before = { cversion: parent.cversion, pzxid: parent.pzxid };
     parent.children.add(name);
     parent.cversion += 1;
@@ -339,10 +417,10 @@ export class EmbeddedRegistryStore {
       parent.children.delete(name);
       Object.assign(parent, before);
     });
-    txn.persistentChanged = true; // the parent is persistent: ephemerals have no children
+    txn.touched.add(parentName); // the parent is persistent: ephemerals have no children
   }
 
-  private unlinkChild(txn: Txn, parent: ZNode, name: string): void {
+  private unlinkChild(txn: Txn, parent: ZNode, name: string, parentName: string): void {
     const before = { cversion: parent.cversion, pzxid: parent.pzxid };
     parent.children.delete(name);
     parent.cversion += 1;
@@ -351,7 +429,7 @@ export class EmbeddedRegistryStore {
       parent.children.add(name);
       Object.assign(parent, before);
     });
-    txn.persistentChanged = true;
+    txn.touched.add(parentName);
   }
 
   private trackEphemeral(txn: Txn, owner: bigint, path: string, add: boolean): void {
@@ -376,7 +454,49 @@ export class EmbeddedRegistryStore {
         for (const watcher of session.takeWatchers(ev)) deliveries.push([watcher, ev]);
       }
     }
-    if (deliveries.length > 0) queueMicrotask(() => this.deliver(deliveries));
+    if (deliveries.length > 0) {
+      for (const d of deliveries) this.pendingDeliveries.push(d);
+      this.scheduleFlush();
+    }
+  }
+
+  private scheduleFlush(): void {
+    // While an fsync is under way, what comes meanwhile waits for the next one (started when
+    // it ends): so each group holds everything written during the previous fsync.
+    if (this.flushQueued || this.syncing) return;
+    this.flushQueued = true;
+    queueMicrotask(() => void this.flush());
+  }
+
+  /**
+   * The group commit: one fsync for everything appended since the last, then the watches, then
+   * the callers. The fsync runs off the event loop (FileHandle.syncAsync) where the platform
+   * can, so a slow disk delays the writers, never the other clients.
+   */
+  private async flush(): Promise<void> {
+    this.flushQueued = false;
+    const deliveries = this.pendingDeliveries;
+    const waiters = this.waiters;
+    this.pendingDeliveries = [];
+    this.waiters = [];
+    if (this.broken === null && this.journal !== null && this.journal.dirty) {
+      this.syncing = true;
+      try {
+        await this.journal.sync();
+      } catch (e) {
+        this.broken = `registry journal fsync failed (${e}); the broker must be restarted`;
+        this.logger.error({ err: String(e), file: this.journalPath }, "registry journal fsync failed; refusing registry writes");
+      }
+      this.syncing = false;
+      if (this.broken === null) this.maybeCompact();
+    }
+    const failure = this.broken === null ? null : new RegistryError("SystemError", String(this.journalPath), this.broken);
+    if (deliveries.length > 0) this.deliver(deliveries);
+    for (const w of waiters) {
+      if (failure === null) w.resolve();
+      else w.reject(failure);
+    }
+    if (this.waiters.length > 0 || this.pendingDeliveries.length > 0) this.scheduleFlush();
   }
 
   private deliver(deliveries: Array<[Watcher, WatchEvent]>): void {
@@ -392,17 +512,39 @@ export class EmbeddedRegistryStore {
 
   // --- persistence ---------------------------------------------------------------------------
 
-  private saveOrFail(txn: Txn): void {
+  private appendOrFail(txn: Txn): void {
+    if (this.journal === null) return;
     try {
-      this.save(txn.zxid);
+      this.journal.append(journalRecord(txn, this.nodes));
     } catch (e) {
-      throw new RegistryError("SystemError", String(this.snapshotPath), `snapshot write failed: ${e}`);
+      throw new RegistryError("SystemError", String(this.journalPath), `journal write failed: ${e}`);
     }
   }
 
-  private save(zxid: bigint): void {
-    if (this.fs === null || this.snapshotPath === null) return;
-    this.fs.writeFileAtomic(this.snapshotPath, this.snapshotBytes(zxid));
+  /**
+   * Rewrites the snapshot and empties the journal once the journal outgrew both the bound and
+   * the snapshot. Runs right after a successful fsync, so the journal holds everything the
+   * snapshot will; a failure leaves the journal as it is (nothing lost) and is only logged.
+   */
+  private maybeCompact(): void {
+    const journal = this.journal;
+    if (journal === null || this.fs === null || this.snapshotPath === null) return;
+    const size = journal.size();
+    if (size < this.journalCompactBytes || size < this.snapshotBytesLast) return;
+    this.compact();
+  }
+
+  private compact(): void {
+    const journal = this.journal;
+    if (journal === null || this.fs === null || this.snapshotPath === null) return;
+    try {
+      const bytes = this.snapshotBytes(this.lastZxid);
+      this.fs.writeFileAtomic(this.snapshotPath, bytes);
+      this.snapshotBytesLast = bytes.length;
+      journal.reset();
+    } catch (e) {
+      this.logger.error({ err: String(e), file: this.snapshotPath }, "registry snapshot rewrite failed; the journal keeps every change");
+    }
   }
 
   private snapshotBytes(zxid: bigint): Uint8Array {
@@ -415,20 +557,26 @@ export class EmbeddedRegistryStore {
     return utf8Bytes(`${head.slice(0, -1)},"nodes":[\n${lines.join(",\n")}\n]}\n`);
   }
 
-  private load(file: string, bytes: Uint8Array): void {
+  /** The snapshot (if any), then the journal's records with a larger zxid. */
+  private load(file: string, bytes: Uint8Array | null, journalFile: string, records: Uint8Array[]): void {
     const fail = (why: string): never => {
       throw new Error(
         `registry snapshot ${file} is corrupt (${why}); restore it from a backup, or move it aside to ` +
           "start with an empty registry (its topics, assignments and configs are then forgotten)",
       );
     };
-    const { zxid, entries } = parseSnapshot(bytes, fail);
-    this.nodes.clear();
-    for (const { path, node } of entries) {
-      if (this.nodes.has(path)) fail(`node ${path} appears twice`);
-      this.nodes.set(path, node);
+    let zxid = 0n;
+    if (bytes !== null) {
+      const snapshot = parseSnapshot(bytes, fail);
+      zxid = snapshot.zxid;
+      this.nodes.clear();
+      for (const { path, node } of snapshot.entries) {
+        if (this.nodes.has(path)) fail(`node ${path} appears twice`);
+        this.nodes.set(path, node);
+      }
     }
     if (!this.nodes.has("/")) fail("no root node");
+    zxid = this.replay(journalFile, records, zxid);
     for (const path of this.nodes.keys()) {
       if (path === "/") continue;
       const parent = this.nodes.get(parentPath(path));
@@ -440,6 +588,30 @@ export class EmbeddedRegistryStore {
       for (const z of [node.czxid, node.mzxid, node.pzxid]) if (z > maxZxid) maxZxid = z;
     }
     this.lastZxid = ((maxZxid >> 32n) + 1n) << 32n;
+  }
+
+  /** Applies the journal's records newer than the snapshot; returns the last zxid. */
+  private replay(file: string, records: Uint8Array[], snapshotZxid: bigint): bigint {
+    let zxid = snapshotZxid;
+    records.forEach((payload, i) => {
+      const fail = (why: string): never => {
+        throw new Error(
+          `registry journal ${file} is corrupt (record #${i}: ${why}); restore the registry dir from a ` +
+            "backup, or move the journal aside to start from the last snapshot (changes since it are then forgotten)",
+        );
+      };
+      const { zxid: recordZxid, put, del } = parseJournalRecord(payload, fail);
+      if (recordZxid <= snapshotZxid) return; // the snapshot was rewritten after this record
+      if (recordZxid <= zxid) fail(`zxid ${recordZxid} does not follow ${zxid}`);
+      zxid = recordZxid;
+      // Map.set keeps an existing key's place, so parents stay before their children.
+      for (const { path, node } of put) this.nodes.set(path, node);
+      for (const path of del) {
+        if (path === "/") fail("deletes the root");
+        this.nodes.delete(path);
+      }
+    });
+    return zxid;
   }
 }
 
@@ -453,10 +625,12 @@ class EmbeddedSession implements Registry {
 
   constructor(private readonly store: EmbeddedRegistryStore, readonly sessionId: bigint) {}
 
-  // Bodies run synchronously up to their return: the change is made when the call is made, and
-  // no other event can slip between a caller's check and its mutation.
+  // Bodies run synchronously up to their first await: the change is made when the call is made,
+  // and no other event can slip between a caller's check and its mutation. The await is the
+  // group commit (the change on disk, its watches delivered).
   async create(path: string, data: Uint8Array, mode: CreateMode = "persistent"): Promise<string> {
     const [result] = this.mutate([{ op: "create", path, data, mode }], false);
+    await this.store.committed();
     return (result as { path: string }).path;
   }
 
@@ -471,10 +645,12 @@ class EmbeddedSession implements Registry {
       if (this.store.readNode(prefix) !== null) continue;
       this.mutate([{ op: "create", path: prefix, data: new Uint8Array(0) }], false);
     }
+    await this.store.committed();
   }
 
   async delete(path: string, version = -1): Promise<void> {
     this.mutate([{ op: "delete", path, version }], false);
+    await this.store.committed();
   }
 
   async exists(path: string, watch?: Watcher): Promise<Stat | null> {
@@ -494,6 +670,7 @@ class EmbeddedSession implements Registry {
 
   async setData(path: string, data: Uint8Array, version = -1): Promise<Stat> {
     const [result] = this.mutate([{ op: "setData", path, data, version }], false);
+    await this.store.committed();
     return (result as { stat: Stat }).stat;
   }
 
@@ -507,7 +684,9 @@ class EmbeddedSession implements Registry {
 
   async multi(ops: Op[]): Promise<OpResult[]> {
     if (!Array.isArray(ops)) throw new RegistryError("BadArguments", "", "multi takes an array of ops");
-    return this.mutate(ops, true);
+    const results = this.mutate(ops, true);
+    await this.store.committed();
+    return results;
   }
 
   /** Embedded sessions end only by close(): never renewed, so fn is never called. */
@@ -522,6 +701,7 @@ class EmbeddedSession implements Registry {
     this.dataWatches.clear();
     this.childWatches.clear();
     this.store.endSession(this);
+    await this.store.committed().catch(() => {}); // the store logged it; the ephemerals are gone
   }
 
   /** @internal Removes and returns this session's watchers that ev triggers, each once. */
@@ -628,7 +808,41 @@ function checkData(path: string, data: Uint8Array): void {
   }
 }
 
-// --- snapshot encoding -------------------------------------------------------------------------
+// --- snapshot and journal encoding -------------------------------------------------------------
+
+/** The journal record of txn: the state after it of every persistent node it touched. */
+function journalRecord(txn: Txn, nodes: ReadonlyMap<string, ZNode>): Uint8Array {
+  const put: string[] = [];
+  const del: string[] = [];
+  for (const path of txn.touched) {
+    const node = nodes.get(path);
+    if (node === undefined) del.push(JSON.stringify(path));
+    else if (node.ephemeralOwner === 0n) put.push(JSON.stringify(snapshotEntry(path, node)));
+  }
+  return utf8Bytes(`{"zxid":"${txn.zxid}","put":[${put.join(",")}],"del":[${del.join(",")}]}`);
+}
+
+function parseJournalRecord(
+  payload: Uint8Array,
+  fail: (why: string) => never,
+): { zxid: bigint; put: Array<{ path: string; node: ZNode }>; del: string[] } {
+  let doc: unknown;
+  try {
+    doc = JSON.parse(new TextDecoder("utf-8", { fatal: true }).decode(payload));
+  } catch (e) {
+    fail(`not JSON: ${e instanceof Error ? e.message : e}`);
+  }
+  if (!isRecord(doc)) fail("not an object");
+  const d = doc as Record<string, unknown>;
+  const zxid = zxidField(d.zxid, "zxid", fail);
+  if (!Array.isArray(d.put) || !Array.isArray(d.del)) fail("put or del is not an array");
+  const put = (d.put as unknown[]).map((raw, i) => parseEntry(raw, i, fail));
+  const del = (d.del as unknown[]).map((p) => {
+    if (typeof p !== "string" || pathProblem(p) !== null) fail(`bad path ${JSON.stringify(p)} in del`);
+    return p as string;
+  });
+  return { zxid, put, del };
+}
 
 function snapshotEntry(path: string, node: ZNode): Record<string, unknown> {
   return {

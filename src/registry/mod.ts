@@ -14,20 +14,25 @@
 // - Payloads are Kafka's JSON, byte for byte in field names and versions; decoders return null
 //   on foreign or malformed content instead of throwing.
 //
-// Embedded snapshot: `<first log dir>/.strand-registry/snapshot.json`, rewritten atomically
-// (writeFileAtomic) by every transaction that changes persistent state, before it returns:
+// Embedded registry: `<first log dir>/.strand-registry/registry.journal` (journal.ts), one
+// CRC-checked record per transaction that changes persistent state, group-committed (one fsync
+// per turn of the event loop) before the call returns; and `snapshot.json`, rewritten atomically
+// (writeFileAtomic) when the journal has grown past its bound, which then starts over:
 //   {"format":"strand-registry-snapshot","version":1,"zxid":"<decimal>","nodes":[
 //   {"path":"/brokers","data":"<base64>","czxid":"1","mzxid":"1","pzxid":"4","ctime":<ms>,
 //    "mtime":<ms>,"version":0,"cversion":2},
 //   ...]}
 // One node per line, parents before children, ephemerals never written; zxids are decimal
 // strings; cversion and the child count give the parent's sequence counter. A file that does not parse, or whose
-// nodes lack parents, stops start-up with an error naming the file.
+// nodes lack parents, stops start-up with an error naming the file; so does a journal damaged
+// anywhere but in its last record (a torn last record, never acknowledged, is dropped). A dir
+// with only snapshot.json (before the journal) opens as it is.
 export * from "./types.ts";
 export * from "./znodes.ts";
 export {
   type EmbeddedRegistryOptions,
   EmbeddedRegistryStore,
+  journalFileName,
   nodeDataBytesMax,
   parentPath,
   pathProblem,

@@ -44,6 +44,8 @@ const defaultOptions: ReplicaManagerOptions = { replicaLagTimeMaxMs: 30_000, isr
 
 export class ReplicaManager implements FollowerLog {
   private partitions = new Map<string, Partition>();
+  /** How many of `partitions` each topic has (so a topic's last one is known without a scan). */
+  private partitionsPerTopic = new Map<string, number>();
   /** Keys of offline partitions (see the header). */
   private offline = new Set<string>();
   /** Partitions whose log a transient error kept closed, with what to apply once it opens. */
@@ -182,6 +184,7 @@ export class ReplicaManager implements FollowerLog {
     }
     const p = new Partition(this.brokerId, state, log, this.clock.monotonicMs());
     this.partitions.set(key, p);
+    this.partitionsPerTopic.set(state.topic, (this.partitionsPerTopic.get(state.topic) ?? 0) + 1);
     this.logger.info({ ...tp, leader: state.leader, leaderEpoch: state.leaderEpoch, isr: state.isr }, "partition online");
     this.moveFetcher(p);
     if (p.isLeader) this.tellLeadership(state.topic, state.partition, true);
@@ -212,11 +215,16 @@ export class ReplicaManager implements FollowerLog {
     const key = topicPartitionKey(topic, partition);
     this.fetchers.removeFetcherForPartitions([{ topic, partition }]);
     if (this.partitions.get(key)?.isLeader && !this.offline.has(key)) this.tellLeadership(topic, partition, false);
-    this.partitions.delete(key);
+    if (this.partitions.delete(key)) {
+      const left = (this.partitionsPerTopic.get(topic) ?? 1) - 1;
+      if (left > 0) this.partitionsPerTopic.set(topic, left);
+      else this.partitionsPerTopic.delete(topic);
+    }
     this.offline.delete(key);
     this.pendingLogs.delete(key);
     if (deletePartition) this.logManager.deleteLog(topic, partition);
-    if (deletePartition && !this.allPartitions().some((q) => q.topic === topic)) this.topicStats.removeTopic(topic);
+    // A count, not a scan of every partition: deleting a topic of 10,000 partitions was quadratic.
+    if (deletePartition && !this.partitionsPerTopic.has(topic)) this.topicStats.removeTopic(topic);
     this.wake(key);
   }
 
@@ -536,6 +544,7 @@ export class ReplicaManager implements FollowerLog {
     this.fetchPurgatory.shutdown();
     this.producePurgatory.shutdown();
     this.partitions.clear();
+    this.partitionsPerTopic.clear();
     this.offline.clear();
   }
 }

@@ -146,6 +146,27 @@ export const readChunkBytes = 64 * 1024;
 export const randomBytesPerCallMax = 65_536;
 /** ZooKeeper's default jute.maxbuffer: the largest payload a ZooKeeper server accepts per node. */
 export const nodeDataBytesMax = 0xfffff;
+/**
+ * Largest record of the embedded registry's journal (the nodes one transaction changed). A multi
+ * larger than this is refused; on open, a declared length above it is corruption, not a torn tail.
+ */
+export const registryJournalRecordBytesMax = 64 * 1024 * 1024;
+/**
+ * Longest a long task (creating, loading or deleting many partitions) runs before it gives the
+ * event loop back (util/time_slice.ts): well under issue 11's 50 ms ceiling on any stall, since
+ * one unit of work (one partition's files) may overrun it.
+ */
+export const eventLoopSliceMs = 20;
+/**
+ * Partition state writes the controller issues together (one group commit of the embedded
+ * registry, one pipelined round of ZooKeeper requests) before it awaits their answers.
+ */
+export const partitionWritesInFlightMax = 1_000;
+/**
+ * Journal bytes after which the embedded registry rewrites its snapshot and empties the journal
+ * (once the journal is also larger than the last snapshot, so rewrites cost O(1) per byte changed).
+ */
+export const registryJournalCompactBytes = 16 * 1024 * 1024;
 
 // --- Kafka client (src/client) -------------------------------------------------------------------
 /**

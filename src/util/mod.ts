@@ -9,3 +9,4 @@ export * from "./errors.ts";
 export * from "./limits.ts";
 export * as limits from "./limits.ts";
 export * from "./logger.ts";
+export * from "./time_slice.ts";

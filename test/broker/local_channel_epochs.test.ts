@@ -81,3 +81,36 @@ test("until a newer controller speaks, the old epoch is current: its requests ap
   assert.deepEqual([leader()?.leader, leader()?.isr], [2, [2, 1]]);
   assert.deepEqual(applied, ["leaderAndIsr t-0 leader 2 epoch 1"]);
 });
+
+test("a LeaderAndIsr of many partitions gives the event loop back between partitions, and later requests wait for it", async () => {
+  const { local, applied } = setup();
+  const busyReplicaManager = (local as unknown as { replicaManager: ReplicaManager }).replicaManager as unknown as {
+    becomeLeaderOrFollower: (s: PartitionState) => number;
+  };
+  const plain = busyReplicaManager.becomeLeaderOrFollower;
+  busyReplicaManager.becomeLeaderOrFollower = (s) => {
+    // Each partition's files take a while: a slice is used up after a few of them.
+    const until = performance.now() + 2;
+    while (performance.now() < until) { /* busy, as synchronous file calls are */ }
+    return plain(s);
+  };
+  const topicId = new Uint8Array(16).fill(9);
+  const partitions: PartitionState[] = Array.from({ length: 100 }, (_, p) => (
+    { topic: "big", partition: p, topicId, controllerEpoch: 1, leader: 0, leaderEpoch: 0, isr: [0], replicas: [0], partitionEpoch: 0 }
+  ));
+  const big: TopicInfo = { name: "big", topicId, partitions, configs: {}, configsZxid: 5n };
+  // Another client's request, due as soon as the loop is free.
+  const other = new Promise<void>((resolve) => setTimeout(() => {
+    applied.push("another client's request");
+    resolve();
+  }, 0));
+  const creating = local.leaderAndIsr(0, 1, [big], brokers);
+  const deleting = local.stopReplica(0, 1, partitions.map((p) => ({ topic: p.topic, partition: p.partition })), true);
+  await Promise.all([creating, deleting, other]);
+  const at = applied.indexOf("another client's request");
+  const firstStop = applied.findIndex((a) => a.startsWith("stopReplica"));
+  const lastCreate = applied.findLastIndex((a) => a.startsWith("leaderAndIsr"));
+  assert.ok(at > 0 && at < lastCreate, `another request ran while the partitions were being applied (at ${at} of ${lastCreate})`);
+  assert.ok(firstStop > lastCreate, "the StopReplica made after the LeaderAndIsr ran after all of it");
+  assert.equal(applied.filter((a) => a.startsWith("stopReplica")).length, 100);
+});

@@ -96,6 +96,10 @@ export function faultyPlatform(inner: Platform): FaultyPlatform {
       check("fsync", h.path);
       h.sync();
     },
+    async syncAsync() {
+      check("fsync", h.path);
+      await (h.syncAsync?.() ?? h.sync());
+    },
     close() {
       h.close();
     },

@@ -4,9 +4,10 @@
 import assert from "node:assert/strict";
 import { readFileSync, writeFileSync } from "node:fs";
 import { test } from "node:test";
-import type { FileSystem } from "../../src/platform/mod.ts";
+import type { FileHandle, FileSystem } from "../../src/platform/mod.ts";
 import {
   EmbeddedRegistryStore,
+  journalFileName,
   nodeDataBytesMax,
   RegistryError,
   type RegistryPlatform,
@@ -46,14 +47,48 @@ async function withDir(body: (dir: string, platform: RegistryPlatform) => Promis
   }
 }
 
-/** The platform with an fs whose writeFileAtomic is counted and can be made to fail. */
+/**
+ * The platform with an fs whose journal appends and fsyncs are counted and can be made to fail
+ * (a failing append writes half its bytes first, as a full disk would), and whose
+ * writeFileAtomic (snapshot rewrites) is counted.
+ */
 function instrumented(platform: RegistryPlatform) {
-  const state = { writes: 0, failWrites: false };
+  const state = { writes: 0, syncs: 0, snapshots: 0, failWrites: false, failSyncs: false };
   const fs: FileSystem = Object.create(platform.fs);
   fs.writeFileAtomic = (path: string, data: Uint8Array) => {
-    if (state.failWrites) throw new Error("ENOSPC: no space left on device");
-    state.writes++;
+    state.snapshots++;
     platform.fs.writeFileAtomic(path, data);
+  };
+  fs.open = (path, mode) => {
+    const handle = platform.fs.open(path, mode);
+    if (!path.endsWith(journalFileName)) return handle;
+    const wrapped: FileHandle = {
+      path: handle.path,
+      readAt: (buf, position) => handle.readAt(buf, position),
+      append: (data) => {
+        if (state.failWrites) {
+          handle.append(data.subarray(0, data.length >> 1));
+          throw new Error("ENOSPC: no space left on device");
+        }
+        state.writes++;
+        handle.append(data);
+      },
+      writeAt: (data, position) => handle.writeAt(data, position),
+      size: () => handle.size(),
+      truncate: (size) => handle.truncate(size),
+      sync: () => {
+        if (state.failSyncs) throw new Error("EIO: i/o error");
+        state.syncs++;
+        handle.sync();
+      },
+      syncAsync: async () => {
+        if (state.failSyncs) throw new Error("EIO: i/o error");
+        state.syncs++;
+        await (handle.syncAsync?.() ?? handle.sync());
+      },
+      close: () => handle.close(),
+    };
+    return wrapped;
   };
   return { platform: { clock: platform.clock, fs }, state };
 }
@@ -150,6 +185,7 @@ test("embedded: the snapshot is JSON with base64 data and no ephemerals", async 
     const r = store.session();
     await r.create("/a", bytes("hello"));
     await r.create("/e", bytes("ephemeral"), "ephemeral");
+    await store.close(); // the snapshot is written at a clean close (and when the journal is big)
     const doc = JSON.parse(readFileSync(`${dir}/${snapshotFileName}`, "utf8"));
     assert.equal(doc.format, "strand-registry-snapshot");
     assert.equal(doc.version, 1);
@@ -159,15 +195,15 @@ test("embedded: the snapshot is JSON with base64 data and no ephemerals", async 
     const a = doc.nodes[1];
     assert.equal(a.data, btoa("hello"));
     assert.equal(typeof a.czxid, "string");
-    assert.equal(doc.nodes[0].cversion, 2, "the root counted both children");
-    await store.close();
+    assert.equal(doc.nodes[0].cversion, 3, "the root counted both children's creations and /e's deletion");
   });
 });
 
-test("embedded: only changes to persistent state rewrite the snapshot", async () => {
+test("embedded: only changes to persistent state are journaled, one record per transaction", async () => {
   await withDir(async (dir, base) => {
     const { platform, state } = instrumented(base);
     const store = EmbeddedRegistryStore.open(platform, dir);
+    state.writes = 0; // the new journal's header
     const r = store.session();
     await r.create("/p", none);
     assert.equal(state.writes, 1);
@@ -181,11 +217,13 @@ test("embedded: only changes to persistent state rewrite the snapshot", async ()
     assert.equal(state.writes, 3);
     await r.multi([{ op: "create", path: "/p/1", data: none }, { op: "create", path: "/p/2", data: none }]);
     assert.equal(state.writes, 4, "one write per multi");
+    assert.equal(state.snapshots, 0, "the journal is small: the snapshot is not rewritten");
     await store.close();
+    assert.equal(state.snapshots, 1, "a clean close leaves a snapshot");
   });
 });
 
-test("embedded: a failed snapshot write fails the change and undoes it", async () => {
+test("embedded: a failed journal write fails the change and undoes it", async () => {
   await withDir(async (dir, base) => {
     const { platform, state } = instrumented(base);
     const store = EmbeddedRegistryStore.open(platform, dir);
@@ -206,6 +244,12 @@ test("embedded: a failed snapshot write fails the change and undoes it", async (
     await r.setData("/a", bytes("v1"));
     assert.equal(w.events.length, 1);
     await store.close();
+    // The half-written records were cut off: the journal replays cleanly.
+    const reopened = EmbeddedRegistryStore.open(base, dir);
+    const s = reopened.session();
+    assert.equal(str((await s.getData("/a")).data), "v1");
+    assert.equal(await s.exists("/b"), null);
+    await reopened.close();
   });
 });
 
@@ -275,7 +319,7 @@ test("embedded: open creates the directory; a missing snapshot is an empty tree"
     const r = store.session();
     assert.deepEqual(await r.getChildren("/"), []);
     await r.create("/x", none);
-    assert.ok(readFileSync(`${nested}/${snapshotFileName}`).length > 0);
+    assert.ok(readFileSync(`${nested}/${journalFileName}`).length > 30, "a record follows the header");
     await store.close();
   });
 });
