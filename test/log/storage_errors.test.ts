@@ -368,7 +368,9 @@ test("storage errors: becoming leader while leader-epoch-checkpoint cannot be wr
     try {
       assert.equal(rm.becomeLeaderOrFollower(state(0, 0), topicCfg), ErrorCode.NONE);
       assert.equal(rm.appendToPartition("t", 0, buildBatch([{ value: "a" }]), 1 << 20).errorCode, ErrorCode.NONE);
-      const lift = faulty.inject(dir, "ENOSPC", { ops: ["writeAtomic"] });
+      // The checkpoint is written unsynced on becoming leader (plain writes) and synced at flush
+      // (writeFileAtomic): both fail.
+      const lift = faulty.inject(dir, "ENOSPC", { ops: ["writeAtomic", "write"] });
       assert.equal(rm.becomeLeaderOrFollower(state(1, 1), topicCfg), ErrorCode.NONE, "no exception out of LeaderAndIsr");
       assert.equal(rm.getPartition("t", 0)?.leaderEpoch, 1);
       const file = `${dir}/t-0/leader-epoch-checkpoint`;
