@@ -161,7 +161,7 @@ export const eventLoopSliceMs = 20;
  * Partition state writes the controller issues together (one group commit of the embedded
  * registry, one pipelined round of ZooKeeper requests) before it awaits their answers.
  */
-export const partitionWritesInFlightMax = 1_000;
+export const partitionWritesInFlightMax = 250;
 /**
  * Journal bytes after which the embedded registry rewrites its snapshot and empties the journal
  * (once the journal is also larger than the last snapshot, so rewrites cost O(1) per byte changed).
