@@ -18,6 +18,12 @@
 //   segment's open walks the log from the last entry it has, and crash recovery rebuilds both
 //   indexes from the log.
 //
+// No descriptor is held between writes: the file is opened for each write of the buffer (one
+// per indexWriteBufferEntries entries), truncation and fsync, and closed at once. Lookups are
+// answered from memory, so a segment needs only its .log open, and a partition one descriptor
+// per segment rather than three (Kafka, which mmaps its indexes and closes their files, needs one
+// too). 10,000 new partitions then fit a 20,000-descriptor limit.
+//
 // Kafka preallocates index files to segment.index.bytes (mmap) and trims them at roll. Here
 // files only ever hold whole entries, so there is nothing to trim and no zero-filled tail to
 // mistake for entries after a crash; preallocation would not save a write call either, since the
@@ -35,26 +41,45 @@ export class IndexFile {
   private closed = false;
 
   private constructor(
+    private readonly platform: Platform,
     public path: string,
-    private readonly file: FileHandle,
     readonly entryBytes: number,
+    sizeBytes: number,
   ) {
     this.pending = new Uint8Array(entryBytes * indexWriteBufferEntries);
     this.view = new DataView(this.pending.buffer);
-    this.writtenBytes = file.size();
+    // A torn last entry (a crash mid-write) counts until the index truncates it away at load.
+    this.writtenBytes = sizeBytes;
   }
 
   /**
-   * Opens (creating if missing) and returns the file, the bytes of its whole entries, and its
-   * size (a torn last entry makes it differ from bytes.length).
+   * Opens (creating if missing) and reads the file, and returns it, the bytes of its whole
+   * entries, and its size (a torn last entry makes it differ from bytes.length).
    */
   static open(platform: Platform, path: string, entryBytes: number): { file: IndexFile; bytes: Uint8Array; sizeBytes: number } {
     const handle = platform.fs.open(path, "readwrite");
-    const file = new IndexFile(path, handle, entryBytes);
-    const size = handle.size();
-    const bytes = new Uint8Array(size - (size % entryBytes));
-    const n = bytes.length > 0 ? handle.readAt(bytes, 0) : 0;
-    return { file, bytes: bytes.subarray(0, n - (n % entryBytes)), sizeBytes: size };
+    let size: number;
+    let bytes: Uint8Array;
+    let n: number;
+    try {
+      size = handle.size();
+      bytes = new Uint8Array(size - (size % entryBytes));
+      n = bytes.length > 0 ? handle.readAt(bytes, 0) : 0;
+    } finally {
+      handle.close();
+    }
+    return { file: new IndexFile(platform, path, entryBytes, size), bytes: bytes.subarray(0, n - (n % entryBytes)), sizeBytes: size };
+  }
+
+  /** Runs fn on the file, opened for it alone. */
+  private withHandle(fn: (h: FileHandle) => void): void {
+    assert(!this.closed, "an index file is not written after close");
+    const h = this.platform.fs.open(this.path, "readwrite");
+    try {
+      fn(h);
+    } finally {
+      h.close();
+    }
   }
 
   /** Entries in the file and the buffer. */
@@ -80,7 +105,8 @@ export class IndexFile {
   /** Writes the buffered entries to the file. */
   writePending(): void {
     if (this.pendingBytes === 0) return;
-    this.file.append(this.pending.subarray(0, this.pendingBytes));
+    // At the entries' end rather than the file's: bytes a failed write left past it are overwritten.
+    this.withHandle((h) => h.writeAt(this.pending.subarray(0, this.pendingBytes), this.writtenBytes));
     this.writtenBytes += this.pendingBytes;
     this.pendingBytes = 0;
   }
@@ -95,28 +121,27 @@ export class IndexFile {
       return;
     }
     this.pendingBytes = 0;
-    this.file.truncate(keep);
+    this.withHandle((h) => h.truncate(keep));
     this.writtenBytes = keep;
   }
 
   /** Writes the buffer and fsyncs. */
   sync(): void {
     this.writePending();
-    this.file.sync();
+    this.withHandle((h) => h.sync());
   }
 
-  /** Renames the file (segment deletion adds `.deleted`); the open handle stays valid. */
+  /** Renames the file (segment deletion adds `.deleted`); later writes go to the new name. */
   renameTo(platform: Platform, path: string): void {
     platform.fs.rename(this.path, path);
     this.path = path;
   }
 
-  /** Writes the buffer and closes. Idempotent. */
+  /** Writes the buffer; no write follows. Idempotent. */
   close(): void {
     if (this.closed) return;
     this.writePending();
     this.closed = true;
-    this.file.close();
   }
 
   /**
@@ -124,13 +149,7 @@ export class IndexFile {
    * where a write would only fail again. The dir's logs are recovered at the next start-up.
    */
   closeHandlers(): void {
-    if (this.closed) return;
     this.closed = true;
     this.pendingBytes = 0;
-    try {
-      this.file.close();
-    } catch {
-      // close(2) failing on a failed disk leaves nothing more to do with the descriptor.
-    }
   }
 }
