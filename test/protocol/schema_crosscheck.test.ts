@@ -16,6 +16,12 @@ const kafkaDir = fileURLToPath(new URL("../../../shared/reference/kafka-3.8-mess
 const haveKafka = existsSync(kafkaDir);
 const skip = haveKafka ? false : `Kafka's message definitions are absent (${kafkaDir})`;
 
+// As a missing tool fails under CI=true (test/helpers/tools.ts), so does a missing reference: CI
+// lays shared/ beside the clone, and a cross-check that quietly skips there checks nothing.
+test("Kafka's message definitions are present beside the repository (CI=true needs them)", { skip: process.env.CI === "true" ? false : skip }, () => {
+  assert.ok(haveKafka, `CI=true and Kafka's message definitions are absent (${kafkaDir})`);
+});
+
 /** The versions strand declares, per API key (a handler may answer fewer: ApiVersions says which). */
 const supported: Record<number, [string, number, number]> = {
   0: ["Produce", 0, 9],
