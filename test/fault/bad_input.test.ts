@@ -19,6 +19,7 @@ import {
   produce,
   WireClient,
 } from "../helpers/wire.ts";
+import { pseudoRandomBytes } from "../helpers/random.ts";
 
 const TOPIC = "kept";
 const BEFORE = ["before-0", "before-1", "before-2"];
@@ -95,21 +96,6 @@ async function expectClosed(b: TestBroker, bytes: Uint8Array, what: string): Pro
   } finally {
     c.close();
   }
-}
-
-/** xorshift32: the same "random" bytes every run. */
-function pseudoRandomBytes(seed: number, n: number): Uint8Array {
-  let x = seed >>> 0 || 1;
-  const out = new Uint8Array(n);
-  for (let i = 0; i < n; i++) {
-    x ^= x << 13;
-    x >>>= 0;
-    x ^= x >>> 17;
-    x ^= x << 5;
-    x >>>= 0;
-    out[i] = x & 0xff;
-  }
-  return out;
 }
 
 // ---- framing and headers --------------------------------------------------------------------

@@ -19,6 +19,7 @@ import { startBroker, type TestBroker } from "../helpers/broker.ts";
 import { buildBatch, concatBytes, parseBatches, text, valueRecords } from "../helpers/record_batch.ts";
 import { run, skipUnless } from "../helpers/tools.ts";
 import { createTopic, fetchOnce, listOffset, WireClient } from "../helpers/wire.ts";
+import { pseudoRandomBytes } from "../helpers/random.ts";
 
 const INT64_MAX = (1n << 63n) - 1n;
 
@@ -62,20 +63,6 @@ function record(fields: (w: Writer) => void, length?: number): Uint8Array {
   fields(body);
   const b = body.finish().slice();
   return new Writer(b.length + 5).varint(length ?? b.length).bytes(b).finish().slice();
-}
-
-function pseudoRandomBytes(seed: number, n: number): Uint8Array {
-  let x = seed;
-  const out = new Uint8Array(n);
-  for (let i = 0; i < n; i++) {
-    x ^= x << 13;
-    x >>>= 0;
-    x ^= x >>> 17;
-    x ^= x << 5;
-    x >>>= 0;
-    out[i] = x & 0xff;
-  }
-  return out;
 }
 
 /** The malformed record sets of issue 11's defect 3, with the code each must get. */

@@ -12,6 +12,7 @@ import { Writer } from "../../src/util/bytes.ts";
 import { crc32c } from "../../src/util/crc32c.ts";
 import { ErrorCode } from "../../src/util/errors.ts";
 import { BASE_TIMESTAMP, buildBatch, concatBytes, type TestRecord, valueRecords } from "../helpers/record_batch.ts";
+import { pseudoRandomBytes } from "../helpers/random.ts";
 
 const MAX = 1 << 30;
 const NOW = 1_800_000_000_000;
@@ -61,20 +62,6 @@ function record(fields: (w: Writer) => void, length?: number): Uint8Array {
 
 /** attributes 0, timestampDelta 0, offsetDelta i, null key, value "v", no headers. */
 const plainFields = (i: number) => (w: Writer) => void w.int8(0).varlong(0n).varint(i).varint(-1).varint(1).int8(0x76).varint(0);
-
-function pseudoRandomBytes(seed: number, n: number): Uint8Array {
-  let x = seed >>> 0 || 1;
-  const out = new Uint8Array(n);
-  for (let i = 0; i < n; i++) {
-    x ^= x << 13;
-    x >>>= 0;
-    x ^= x >>> 17;
-    x ^= x << 5;
-    x >>>= 0;
-    out[i] = x & 0xff;
-  }
-  return out;
-}
 
 test("record validator: good batches pass, uncompressed and in every codec, with keys, nulls and headers", () => {
   const records: TestRecord[] = [
