@@ -32,10 +32,16 @@
 import type { FileHandle, Platform } from "../platform/mod.ts";
 import { assert, indexWriteBufferEntries } from "../util/mod.ts";
 
+const noBuffer = new DataView(new ArrayBuffer(0));
+
 export class IndexFile {
-  private readonly pending: Uint8Array;
+  /**
+   * The write buffer, made at the first entry after a write and let go at each write: an idle
+   * partition's indexes (thousands of new partitions) hold none of it.
+   */
+  private pending: Uint8Array | null = null;
   /** DataView over the write buffer: the index writes its next entry at `reserve()`'s offset. */
-  readonly view: DataView;
+  view: DataView = noBuffer;
   private pendingBytes = 0;
   private writtenBytes: number;
   private closed = false;
@@ -46,8 +52,6 @@ export class IndexFile {
     readonly entryBytes: number,
     sizeBytes: number,
   ) {
-    this.pending = new Uint8Array(entryBytes * indexWriteBufferEntries);
-    this.view = new DataView(this.pending.buffer);
     // A torn last entry (a crash mid-write) counts until the index truncates it away at load.
     this.writtenBytes = sizeBytes;
   }
@@ -94,7 +98,11 @@ export class IndexFile {
 
   /** Offset in `view` for the next entry; the caller fills entryBytes there, then commit(). */
   reserve(): number {
-    if (this.pendingBytes === this.pending.length) this.writePending();
+    if (this.pendingBytes === this.entryBytes * indexWriteBufferEntries) this.writePending();
+    if (this.pending === null) {
+      this.pending = new Uint8Array(this.entryBytes * indexWriteBufferEntries);
+      this.view = new DataView(this.pending.buffer);
+    }
     return this.pendingBytes;
   }
 
@@ -105,10 +113,13 @@ export class IndexFile {
   /** Writes the buffered entries to the file. */
   writePending(): void {
     if (this.pendingBytes === 0) return;
+    const pending = this.pending as Uint8Array;
     // At the entries' end rather than the file's: bytes a failed write left past it are overwritten.
-    this.withHandle((h) => h.writeAt(this.pending.subarray(0, this.pendingBytes), this.writtenBytes));
+    this.withHandle((h) => h.writeAt(pending.subarray(0, this.pendingBytes), this.writtenBytes));
     this.writtenBytes += this.pendingBytes;
     this.pendingBytes = 0;
+    this.pending = null;
+    this.view = noBuffer;
   }
 
   /** Keeps the first `count` entries and leaves the file exact (truncations are rare). */
