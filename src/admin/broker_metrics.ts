@@ -19,6 +19,12 @@
 //                                                                     below log.dir.min.free.bytes), else 0
 //   strand_log_dir_transient_errors_total{dir,code}          counter  EMFILE/ENFILE/ENOMEM/ENOSPC/EDQUOT met (dir stays online)
 //   strand_server_unserved_partitions                        gauge    partitions this broker should lead but cannot serve
+//   kafka_server_socket_server_metrics_connection_count      gauge    connections open on the Kafka listeners
+//   kafka_network_socketserver_memorypoolused / _memorypoolavailable  gauge  bytes of requests being read or
+//                                                                     handled (queued.max.request.bytes), and what is left
+//   strand_server_memory_pool_waiting                        gauge    connections not read until their frame fits the pool
+//   strand_server_connections_throttled                      gauge    accepted connections waiting for max.connection.creation.rate
+//   strand_server_connections_refused_total{reason}          counter  closed at accept: max.connections, max.connections.per.ip
 //   process_resident_memory_bytes                            gauge
 //   nodejs_eventloop_lag_seconds / nodejs_eventloop_lag_max_seconds  gauge  timer delay, latest / max over a minute
 //
@@ -28,7 +34,7 @@
 // metrics outlive a broker attached to them: counters keep counting across the admin server's
 // life, and while no broker is attached only the process figures are reported.
 
-import type { BrokerServices, RequestObserver } from "../broker/mod.ts";
+import type { BrokerServices, NetworkStats, RequestObserver } from "../broker/mod.ts";
 import type { Clock, Timer } from "../platform/mod.ts";
 import { eventLoopSampleMs, eventLoopSamplesKept, metricsGroupLagSeriesMax } from "../util/mod.ts";
 import { type HistogramSeries, MetricsRegistry, type ValueSeries } from "./metrics.ts";
@@ -38,6 +44,7 @@ import { groupOffsetsWithLag, unservedPartitions } from "./views.ts";
 export interface MetricsTarget {
   services: BrokerServices;
   readonly isActiveController: boolean;
+  networkStats?(): NetworkStats;
 }
 
 /** Upper bounds, in ms, of the request latency buckets (Kafka's TotalTimeMs). */
@@ -84,6 +91,12 @@ export class BrokerMetrics {
     const dirRefusing = r.gauge("strand_log_dir_appends_refused", "1 while appends to the log dir are refused for lack of space (ENOSPC or log.dir.min.free.bytes), else 0.", ["dir"]);
     const transientErrors = r.counter("strand_log_dir_transient_errors_total", "Resource and no-space errors (EMFILE, ENFILE, ENOMEM, ENOSPC, EDQUOT) met by file operations in the log dir.", ["dir", "code"]);
     const unserved = r.gauge("strand_server_unserved_partitions", "Partitions this broker should lead but cannot serve (failed log dir, log not opened).");
+    const connections = r.gauge("kafka_server_socket_server_metrics_connection_count", "Connections open on the Kafka listeners.");
+    const poolUsed = r.gauge("kafka_network_socketserver_memorypoolused", "Bytes of requests being read or handled, reserved from queued.max.request.bytes.");
+    const poolAvailable = r.gauge("kafka_network_socketserver_memorypoolavailable", "Bytes left in queued.max.request.bytes (+Inf when unbounded).");
+    const poolWaiting = r.gauge("strand_server_memory_pool_waiting", "Connections not read until their frame fits queued.max.request.bytes.");
+    const throttled = r.gauge("strand_server_connections_throttled", "Accepted connections waiting their turn under max.connection.creation.rate.");
+    const refused = r.counter("strand_server_connections_refused_total", "Connections closed at accept by max.connections or max.connections.per.ip.", ["reason"]);
     const rss = r.gauge("process_resident_memory_bytes", "Resident memory size in bytes.");
     const loopLag = r.gauge("nodejs_eventloop_lag_seconds", "How late the latest event-loop timer sample fired, in seconds.");
     const loopLagMax = r.gauge("nodejs_eventloop_lag_max_seconds", "The largest event-loop timer delay over the last minute, in seconds.");
@@ -110,8 +123,18 @@ export class BrokerMetrics {
       for (const f of [messagesIn, bytesIn, bytesOut, logSize, logStart, logEnd, groupLag]) f.clear();
       for (const f of [underReplicated, partitionCount, leaderCount, offlineReplicas, activeController, offlinePartitions]) f.clear();
       for (const f of [offlineDirs, dirUsable, dirTotal, dirRefusing, transientErrors, unserved]) f.clear();
+      for (const f of [connections, poolUsed, poolAvailable, poolWaiting, throttled, refused]) f.clear();
       const t = this.target;
       if (t === null) return;
+      const net = t.networkStats?.();
+      if (net !== undefined) {
+        connections.labels().set(net.connections);
+        poolUsed.labels().set(net.poolReservedBytes);
+        poolAvailable.labels().set(net.poolCapacityBytes - net.poolReservedBytes);
+        poolWaiting.labels().set(net.poolWaiting);
+        throttled.labels().set(net.connectionsThrottled);
+        for (const [reason, n] of net.refusedTotal) refused.labels(reason).set(n);
+      }
       const s = t.services;
       for (const [topic, c] of s.replicaManager.topicStats.entries()) {
         messagesIn.labels(topic).set(c.messagesIn);

@@ -36,7 +36,7 @@ import { LocalControllerChannel } from "./local_channel.ts";
 import { ReplicaFetcherManager, RemoteControllerChannel, requestControlledShutdown, requestElectLeaders } from "../client/mod.ts";
 import { MetadataCache } from "./metadata_cache.ts";
 import { createCoordinator, offsetsTopicEnsurer } from "./group_wiring.ts";
-import { SocketServer } from "./server.ts";
+import { type NetworkStats, SocketServer } from "./server.ts";
 import type { BrokerServices } from "./services.ts";
 
 /** Kafka's reserved.broker.max.id: generated broker ids start above it. */
@@ -98,6 +98,11 @@ export class Broker {
   private dispatcher: RequestDispatcher<BrokerServices> | null = null;
 
   /** True while this broker is the cluster's active controller. */
+  /** The network layer's figures (connections, frame pool, refusals) for /metrics. */
+  networkStats(): NetworkStats {
+    return this.server.stats();
+  }
+
   get isActiveController(): boolean {
     return this.controller.isActive;
   }

@@ -55,6 +55,18 @@ export interface ServerOptions {
   maxConnectionCreationRate?: number;
 }
 
+export interface NetworkStats {
+  connections: number;
+  /** Accepted connections waiting for max.connection.creation.rate. */
+  connectionsThrottled: number;
+  /** queued.max.request.bytes in force (Infinity when unbounded). */
+  poolCapacityBytes: number;
+  poolReservedBytes: number;
+  /** Connections not read because their frame does not fit the pool now. */
+  poolWaiting: number;
+  refusedTotal: Map<string, number>;
+}
+
 /** Per connection: what it holds of the memory pool, and how to stop it while it waits. */
 interface ConnectionState {
   conn: Connection;
@@ -83,6 +95,8 @@ export class SocketServer {
   private readonly throttle: ConnectionThrottle;
   /** Connections refused at accept since the last line said so (one line per 10 s at most). */
   private refused = { count: 0, lastLogMs: -Infinity, reasons: new Map<string, number>() };
+  /** Connections refused at accept since start, by the limit that refused them (for /metrics). */
+  readonly refusedTotal = new Map<string, number>();
 
   constructor(
     private readonly platform: Platform,
@@ -100,6 +114,18 @@ export class SocketServer {
   /** Connections open now (accepted and not yet closed). */
   get connectionCount(): number {
     return this.connections.size;
+  }
+
+  /** What /metrics shows of the network layer: connections, the frame pool, refusals. */
+  stats(): NetworkStats {
+    return {
+      connections: this.connections.size,
+      connectionsThrottled: this.throttle.waitingCount,
+      poolCapacityBytes: this.pool.capacity,
+      poolReservedBytes: this.pool.reserved,
+      poolWaiting: this.pool.waiting,
+      refusedTotal: new Map(this.refusedTotal),
+    };
   }
 
   /** Binds every listener; returns the bound ports (the real ones when 0 was configured). */
@@ -145,6 +171,7 @@ export class SocketServer {
 
   private refuse(conn: Connection, ip: string, why: string): void {
     conn.close();
+    this.refusedTotal.set(why, (this.refusedTotal.get(why) ?? 0) + 1);
     const r = this.refused;
     r.count++;
     r.reasons.set(why, (r.reasons.get(why) ?? 0) + 1);
@@ -433,6 +460,10 @@ class ConnectionThrottle {
   private tokens: number;
   private lastMs: number;
   private readonly waiting: { conn: Connection; accept: () => void }[] = [];
+
+  get waitingCount(): number {
+    return this.waiting.length;
+  }
   private timer: { cancel(): void } | null = null;
   private stopped = false;
 

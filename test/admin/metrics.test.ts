@@ -7,6 +7,7 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 import { MetricsRegistry, prometheusContentType } from "../../src/admin/mod.ts";
+import { ApiVersionsApi } from "../../src/protocol/api/mod.ts";
 import { startBroker } from "../helpers/broker.ts";
 import { commitOffsets, findCoordinator } from "../helpers/groups.ts";
 import { buildBatch, valueRecords } from "../helpers/record_batch.ts";
@@ -287,6 +288,39 @@ test("metrics: the event-loop delay sampler sees a blocked loop", async () => {
     const m = await scrape(b.adminUrl);
     assert.ok(valueOf(m, "nodejs_eventloop_lag_max_seconds")! >= 0.2, `max lag ${valueOf(m, "nodejs_eventloop_lag_max_seconds")} s`);
   } finally {
+    await b.stop();
+  }
+});
+
+test("metrics: connections, the frame pool (queued.max.request.bytes) and refusals at accept are reported", async () => {
+  const b = await startBroker({ "admin.listeners": "http://127.0.0.1:0", "max.connections.per.ip": "2", "queued.max.request.bytes": "209715208" });
+  const held: WireClient[] = [];
+  try {
+    held.push(await WireClient.connect(b.port), await WireClient.connect(b.port));
+    for (const c of held) await c.request(ApiVersionsApi, 0, {});
+    // A third connection from the same address is over max.connections.per.ip: closed at accept.
+    const third = await WireClient.connect(b.port);
+    assert.equal(await third.waitClosed(10_000), true, "the third connection is closed");
+    third.close();
+    // A partial frame of 1 MiB declared: its whole size is reserved from the pool while it is read.
+    await held[0].write(new Uint8Array([0, 0x10, 0, 0, 0, 0, 0, 0]));
+    let m = await scrape(b.adminUrl);
+    for (let i = 0; i < 50 && (valueOf(m, "kafka_network_socketserver_memorypoolused") ?? 0) < 1 << 20; i++) {
+      await new Promise((r) => setTimeout(r, 20));
+      m = await scrape(b.adminUrl);
+    }
+    assert.equal(valueOf(m, "kafka_server_socket_server_metrics_connection_count"), 2);
+    // The frame with its 4-byte size prefix, and the 4 bytes the other connection holds for the
+    // size prefix of its next frame.
+    const used = (1 << 20) + 4 + 4;
+    assert.equal(valueOf(m, "kafka_network_socketserver_memorypoolused"), used);
+    assert.equal(valueOf(m, "kafka_network_socketserver_memorypoolavailable"), 209715208 - used);
+    assert.equal(valueOf(m, "strand_server_memory_pool_waiting"), 0);
+    assert.equal(valueOf(m, "strand_server_connections_throttled"), 0);
+    assert.equal(valueOf(m, "strand_server_connections_refused_total", { reason: "max.connections.per.ip" }), 1);
+    assert.equal(m.get("strand_server_connections_refused_total")?.type, "counter");
+  } finally {
+    for (const c of held) c.close();
     await b.stop();
   }
 });
