@@ -4,45 +4,11 @@
 // next to a baseline measured in the same run) under Bun, then under Deno, and ends with one
 // summary table of both. Machines here are shared and noisy: the ratios, measured back to back
 // in the same run, matter more than the absolute figures.
-import { spawn } from "node:child_process";
-import { join } from "node:path";
-import { fileURLToPath } from "node:url";
-
-const root = fileURLToPath(new URL("../../", import.meta.url));
-const args = process.argv.slice(2);
-const at = args.indexOf("--runtime");
-const which = at >= 0 ? args[at + 1] : "both";
-const pass = at >= 0 ? [...args.slice(0, at), ...args.slice(at + 2)] : args;
-const runtimes = which === "both" ? ["bun", "deno"] : [which];
-const bench = join(root, "test/bench/log_bench.ts");
-
-function runOne(runtime) {
-  const bin = join(root, "node_modules/.bin", runtime);
-  const argv = runtime === "bun" ? [bench, ...pass] : ["run", "-A", bench, ...pass];
-  return new Promise((resolve, reject) => {
-    const child = spawn(bin, argv, { cwd: root, stdio: ["ignore", "pipe", "inherit"] });
-    let result = null;
-    let buffered = "";
-    child.stdout.on("data", (d) => {
-      buffered += d.toString();
-      const lines = buffered.split("\n");
-      buffered = lines.pop();
-      for (const line of lines) {
-        if (line.startsWith("RESULT ")) result = JSON.parse(line.slice(7));
-        else console.log(line);
-      }
-    });
-    child.on("error", reject);
-    child.on("close", (code) => (code === 0 && result !== null ? resolve(result) : reject(new Error(`${runtime} bench exited ${code}`))));
-  });
-}
+import { runTsBench } from "./runtimes.mjs";
 
 const fmt = (n, digits = 0) => n.toLocaleString("en-US", { maximumFractionDigits: digits, minimumFractionDigits: digits });
-const results = [];
-for (const rt of runtimes) {
-  results.push(await runOne(rt));
-  console.log("");
-}
+const results = await runTsBench("log_bench.ts");
+console.log("");
 
 console.log("summary (MB/s; ratios against baselines measured in the same run):");
 const col = (s) => String(s).padStart(24);

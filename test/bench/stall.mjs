@@ -9,41 +9,9 @@
 // Each new partition holds one descriptor (its segment's .log; index files are opened only to
 // write): 10,000 partitions need `ulimit -n` above about 10,500.
 // For a "before" figure, run this script from a checkout of the older commit.
-import { spawn } from "node:child_process";
-import { join } from "node:path";
-import { fileURLToPath } from "node:url";
+import { runTsBench } from "./runtimes.mjs";
 
-const root = fileURLToPath(new URL("../../", import.meta.url));
-const args = process.argv.slice(2);
-const at = args.indexOf("--runtime");
-const which = at >= 0 ? args[at + 1] : "both";
-const pass = at >= 0 ? [...args.slice(0, at), ...args.slice(at + 2)] : args;
-const runtimes = which === "both" ? ["bun", "deno"] : [which];
-const bench = join(root, "test/bench/stall_bench.ts");
-
-function runOne(runtime) {
-  const bin = join(root, "node_modules/.bin", runtime);
-  const argv = runtime === "bun" ? [bench, ...pass] : ["run", "-A", bench, ...pass];
-  return new Promise((resolve, reject) => {
-    const child = spawn(bin, argv, { cwd: root, stdio: ["ignore", "pipe", "inherit"] });
-    let result = null;
-    let buffered = "";
-    child.stdout.on("data", (d) => {
-      buffered += d.toString();
-      const lines = buffered.split("\n");
-      buffered = lines.pop();
-      for (const line of lines) {
-        if (line.startsWith("RESULT ")) result = JSON.parse(line.slice(7));
-        else console.log(line);
-      }
-    });
-    child.on("error", reject);
-    child.on("close", (code) => (code === 0 && result !== null ? resolve(result) : reject(new Error(`${runtime} bench exited ${code}`))));
-  });
-}
-
-const results = [];
-for (const rt of runtimes) results.push(await runOne(rt));
+const results = await runTsBench("stall_bench.ts");
 console.log("\nsummary: longest event-loop stall / total time, ms");
 const col = (s) => String(s).padStart(22);
 console.log("".padEnd(24) + results.map((r) => col(r.runtime)).join(""));
