@@ -701,12 +701,9 @@ export class LogManager {
     this.logs.delete(key);
     this.dirOf.delete(key);
     this.cleaner.forget(topic, partition);
-    try {
-      log.close();
-    } catch (e) {
-      if (!isIoError(e)) throw e;
-      log.closeForFailure(); // its last index entries could not be written: the files go next
-    }
+    // Its files go next, so nothing buffered needs writing (and the index files' old paths no
+    // longer exist: index files are opened by path for each write). Closed without writing.
+    log.closeForFailure();
     try {
       this.platform.fs.remove(doomed);
     } catch (e) {
