@@ -14,7 +14,7 @@ import { BatchField, Compression, view } from "../../src/protocol/record_batch.t
 import { Writer } from "../../src/util/bytes.ts";
 import { crc32c } from "../../src/util/crc32c.ts";
 import { ErrorCode } from "../../src/util/errors.ts";
-import type { Logger } from "../../src/util/logger.ts";
+import { recordingLogger } from "../helpers/faulty_platform.ts";
 import { startBroker, type TestBroker } from "../helpers/broker.ts";
 import { buildBatch, concatBytes, parseBatches, text, valueRecords } from "../helpers/record_batch.ts";
 import { run, skipUnless } from "../helpers/tools.ts";
@@ -91,18 +91,12 @@ function badSets(): [string, Uint8Array, number][] {
 
 /** Starts a broker that records error-level log lines; fn runs, then the lines must be none. */
 async function withBroker(overrides: Record<string, string>, fn: (b: TestBroker, c: WireClient) => Promise<void>): Promise<void> {
-  const errors: string[] = [];
-  const logger: Logger = {
-    debug() {},
-    info() {},
-    warn() {},
-    error: (fields, msg) => void errors.push(`${msg} ${JSON.stringify(fields)}`),
-    child: () => logger,
-  };
+  const logger = recordingLogger();
   const b = await startBroker(overrides, undefined, logger);
   const c = await WireClient.connect(b.port);
   try {
     await fn(b, c);
+    const errors = logger.lines.filter((l) => l.level === "error").map((l) => `${l.msg} ${JSON.stringify(l.fields)}`);
     assert.deepEqual(errors, [], "no error-level log line");
   } finally {
     c.close();

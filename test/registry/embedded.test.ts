@@ -4,19 +4,17 @@
 import assert from "node:assert/strict";
 import { readFileSync, writeFileSync } from "node:fs";
 import { test } from "node:test";
-import type { FileHandle, FileSystem } from "../../src/platform/mod.ts";
 import {
   EmbeddedRegistryStore,
   journalFileName,
   nodeDataBytesMax,
   RegistryError,
-  type RegistryPlatform,
   snapshotFileName,
   type Stat,
 } from "../../src/registry/mod.ts";
 import type { Logger } from "../../src/util/mod.ts";
 import { registryContract, rejectsWith } from "./contract.ts";
-import { bytes, recorder, str, tempDir, testPlatform } from "./helpers.ts";
+import { bytes, instrumented, recorder, str, tempDir, testPlatform, withDir } from "./helpers.ts";
 
 const none = new Uint8Array(0);
 
@@ -36,62 +34,6 @@ registryContract("embedded on disk", async () => {
     },
   };
 });
-
-/** Runs body with a temp dir and the real platform; the dir is removed afterwards. */
-async function withDir(body: (dir: string, platform: RegistryPlatform) => Promise<void>): Promise<void> {
-  const { dir, cleanup } = tempDir();
-  try {
-    await body(dir, await testPlatform());
-  } finally {
-    cleanup();
-  }
-}
-
-/**
- * The platform with an fs whose journal appends and fsyncs are counted and can be made to fail
- * (a failing append writes half its bytes first, as a full disk would), and whose
- * writeFileAtomic (snapshot rewrites) is counted.
- */
-function instrumented(platform: RegistryPlatform) {
-  const state = { writes: 0, syncs: 0, snapshots: 0, failWrites: false, failSyncs: false };
-  const fs: FileSystem = Object.create(platform.fs);
-  fs.writeFileAtomic = (path: string, data: Uint8Array) => {
-    state.snapshots++;
-    platform.fs.writeFileAtomic(path, data);
-  };
-  fs.open = (path, mode) => {
-    const handle = platform.fs.open(path, mode);
-    if (!path.endsWith(journalFileName)) return handle;
-    const wrapped: FileHandle = {
-      path: handle.path,
-      readAt: (buf, position) => handle.readAt(buf, position),
-      append: (data) => {
-        if (state.failWrites) {
-          handle.append(data.subarray(0, data.length >> 1));
-          throw new Error("ENOSPC: no space left on device");
-        }
-        state.writes++;
-        handle.append(data);
-      },
-      writeAt: (data, position) => handle.writeAt(data, position),
-      size: () => handle.size(),
-      truncate: (size) => handle.truncate(size),
-      sync: () => {
-        if (state.failSyncs) throw new Error("EIO: i/o error");
-        state.syncs++;
-        handle.sync();
-      },
-      syncAsync: async () => {
-        if (state.failSyncs) throw new Error("EIO: i/o error");
-        state.syncs++;
-        await (handle.syncAsync?.() ?? handle.sync());
-      },
-      close: () => handle.close(),
-    };
-    return wrapped;
-  };
-  return { platform: { clock: platform.clock, fs }, state };
-}
 
 function capturingLogger(): Logger & { errors: string[] } {
   const errors: string[] = [];

@@ -3,8 +3,8 @@
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { loadPlatform, type Platform } from "../../src/platform/mod.ts";
-import type { Registry, Watcher, WatchEvent } from "../../src/registry/mod.ts";
+import { type FileHandle, type FileSystem, loadPlatform, type Platform } from "../../src/platform/mod.ts";
+import { journalFileName, type Registry, type RegistryPlatform, type Watcher, type WatchEvent } from "../../src/registry/mod.ts";
 
 let platform: Promise<Platform> | null = null;
 
@@ -55,3 +55,60 @@ export async function eventually(cond: () => boolean, what: string, timeoutMs = 
     await new Promise((resolve) => setTimeout(resolve, 2));
   }
 }
+
+/** Runs body with a temp dir and the real platform; the dir is removed afterwards. */
+export async function withDir(body: (dir: string, platform: RegistryPlatform) => Promise<void>): Promise<void> {
+  const { dir, cleanup } = tempDir();
+  try {
+    await body(dir, await testPlatform());
+  } finally {
+    cleanup();
+  }
+}
+
+/**
+ * The platform with an fs whose journal appends and fsyncs are counted and can be made to fail
+ * (a failing append writes half its bytes first, as a full disk would), and whose
+ * writeFileAtomic (snapshot rewrites) is counted.
+ */
+export function instrumented(platform: RegistryPlatform) {
+  const state = { writes: 0, syncs: 0, snapshots: 0, failWrites: false, failSyncs: false };
+  const fs: FileSystem = Object.create(platform.fs);
+  fs.writeFileAtomic = (path: string, data: Uint8Array) => {
+    state.snapshots++;
+    platform.fs.writeFileAtomic(path, data);
+  };
+  fs.open = (path, mode) => {
+    const handle = platform.fs.open(path, mode);
+    if (!path.endsWith(journalFileName)) return handle;
+    const wrapped: FileHandle = {
+      path: handle.path,
+      readAt: (buf, position) => handle.readAt(buf, position),
+      append: (data) => {
+        if (state.failWrites) {
+          handle.append(data.subarray(0, data.length >> 1));
+          throw new Error("ENOSPC: no space left on device");
+        }
+        state.writes++;
+        handle.append(data);
+      },
+      writeAt: (data, position) => handle.writeAt(data, position),
+      size: () => handle.size(),
+      truncate: (size) => handle.truncate(size),
+      sync: () => {
+        if (state.failSyncs) throw new Error("EIO: i/o error");
+        state.syncs++;
+        handle.sync();
+      },
+      syncAsync: async () => {
+        if (state.failSyncs) throw new Error("EIO: i/o error");
+        state.syncs++;
+        await (handle.syncAsync?.() ?? handle.sync());
+      },
+      close: () => handle.close(),
+    };
+    return wrapped;
+  };
+  return { platform: { clock: platform.clock, fs }, state };
+}
+

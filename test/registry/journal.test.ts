@@ -5,60 +5,19 @@
 import assert from "node:assert/strict";
 import { existsSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { test } from "node:test";
-import type { FileHandle, FileSystem } from "../../src/platform/mod.ts";
 import {
   EmbeddedRegistryStore,
   journalFileName,
   RegistryError,
-  type RegistryPlatform,
   snapshotFileName,
   type Stat,
 } from "../../src/registry/mod.ts";
 import { crc32c, type Logger } from "../../src/util/mod.ts";
 import { rejectsWith } from "./contract.ts";
-import { bytes, str, tempDir, testPlatform } from "./helpers.ts";
+import { bytes, instrumented, str, withDir } from "./helpers.ts";
 
 const none = new Uint8Array(0);
 const headerBytes = "strand-registry-journal v1\n".length;
-
-async function withDir(body: (dir: string, platform: RegistryPlatform) => Promise<void>): Promise<void> {
-  const { dir, cleanup } = tempDir();
-  try {
-    await body(dir, await testPlatform());
-  } finally {
-    cleanup();
-  }
-}
-
-/** The platform with the journal's fsyncs counted, and made to fail on demand. */
-function counting(platform: RegistryPlatform) {
-  const state = { syncs: 0, failSyncs: false };
-  const fs: FileSystem = Object.create(platform.fs);
-  fs.open = (path, mode) => {
-    const handle = platform.fs.open(path, mode);
-    if (!path.endsWith(journalFileName)) return handle;
-    return {
-      path: handle.path,
-      readAt: (buf, position) => handle.readAt(buf, position),
-      append: (data) => handle.append(data),
-      writeAt: (data, position) => handle.writeAt(data, position),
-      size: () => handle.size(),
-      truncate: (size) => handle.truncate(size),
-      sync: () => {
-        if (state.failSyncs) throw new Error("EIO: i/o error");
-        state.syncs++;
-        handle.sync();
-      },
-      syncAsync: async () => {
-        if (state.failSyncs) throw new Error("EIO: i/o error");
-        state.syncs++;
-        await (handle.syncAsync?.() ?? handle.sync());
-      },
-      close: () => handle.close(),
-    } satisfies FileHandle;
-  };
-  return { platform: { clock: platform.clock, fs }, state };
-}
 
 function capturing(): Logger & { lines: string[] } {
   const lines: string[] = [];
@@ -282,7 +241,7 @@ test("journal: a dir with only an old snapshot.json opens as it is, and carries 
 
 test("journal: the writes of one turn share one fsync; each awaited write waits for its own", async () => {
   await withDir(async (dir, base) => {
-    const { platform, state } = counting(base);
+    const { platform, state } = instrumented(base);
     const store = EmbeddedRegistryStore.open(platform, dir);
     const r = store.session();
     const other = store.session();
@@ -306,7 +265,7 @@ test("journal: the writes of one turn share one fsync; each awaited write waits 
 
 test("journal: a failed fsync fails every write waiting on it, and later writes are refused", async () => {
   await withDir(async (dir, base) => {
-    const { platform, state } = counting(base);
+    const { platform, state } = instrumented(base);
     const logger = capturing();
     const store = EmbeddedRegistryStore.open(platform, dir, { logger });
     const r = store.session();
