@@ -14,7 +14,7 @@
 // - Every controller write of a state bumps the leader epoch and stamps this controller's epoch.
 
 import { type Logger, TimeSlice } from "../util/mod.ts";
-import type { ReplicaAssignment } from "../registry/mod.ts";
+import type { ReplicaAssignment, Watcher, WatchEvent } from "../registry/mod.ts";
 import { RegistryError } from "../registry/mod.ts";
 import type { PartitionState } from "../replication/mod.ts";
 import type { BrokerInfo, ControllerChannel, TopicInfo } from "./channel.ts";
@@ -60,6 +60,18 @@ export interface OngoingReassignment extends TopicPartitionRef {
   replicas: number[];
   addingReplicas: number[];
   removingReplicas: number[];
+}
+
+/**
+ * The watcher a controller term sets for `key`: it runs fn as an event on the controller's queue
+ * while the term lasts, and does nothing after it. One function per key, so the registry calls
+ * it once per event however often it was set.
+ */
+export type TermWatcher = (key: string, fn: (event: WatchEvent) => Promise<void>) => Watcher;
+
+/** Just the topic and partition of a reference (an answer must not echo a request's other fields). */
+export function ref(tp: TopicPartitionRef): TopicPartitionRef {
+  return { topic: tp.topic, partition: tp.partition };
 }
 
 export function tpKey(topic: string, partition: number): string {

@@ -6,12 +6,8 @@
 
 import type { PartitionState } from "../replication/mod.ts";
 import { ErrorCode } from "../util/mod.ts";
-import { type ControllerContext, type PartitionResult, type TopicPartitionRef, tpKey } from "./context.ts";
+import { type ControllerContext, type PartitionResult, ref, type TopicPartitionRef, tpKey } from "./context.ts";
 import { controlledShutdownLeader, isrWithout, offlineLeader, preferredLeader, sameReplicas } from "./election.ts";
-
-function ref(tp: TopicPartitionRef): TopicPartitionRef {
-  return { topic: tp.topic, partition: tp.partition };
-}
 
 /**
  * For a broker already marked shutting down: partitions it leads (with other replicas) move to
