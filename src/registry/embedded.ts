@@ -29,15 +29,11 @@
 //   reads the snapshot, then replays the journal records with a larger zxid (a crash between the
 //   two steps leaves records the snapshot already holds).
 //
-// Snapshot file: `<dir>/snapshot.json`, UTF-8 JSON, one node per line for operators' eyes:
-//   {"format":"strand-registry-snapshot","version":1,"zxid":"<last zxid, decimal>","nodes":[
-//   {"path":"/","data":"<base64>","czxid":"0","mzxid":"0","pzxid":"7","ctime":0,"mtime":0,
-//    "version":0,"cversion":3},
-//   ...]}
-// zxids are decimal strings (64-bit); cversion (creations + deletions of children, as ZooKeeper
-// shows it) with the number of children gives the sequence counter for sequential
-// children. On open the zxid epoch (high 32 bits) is bumped, as a new ZooKeeper leader does, so
-// zxids stay unique even though changes to ephemerals after the last snapshot were not saved.
+// On open the zxid epoch (high 32 bits) is bumped, as a new ZooKeeper leader does, so zxids stay
+// unique even though changes to ephemerals after the last snapshot were not saved.
+//
+// The snapshot's and the journal records' format: snapshot.ts. Sessions and their watches:
+// embedded_session.ts. Path rules: paths.ts.
 
 import type { Clock, FileSystem, Platform } from "../platform/mod.ts";
 import {
@@ -46,9 +42,11 @@ import {
   nodeDataBytesMax,
   registryJournalCompactBytes,
   silentLogger,
-  utf8Bytes,
 } from "../util/mod.ts";
+import { EmbeddedSession } from "./embedded_session.ts";
 import { journalFileName, journalHeaderBytes, readJournal, RegistryJournal } from "./journal.ts";
+import { baseName, parentPath, validatePath } from "./paths.ts";
+import { encodeSnapshot, journalRecord, newNode, parseJournalRecord, parseSnapshot, type ZNode } from "./snapshot.ts";
 import {
   type CreateMode,
   type Op,
@@ -62,9 +60,8 @@ import {
 
 export { nodeDataBytesMax } from "../util/mod.ts";
 export { journalFileName } from "./journal.ts";
+export { parentPath, pathProblem, validatePath } from "./paths.ts";
 export const snapshotFileName = "snapshot.json";
-const snapshotFormat = "strand-registry-snapshot";
-const snapshotVersion = 1;
 const createModes: readonly CreateMode[] = [
   "persistent",
   "ephemeral",
@@ -82,19 +79,6 @@ export interface EmbeddedRegistryOptions {
   journalCompactBytes?: number;
 }
 
-interface ZNode {
-  data: Uint8Array;
-  czxid: bigint;
-  mzxid: bigint;
-  pzxid: bigint;
-  ctime: number;
-  mtime: number;
-  version: number;
-  cversion: number;
-  ephemeralOwner: bigint;
-  children: Set<string>;
-}
-
 /** The changes of one transaction, kept so they can be undone or announced. */
 class Txn {
   readonly undo: Array<() => void> = [];
@@ -102,45 +86,6 @@ class Txn {
   /** Persistent nodes created, changed or deleted, in the order first touched (for the journal). */
   readonly touched = new Set<string>();
   constructor(readonly zxid: bigint, readonly nowMs: number) {}
-}
-
-// ---------------------------------------------------------------------------------------------
-// Paths
-
-/** Why path is not a valid znode path, or null. The same rules as ZooKeeper's PathUtils. */
-export function pathProblem(path: string): string | null {
-  if (typeof path !== "string" || path.length === 0) return "empty path";
-  if (path[0] !== "/") return "not absolute";
-  if (path === "/") return null;
-  if (path.endsWith("/")) return "trailing slash";
-  for (const segment of path.slice(1).split("/")) {
-    if (segment === "") return "empty segment";
-    if (segment === "." || segment === "..") return `relative segment "${segment}"`;
-  }
-  // ZooKeeper refuses these because they do not survive its string handling and display.
-  if (/[\u0000-\u001f\u007f-\u009f\ud800-\uf8ff\ufff0-\uffff]/.test(path)) {
-    return "control or reserved character";
-  }
-  return null;
-}
-
-/** Throws BadArguments unless path is valid; a sequential path is checked with its suffix. */
-export function validatePath(path: string, sequential = false): void {
-  const why = pathProblem(sequential ? `${path}1` : path);
-  if (why !== null) throw new RegistryError("BadArguments", String(path), why);
-}
-
-export function parentPath(path: string): string {
-  const slash = path.lastIndexOf("/");
-  return slash <= 0 ? "/" : path.slice(0, slash);
-}
-
-function baseName(path: string): string {
-  return path.slice(path.lastIndexOf("/") + 1);
-}
-
-function joinPath(parent: string, name: string): string {
-  return parent === "/" ? `/${name}` : `${parent}/${name}`;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -305,7 +250,7 @@ export class EmbeddedRegistryStore {
     // the creation that raised cversion was saved. So a failed write does not keep a dead
     // session's nodes alive.
     try {
-      if (this.broken === null) this.journal?.append(journalRecord(txn, this.nodes));
+      if (this.broken === null) this.journal?.append(journalRecord(txn.zxid, txn.touched, this.nodes));
     } catch (e) {
       this.logger.error(
         { err: String(e), file: this.journalPath },
@@ -515,7 +460,7 @@ export class EmbeddedRegistryStore {
   private appendOrFail(txn: Txn): void {
     if (this.journal === null) return;
     try {
-      this.journal.append(journalRecord(txn, this.nodes));
+      this.journal.append(journalRecord(txn.zxid, txn.touched, this.nodes));
     } catch (e) {
       throw new RegistryError("SystemError", String(this.journalPath), `journal write failed: ${e}`);
     }
@@ -538,23 +483,13 @@ export class EmbeddedRegistryStore {
     const journal = this.journal;
     if (journal === null || this.fs === null || this.snapshotPath === null) return;
     try {
-      const bytes = this.snapshotBytes(this.lastZxid);
+      const bytes = encodeSnapshot(this.nodes, this.lastZxid);
       this.fs.writeFileAtomic(this.snapshotPath, bytes);
       this.snapshotBytesLast = bytes.length;
       journal.reset();
     } catch (e) {
       this.logger.error({ err: String(e), file: this.snapshotPath }, "registry snapshot rewrite failed; the journal keeps every change");
     }
-  }
-
-  private snapshotBytes(zxid: bigint): Uint8Array {
-    const lines: string[] = [];
-    // Map order is creation order, so parents come before their children.
-    for (const [path, node] of this.nodes) {
-      if (node.ephemeralOwner === 0n) lines.push(JSON.stringify(snapshotEntry(path, node)));
-    }
-    const head = JSON.stringify({ format: snapshotFormat, version: snapshotVersion, zxid: String(zxid) });
-    return utf8Bytes(`${head.slice(0, -1)},"nodes":[\n${lines.join(",\n")}\n]}\n`);
   }
 
   /** The snapshot (if any), then the journal's records with a larger zxid. */
@@ -616,135 +551,7 @@ export class EmbeddedRegistryStore {
 }
 
 // ---------------------------------------------------------------------------------------------
-// Sessions
-
-class EmbeddedSession implements Registry {
-  private closed = false;
-  private readonly dataWatches = new Map<string, Set<Watcher>>();
-  private readonly childWatches = new Map<string, Set<Watcher>>();
-
-  constructor(private readonly store: EmbeddedRegistryStore, readonly sessionId: bigint) {}
-
-  // Bodies run synchronously up to their first await: the change is made when the call is made,
-  // and no other event can slip between a caller's check and its mutation. The await is the
-  // group commit (the change on disk, its watches delivered).
-  async create(path: string, data: Uint8Array, mode: CreateMode = "persistent"): Promise<string> {
-    const [result] = this.mutate([{ op: "create", path, data, mode }], false);
-    await this.store.committed();
-    return (result as { path: string }).path;
-  }
-
-  async ensurePath(path: string): Promise<void> {
-    this.checkOpen();
-    validatePath(path);
-    // Ancestors first, each its own transaction, as a ZooKeeper client must do it.
-    const segments = path === "/" ? [] : path.slice(1).split("/");
-    let prefix = "";
-    for (const segment of segments) {
-      prefix += `/${segment}`;
-      if (this.store.readNode(prefix) !== null) continue;
-      this.mutate([{ op: "create", path: prefix, data: new Uint8Array(0) }], false);
-    }
-    await this.store.committed();
-  }
-
-  async delete(path: string, version = -1): Promise<void> {
-    this.mutate([{ op: "delete", path, version }], false);
-    await this.store.committed();
-  }
-
-  async exists(path: string, watch?: Watcher): Promise<Stat | null> {
-    this.checkOpen();
-    const found = this.store.readNode(path);
-    if (watch) addWatch(this.dataWatches, path, watch);
-    return found === null ? null : found.stat;
-  }
-
-  async getData(path: string, watch?: Watcher): Promise<{ data: Uint8Array; stat: Stat }> {
-    this.checkOpen();
-    const found = this.store.readNode(path);
-    if (found === null) throw new RegistryError("NoNode", path);
-    if (watch) addWatch(this.dataWatches, path, watch);
-    return found;
-  }
-
-  async setData(path: string, data: Uint8Array, version = -1): Promise<Stat> {
-    const [result] = this.mutate([{ op: "setData", path, data, version }], false);
-    await this.store.committed();
-    return (result as { stat: Stat }).stat;
-  }
-
-  async getChildren(path: string, watch?: Watcher): Promise<string[]> {
-    this.checkOpen();
-    const children = this.store.childrenOf(path);
-    if (children === null) throw new RegistryError("NoNode", path);
-    if (watch) addWatch(this.childWatches, path, watch);
-    return children;
-  }
-
-  async multi(ops: Op[]): Promise<OpResult[]> {
-    if (!Array.isArray(ops)) throw new RegistryError("BadArguments", "", "multi takes an array of ops");
-    const results = this.mutate(ops, true);
-    await this.store.committed();
-    return results;
-  }
-
-  /** Embedded sessions end only by close(): never renewed, so fn is never called. */
-  onNewSession(_fn: () => void): () => void {
-    return () => {};
-  }
-
-  async close(): Promise<void> {
-    if (this.closed) return;
-    this.closed = true;
-    // A closing client stops hearing events, including those of its own ephemerals' deletion.
-    this.dataWatches.clear();
-    this.childWatches.clear();
-    this.store.endSession(this);
-    await this.store.committed().catch(() => {}); // the store logged it; the ephemerals are gone
-  }
-
-  /** @internal Removes and returns this session's watchers that ev triggers, each once. */
-  takeWatchers(ev: WatchEvent): Set<Watcher> {
-    const taken = new Set<Watcher>();
-    const take = (watches: Map<string, Set<Watcher>>) => {
-      for (const w of watches.get(ev.path) ?? []) taken.add(w);
-      watches.delete(ev.path);
-    };
-    if (ev.type !== "childrenChanged") take(this.dataWatches);
-    if (ev.type === "childrenChanged" || ev.type === "deleted") take(this.childWatches);
-    return taken;
-  }
-
-  private mutate(ops: readonly Op[], inMulti: boolean): OpResult[] {
-    this.checkOpen();
-    return this.store.applyOps(this.sessionId, ops, inMulti);
-  }
-
-  private checkOpen(): void {
-    if (this.closed) {
-      throw new RegistryError("SessionExpired", "", `session 0x${this.sessionId.toString(16)} is closed`);
-    }
-  }
-}
-
-// ---------------------------------------------------------------------------------------------
 // Helpers
-
-function newNode(data: Uint8Array, zxid: bigint, nowMs: number, ephemeralOwner: bigint): ZNode {
-  return {
-    data,
-    czxid: zxid,
-    mzxid: zxid,
-    pzxid: zxid,
-    ctime: nowMs,
-    mtime: nowMs,
-    version: 0,
-    cversion: 0,
-    ephemeralOwner,
-    children: new Set(),
-  };
-}
 
 /**
  * The next sequential suffix: how many children were ever created. ZooKeeper keeps that count
@@ -775,15 +582,6 @@ function event(type: WatchEvent["type"], path: string): WatchEvent {
   return Object.freeze({ type, path });
 }
 
-function addWatch(watches: Map<string, Set<Watcher>>, path: string, watcher: Watcher): void {
-  let set = watches.get(path);
-  if (set === undefined) {
-    set = new Set();
-    watches.set(path, set);
-  }
-  set.add(watcher);
-}
-
 function rollBack(txn: Txn): void {
   for (let i = txn.undo.length - 1; i >= 0; i--) txn.undo[i]();
 }
@@ -805,141 +603,5 @@ function checkData(path: string, data: Uint8Array): void {
       path,
       `data is ${data.length} bytes, more than ${nodeDataBytesMax}`,
     );
-  }
-}
-
-// --- snapshot and journal encoding -------------------------------------------------------------
-
-/** The journal record of txn: the state after it of every persistent node it touched. */
-function journalRecord(txn: Txn, nodes: ReadonlyMap<string, ZNode>): Uint8Array {
-  const put: string[] = [];
-  const del: string[] = [];
-  for (const path of txn.touched) {
-    const node = nodes.get(path);
-    if (node === undefined) del.push(JSON.stringify(path));
-    else if (node.ephemeralOwner === 0n) put.push(JSON.stringify(snapshotEntry(path, node)));
-  }
-  return utf8Bytes(`{"zxid":"${txn.zxid}","put":[${put.join(",")}],"del":[${del.join(",")}]}`);
-}
-
-function parseJournalRecord(
-  payload: Uint8Array,
-  fail: (why: string) => never,
-): { zxid: bigint; put: Array<{ path: string; node: ZNode }>; del: string[] } {
-  let doc: unknown;
-  try {
-    doc = JSON.parse(new TextDecoder("utf-8", { fatal: true }).decode(payload));
-  } catch (e) {
-    fail(`not JSON: ${e instanceof Error ? e.message : e}`);
-  }
-  if (!isRecord(doc)) fail("not an object");
-  const d = doc as Record<string, unknown>;
-  const zxid = zxidField(d.zxid, "zxid", fail);
-  if (!Array.isArray(d.put) || !Array.isArray(d.del)) fail("put or del is not an array");
-  const put = (d.put as unknown[]).map((raw, i) => parseEntry(raw, i, fail));
-  const del = (d.del as unknown[]).map((p) => {
-    if (typeof p !== "string" || pathProblem(p) !== null) fail(`bad path ${JSON.stringify(p)} in del`);
-    return p as string;
-  });
-  return { zxid, put, del };
-}
-
-function snapshotEntry(path: string, node: ZNode): Record<string, unknown> {
-  return {
-    path,
-    data: toBase64(node.data),
-    czxid: String(node.czxid),
-    mzxid: String(node.mzxid),
-    pzxid: String(node.pzxid),
-    ctime: node.ctime,
-    mtime: node.mtime,
-    version: node.version,
-    cversion: node.cversion,
-  };
-}
-
-function parseSnapshot(
-  bytes: Uint8Array,
-  fail: (why: string) => never,
-): { zxid: bigint; entries: Array<{ path: string; node: ZNode }> } {
-  let doc: unknown;
-  try {
-    doc = JSON.parse(new TextDecoder("utf-8", { fatal: true }).decode(bytes));
-  } catch (e) {
-    fail(`not JSON: ${e instanceof Error ? e.message : e}`);
-  }
-  if (!isRecord(doc) || doc.format !== snapshotFormat) fail(`not a ${snapshotFormat} document`);
-  const d = doc as Record<string, unknown>;
-  if (d.version !== snapshotVersion) fail(`unsupported version ${JSON.stringify(d.version)}`);
-  const zxid = zxidField(d.zxid, "zxid", fail);
-  if (!Array.isArray(d.nodes)) fail("nodes is not an array");
-  const entries = (d.nodes as unknown[]).map((raw, i) => parseEntry(raw, i, fail));
-  return { zxid, entries };
-}
-
-function parseEntry(
-  raw: unknown,
-  index: number,
-  fail: (why: string) => never,
-): { path: string; node: ZNode } {
-  const where = `node #${index}`;
-  if (!isRecord(raw)) fail(`${where} is not an object`);
-  const r = raw as Record<string, unknown>;
-  if (typeof r.path !== "string" || pathProblem(r.path) !== null) fail(`${where} has a bad path`);
-  const path = r.path as string;
-  const data = typeof r.data === "string" ? fromBase64(r.data) : null;
-  if (data === null) fail(`${path}: data is not base64`);
-  if (data!.length > nodeDataBytesMax) fail(`${path}: data larger than ${nodeDataBytesMax} bytes`);
-  const int = (v: unknown, name: string): number => {
-    if (!Number.isSafeInteger(v)) fail(`${path}: ${name} is not an integer`);
-    return v as number;
-  };
-  return {
-    path,
-    node: {
-      data: data!,
-      czxid: zxidField(r.czxid, `${path}: czxid`, fail),
-      mzxid: zxidField(r.mzxid, `${path}: mzxid`, fail),
-      pzxid: zxidField(r.pzxid, `${path}: pzxid`, fail),
-      ctime: int(r.ctime, "ctime"),
-      mtime: int(r.mtime, "mtime"),
-      version: int(r.version, "version"),
-      cversion: int(r.cversion, "cversion"),
-      ephemeralOwner: 0n,
-      children: new Set(),
-    },
-  };
-}
-
-function zxidField(v: unknown, name: string, fail: (why: string) => never): bigint {
-  if (typeof v !== "string" || !/^\d{1,19}$/.test(v)) fail(`${name} is not a decimal zxid`);
-  const z = BigInt(v as string);
-  if (z >= 1n << 63n) fail(`${name} is out of range`);
-  return z;
-}
-
-function isRecord(v: unknown): v is Record<string, unknown> {
-  return typeof v === "object" && v !== null && !Array.isArray(v);
-}
-
-// btoa/atob are web globals in both runtimes; they work on "binary strings", one char per byte.
-function toBase64(bytes: Uint8Array): string {
-  let binary = "";
-  const chunk = 0x8000;
-  for (let i = 0; i < bytes.length; i += chunk) {
-    binary += String.fromCharCode(...bytes.subarray(i, i + chunk));
-  }
-  return btoa(binary);
-}
-
-function fromBase64(text: string): Uint8Array | null {
-  if (!/^[A-Za-z0-9+/]*={0,2}$/.test(text) || text.length % 4 !== 0) return null;
-  try {
-    const binary = atob(text);
-    const out = new Uint8Array(binary.length);
-    for (let i = 0; i < binary.length; i++) out[i] = binary.charCodeAt(i);
-    return out;
-  } catch {
-    return null;
   }
 }
