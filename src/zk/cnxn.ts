@@ -2,6 +2,8 @@
 // connection at a time to one server of the ensemble, the handshake, pings, the request queue,
 // replies matched to requests, watch notifications, auth, reconnects and session renewal. It
 // knows nothing of the operations: ZooKeeperClient hands it encoded requests and reply decoders.
+// The handshake on a new connection is in handshake.ts, the queues of requests waiting to be
+// written and waiting for their reply (xids, timeouts) in requests.ts.
 // Behaviour follows the Java client's, plus the Curator-style rule that a session unheard-from
 // for its whole timeout is treated as expired and replaced, so owners re-create what it held.
 //
@@ -35,21 +37,15 @@ import {
   type Writer,
   zkConnectAttemptMsMin,
   zkReconnectBackoffMsMax,
-  zkReplyBytesMax,
   zkRequestBytesMax,
-  zkRequestsInFlightMax,
-  zkSetWatchesBytesMax,
 } from "../util/mod.ts";
 import { ZkError, zkError } from "./errors.ts";
-import { FrameReader } from "./frames.ts";
+import type { FrameReader } from "./frames.ts";
+import { handshake, type Opened } from "./handshake.ts";
 import { parseConnectString, prependChroot, type ServerAddress, serverName, stripChroot } from "./paths.ts";
 import {
   AuthPacket,
-  connectFrame,
-  decodeConnectResponse,
-  EventType,
   OpCode,
-  protocolVersion,
   ReplyHeader,
   requestFrame,
   sessionPasswordBytes,
@@ -57,7 +53,8 @@ import {
   WatcherEvent,
   Xid,
 } from "./records.ts";
-import { type WatchKind, WatchTable, type ZkWatcher, type ZkWatchEventType } from "./watches.ts";
+import { ProtocolError, RequestQueue } from "./requests.ts";
+import { eventTypeName, setWatchesChunks, type WatchKind, WatchTable, type ZkWatcher } from "./watches.ts";
 
 export type ZkSessionEvent =
   | { state: "connected"; sessionId: bigint; server: string; newSession: boolean }
@@ -85,19 +82,6 @@ export interface ZooKeeperClientOptions {
 /** What the client needs from the platform. A full Platform fits. */
 export type ZkPlatform = Pick<Platform, "net" | "clock" | "randomBytes">;
 
-interface Request {
-  readonly path: string;
-  /** The whole frame; its xid (bytes 4..8) is written when it is sent. */
-  readonly frame: Uint8Array;
-  xid: number;
-  /** Turns the reply into the result, registering watches; throws ZkError. */
-  readonly onReply: (err: number, r: Reader) => unknown;
-  readonly resolve: (value: unknown) => void;
-  readonly reject: (error: unknown) => void;
-  timer: Timer | null;
-  settled: boolean;
-}
-
 interface AuthEntry {
   readonly scheme: string;
   readonly auth: Uint8Array;
@@ -118,19 +102,7 @@ interface Link {
   dropReason: string | null;
 }
 
-/** A connection with its handshake done. */
-interface Opened {
-  conn: Connection;
-  frames: FrameReader;
-  res: { timeOut: number; sessionId: bigint; passwd: Uint8Array };
-}
-
-class ProtocolError extends Error {
-  override name = "ProtocolError";
-}
-
 const noBody = (_w: Writer) => {};
-const xidMax = 0x7fffffff;
 /** Longest wait for the server to confirm a CloseSession before the socket is just closed. */
 const closeSessionWaitMsMax = 2_000;
 const pingFrame = requestFrame(Xid.ping, OpCode.ping, noBody);
@@ -152,15 +124,13 @@ export class ClientCnxn {
   private lastHeardMs = 0;
   /** A session existed before: the next new one is a renewal, announced to onNewSession. */
   private hadSession = false;
-  private xid = 0;
   private link: Link | null = null;
   /** The connection being opened, so close() can abort it. */
   private opening: Connection | null = null;
   private closed = false;
   private closing: Promise<void> | null = null;
   private lastError = "";
-  private readonly outgoing: Request[] = [];
-  private readonly inflight: Request[] = [];
+  private readonly requests: RequestQueue;
   private flushScheduled = false;
   private readonly auths: AuthEntry[] = [];
   private readonly watches = new WatchTable();
@@ -180,6 +150,7 @@ export class ClientCnxn {
     this.chroot = parsed.chroot;
     this.servers = shuffled(parsed.servers, platform.randomBytes);
     this.clock = platform.clock;
+    this.requests = new RequestQueue(platform.clock);
     this.logger = options.logger ?? silentLogger;
     this.sessionTimeoutMs = options.sessionTimeoutMs;
     this.connectionTimeoutMs = options.connectionTimeoutMs ?? options.sessionTimeoutMs;
@@ -318,7 +289,7 @@ export class ClientCnxn {
       let opened: Opened;
       try {
         if (this.staleSession !== null) await this.endStaleSession(server, this.staleSession);
-        opened = await this.handshake(server, { id: this.sessionIdValue, password: this.password });
+        opened = await this.connect(server, { id: this.sessionIdValue, password: this.password });
       } catch (e) {
         this.lastError = `${serverName(server)}: ${messageOf(e)}`;
         this.logger.debug({ server: serverName(server), err: messageOf(e) }, "zookeeper connect failed");
@@ -336,44 +307,15 @@ export class ClientCnxn {
     }
   }
 
-  /** TCP connect and ConnectRequest/ConnectResponse, bounded in time. Throws on any failure. */
-  private async handshake(server: ServerAddress, session: { id: bigint; password: Uint8Array }): Promise<Opened> {
-    const attemptMs = this.attemptMs();
-    const conn = await this.platform.net.connect({ host: server.host, port: server.port, timeoutMs: attemptMs });
-    if (this.closed) {
-      conn.close();
-      throw new Error("client closed");
-    }
-    this.opening = conn;
-    let timedOut = false;
-    const timer = this.clock.setTimeout(() => {
-      timedOut = true;
-      conn.close();
-    }, attemptMs);
-    try {
-      await conn.write(connectFrame({
-        protocolVersion,
-        lastZxidSeen: this.lastZxid,
-        timeOut: this.sessionTimeoutMs,
-        sessionId: session.id,
-        passwd: session.password,
-      }));
-      const frames = new FrameReader(conn, zkReplyBytesMax);
-      const body = await frames.next();
-      if (body === null) {
-        // A server that has seen less than we have (lastZxidSeen) refuses us this way.
-        throw new Error(timedOut ? `no handshake reply within ${attemptMs} ms` : "closed during the handshake");
-      }
-      const res = decodeConnectResponse(body);
-      if (res === null) throw new Error("malformed ConnectResponse: not a ZooKeeper server?");
-      return { conn, frames, res };
-    } catch (e) {
-      conn.close();
-      throw e;
-    } finally {
-      timer.cancel();
-      this.opening = null;
-    }
+  /** TCP connect and the handshake offering `session`, bounded in time. Throws on any failure. */
+  private connect(server: ServerAddress, session: { id: bigint; password: Uint8Array }): Promise<Opened> {
+    const offer = { lastZxidSeen: this.lastZxid, timeOut: this.sessionTimeoutMs, sessionId: session.id, passwd: session.password };
+    return handshake(this.platform, server, offer, this.attemptMs(), {
+      isClosed: () => this.closed,
+      opening: (conn) => {
+        this.opening = conn;
+      },
+    });
   }
 
   /**
@@ -384,7 +326,7 @@ export class ClientCnxn {
    * expires the session by itself in the end).
    */
   private async endStaleSession(server: ServerAddress, stale: { id: bigint; password: Uint8Array }): Promise<void> {
-    const opened = await this.handshake(server, stale);
+    const opened = await this.connect(server, stale);
     this.staleSession = null;
     if (opened.res.timeOut <= 0) return opened.conn.close(); // gone already
     try {
@@ -488,7 +430,7 @@ export class ClientCnxn {
     if (this.link === link) this.link = null;
     const server = serverName(link.server);
     const lost = new ZkError("ConnectionLoss", "", `connection to ${server} lost: ${reason}`);
-    for (const req of this.inflight.splice(0)) this.settle(req, withPath(lost, req.path));
+    this.requests.failInflight(lost);
     if (this.closed) return;
     this.logger.info({ server, sessionId: hex(this.sessionIdValue), reason }, "zookeeper connection lost");
     this.emit({ state: "disconnected", server, reason });
@@ -510,7 +452,7 @@ export class ClientCnxn {
     this.sessionIdValue = 0n;
     this.password = new Uint8Array(sessionPasswordBytes);
     const expired = new ZkError("SessionExpired", "", `session 0x${hex(old)} expired: ${reason}`);
-    for (const req of this.outgoing.splice(0)) this.settle(req, withPath(expired, req.path));
+    this.requests.failOutgoing(expired);
     this.logger.warn({ sessionId: hex(old), reason }, "zookeeper session expired");
     this.emit({ state: "expired", sessionId: old, reason });
   }
@@ -555,28 +497,8 @@ export class ClientCnxn {
         if (header.err !== 0) this.logger.warn({ err: header.err }, "zookeeper refused SetWatches");
         return;
     }
-    const req = this.inflight[0];
-    if (req === undefined || req.xid !== header.xid) {
-      throw new ProtocolError(`reply xid ${header.xid} where ${req?.xid ?? "no request"} was next`);
-    }
-    this.inflight.shift();
-    this.complete(req, header.err, r);
-    if (this.outgoing.length > 0) this.scheduleFlush();
-  }
-
-  private complete(req: Request, err: number, r: Reader): void {
-    if (req.settled) return; // timed out: its reply is only consumed
-    let value: unknown;
-    try {
-      value = req.onReply(err, r);
-    } catch (e) {
-      return this.settle(req, e);
-    }
-    if (!r.ok) {
-      this.settle(req, new ZkError("MarshallingError", req.path, `malformed reply: ${r.error}`));
-      throw new ProtocolError(`malformed reply to xid ${req.xid}: ${r.error}`);
-    }
-    this.settle(req, null, value);
+    this.requests.onReply(header.xid, header.err, r);
+    if (this.requests.waiting > 0) this.scheduleFlush();
   }
 
   private onNotification(r: Reader): void {
@@ -638,33 +560,9 @@ export class ClientCnxn {
     if (frame.length - 4 > zkRequestBytesMax) {
       return Promise.reject(new ZkError("BadArguments", path, `request of ${frame.length - 4} bytes is larger than jute.maxbuffer (${zkRequestBytesMax})`));
     }
-    return new Promise<T>((resolve, reject) => {
-      const req: Request = {
-        path,
-        frame,
-        xid: 0,
-        onReply,
-        resolve: resolve as (v: unknown) => void,
-        reject,
-        timer: null,
-        settled: false,
-      };
-      req.timer = this.clock.setTimeout(() => {
-        const i = this.outgoing.indexOf(req);
-        if (i >= 0) this.outgoing.splice(i, 1);
-        this.settle(req, new ZkError("RequestTimeout", path, `no reply within ${timeoutMs} ms`));
-      }, timeoutMs);
-      this.outgoing.push(req);
-      this.scheduleFlush();
-    });
-  }
-
-  private settle(req: Request, error: unknown, value?: unknown): void {
-    if (req.settled) return;
-    req.settled = true;
-    req.timer?.cancel();
-    if (error === null) req.resolve(value);
-    else req.reject(error);
+    const reply = this.requests.add(path, frame, onReply, timeoutMs);
+    this.scheduleFlush();
+    return reply;
   }
 
   private scheduleFlush(): void {
@@ -680,14 +578,7 @@ export class ClientCnxn {
   private flush(): void {
     const link = this.link;
     if (link === null) return;
-    while (this.outgoing.length > 0 && this.inflight.length < zkRequestsInFlightMax) {
-      const req = this.outgoing.shift()!;
-      this.xid = this.xid >= xidMax ? 1 : this.xid + 1;
-      req.xid = this.xid;
-      new DataView(req.frame.buffer, req.frame.byteOffset, 8).setInt32(4, req.xid);
-      this.inflight.push(req);
-      link.writeQueue.push(req.frame);
-    }
+    this.requests.send((frame) => link.writeQueue.push(frame));
     void this.pump(link);
   }
 
@@ -722,9 +613,7 @@ export class ClientCnxn {
     if (cause === null && this.link !== null) await this.closeSession();
     this.closed = true;
     const error = cause ?? new ZkError("SessionExpired", "", "the client is closed");
-    for (const req of [...this.outgoing.splice(0), ...this.inflight.splice(0)]) {
-      this.settle(req, withPath(error, req.path));
-    }
+    this.requests.failAll(error);
     for (const entry of this.auths) for (const w of entry.waiters.splice(0)) w.reject(error);
     this.link?.conn.close();
     this.opening?.close();
@@ -790,46 +679,9 @@ export class ClientCnxn {
 
 }
 
-function eventTypeName(type: number): ZkWatchEventType | null {
-  switch (type) {
-    case EventType.NodeCreated:
-      return "created";
-    case EventType.NodeDeleted:
-      return "deleted";
-    case EventType.NodeDataChanged:
-      return "dataChanged";
-    case EventType.NodeChildrenChanged:
-      return "childrenChanged";
-    default:
-      return null;
-  }
-}
-
 function authEntry(scheme: string, auth: string | Uint8Array): AuthEntry {
   if (typeof scheme !== "string" || scheme === "") throw new ZkError("BadArguments", "", "auth scheme is empty");
   return { scheme, auth: typeof auth === "string" ? utf8Bytes(auth) : auth.slice(), waiters: [] };
-}
-
-/** Splits watch paths into SetWatches packets of bounded size (as the Java client does). */
-function setWatchesChunks(data: string[], exist: string[], child: string[]) {
-  const chunks: Array<{ dataWatches: string[]; existWatches: string[]; childWatches: string[] }> = [];
-  let current = { dataWatches: [] as string[], existWatches: [] as string[], childWatches: [] as string[] };
-  let bytes = 0;
-  const lists: Array<[string[], keyof typeof current]> = [[data, "dataWatches"], [exist, "existWatches"], [child, "childWatches"]];
-  for (const [paths, key] of lists) {
-    for (const p of paths) {
-      const size = utf8Bytes(p).length + 4;
-      if (bytes + size > zkSetWatchesBytesMax && bytes > 0) {
-        chunks.push(current);
-        current = { dataWatches: [], existWatches: [], childWatches: [] };
-        bytes = 0;
-      }
-      current[key].push(p);
-      bytes += size;
-    }
-  }
-  if (bytes > 0) chunks.push(current);
-  return chunks;
 }
 
 function shuffled<T>(items: T[], randomBytes: (out: Uint8Array) => void): T[] {
@@ -852,10 +704,6 @@ function concat(parts: Uint8Array[]): Uint8Array {
     at += p.length;
   }
   return out;
-}
-
-function withPath(e: ZkError, path: string): ZkError {
-  return path === e.path ? e : new ZkError(e.code, path, e.detail);
 }
 
 function withTimeout<T>(clock: Clock, p: Promise<T>, ms: number, error: () => Error): Promise<T> {

@@ -9,6 +9,11 @@
 // Which events empty which tables:
 //   created, dataChanged → data + exist      childrenChanged → child
 //   deleted → data + exist + child
+// After a reconnect the paths are registered again with SetWatches, in packets of at most
+// zkSetWatchesBytesMax of paths.
+
+import { utf8Bytes, zkSetWatchesBytesMax } from "../util/mod.ts";
+import { EventType } from "./records.ts";
 
 export type ZkWatchEventType = "created" | "deleted" | "dataChanged" | "childrenChanged";
 
@@ -75,4 +80,42 @@ export class WatchTable {
   clear(): void {
     for (const t of Object.values(this.tables)) t.clear();
   }
+}
+
+/** The watch event a WatcherEvent notification carries, or null for state-only ones. */
+export function eventTypeName(type: number): ZkWatchEventType | null {
+  switch (type) {
+    case EventType.NodeCreated:
+      return "created";
+    case EventType.NodeDeleted:
+      return "deleted";
+    case EventType.NodeDataChanged:
+      return "dataChanged";
+    case EventType.NodeChildrenChanged:
+      return "childrenChanged";
+    default:
+      return null;
+  }
+}
+
+/** Splits watch paths into SetWatches packets of bounded size (as the Java client does). */
+export function setWatchesChunks(data: string[], exist: string[], child: string[]) {
+  const chunks: Array<{ dataWatches: string[]; existWatches: string[]; childWatches: string[] }> = [];
+  let current = { dataWatches: [] as string[], existWatches: [] as string[], childWatches: [] as string[] };
+  let bytes = 0;
+  const lists: Array<[string[], keyof typeof current]> = [[data, "dataWatches"], [exist, "existWatches"], [child, "childWatches"]];
+  for (const [paths, key] of lists) {
+    for (const p of paths) {
+      const size = utf8Bytes(p).length + 4;
+      if (bytes + size > zkSetWatchesBytesMax && bytes > 0) {
+        chunks.push(current);
+        current = { dataWatches: [], existWatches: [], childWatches: [] };
+        bytes = 0;
+      }
+      current[key].push(p);
+      bytes += size;
+    }
+  }
+  if (bytes > 0) chunks.push(current);
+  return chunks;
 }
