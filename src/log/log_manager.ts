@@ -45,6 +45,9 @@
 // room again. Reads, metadata and groups go on; appends resume by themselves. A dir whose
 // shutdown met such an error gets no clean-shutdown marker (its logs are recovered at start-up).
 //
+// What start-up reads from a dir before opening its logs (meta.properties, the marker, the
+// checkpoints, the partition dirs) is in log_dir_startup.ts; the space check in log_dir_space.ts.
+//
 // Invariants: one Log per topic-partition; a new partition goes to the online dir holding the
 // fewest; checkpoint files are replaced atomically, never edited in place; a partition whose log
 // is in an offline dir is never created again elsewhere (its data would come back twice).
@@ -54,7 +57,6 @@ import {
   fileNameBytesMax,
   logDirLoadAttemptsMax,
   logDirLoadRetryMs,
-  logDirNoSpaceResumeBytes,
   logDirSpaceCheckMs,
   schedulerIntervalMsMax,
   storageErrorLogIntervalMs,
@@ -62,7 +64,6 @@ import {
 } from "../util/mod.ts";
 import type { Logger } from "../util/mod.ts";
 import {
-  type CheckpointEntries,
   CleanShutdownFile,
   LogStartOffsetCheckpointFile,
   OffsetCheckpointFile,
@@ -74,6 +75,11 @@ import { Log } from "./log.ts";
 import type { LogConfig } from "./log_config.ts";
 import type { LogLoadState } from "./log_loader.ts";
 import { isIoError, isTransientIoError, KafkaStorageError, LogDirsFailedError, storageErrorKind } from "./log_dir_failure.ts";
+import { LogDirSpace, type LogDirSpaceState } from "./log_dir_space.ts";
+import { checkMetaProperties, loadStateOf, partitionDirs, readDirState } from "./log_dir_startup.ts";
+
+export type { LogDirSpaceState } from "./log_dir_space.ts";
+export { parseTopicPartitionDir } from "./log_dir_startup.ts";
 
 /** The broker-wide settings of the LogManager's tasks (Kafka's keys named beside each). */
 export interface LogManagerConfig {
@@ -113,27 +119,6 @@ export const logManagerConfigDefaults: LogManagerConfig = {
  */
 const reserveExemptTopics = new Set(["__consumer_offsets", "__transaction_state"]);
 
-/** One online dir's volume, as the last statfs saw it, and whether appends are refused there. */
-export interface LogDirSpaceState {
-  /** Usable bytes at the last check, minus what was appended since (an estimate between checks). */
-  usableBytes: number;
-  totalBytes: number;
-  /** An ENOSPC was met since the last check that found room: every append is refused. */
-  full: boolean;
-  /** usableBytes fell below log.dir.min.free.bytes: appends to non-internal topics are refused. */
-  low: boolean;
-  /** Why appends are refused (the produce error message), or null while they are not. */
-  refusal: string | null;
-}
-
-/** What one log dir's files said at start-up. */
-interface DirLoadState {
-  hadCleanShutdown: boolean;
-  recoveryPoints: CheckpointEntries;
-  logStartOffsets: CheckpointEntries;
-  highWatermarks: CheckpointEntries;
-}
-
 export function topicPartitionKey(topic: string, partition: number): string {
   return `${topic}-${partition}`;
 }
@@ -146,15 +131,6 @@ export function topicPartitionKey(topic: string, partition: number): string {
 export function logDeleteDirName(topic: string, partition: number, uniqueId: string): string {
   const suffix = `-${partition}.${uniqueId}-delete`;
   return topic.slice(0, Math.max(0, Math.min(topic.length, fileNameBytesMax - suffix.length))) + suffix;
-}
-
-/** Splits `<topic>-<partition>` (topics may contain '-'); null when the name is not one. */
-export function parseTopicPartitionDir(name: string): { topic: string; partition: number } | null {
-  const m = /^(.+)-(\d+)$/.exec(name);
-  if (m === null) return null;
-  const partition = Number(m[2]);
-  if (!Number.isSafeInteger(partition)) return null;
-  return { topic: m[1], partition };
 }
 
 /** One log dir as DescribeLogDirs reports it. */
@@ -187,8 +163,8 @@ export class LogManager {
   private shutDown = false;
   /** Logs not opened because of a transient error, by key: opened again by getOrCreateLog. */
   private unloadedLogs = new Map<string, { dir: string; state: LogLoadState; reason: string }>();
-  /** Per online dir, its space (checkSpace); a dir missing here is not known to be short. */
-  private space = new Map<string, LogDirSpaceState>();
+  /** Per online dir, its space (checkSpace); appends are refused in a dir short of it. */
+  private readonly space: LogDirSpace;
   /** Transient errors met so far, by `<dir>\t<errno>` (for /metrics). */
   readonly transientErrorCounts = new Map<string, number>();
   /** Rate limit of the warn lines for transient errors, by `<dir>\t<kind>`. */
@@ -204,6 +180,7 @@ export class LogManager {
     config: Partial<LogManagerConfig> = {},
   ) {
     this.config = { ...logManagerConfigDefaults, ...config };
+    this.space = new LogDirSpace(platform.fs, this.config.minFreeBytes, logger);
     this.cleaner = new LogCleaner(platform, logDirs, () => this.logs.values(), this.config.cleaner, logger, (dir, e) => this.markDirOffline(dir, e));
   }
 
@@ -257,22 +234,9 @@ export class LogManager {
 
   private async loadDir(dir: string, brokerId: number, clusterId: string): Promise<void> {
     this.platform.fs.mkdirp(dir);
-    this.checkMetaProperties(dir, brokerId, clusterId);
-    const state = this.readDirState(dir);
-    const pending: { topic: string; partition: number }[] = [];
-    for (const name of this.platform.fs.readdir(dir)) {
-      if (name.endsWith("-delete")) {
-        this.removeDeletedLogDir(dir, name);
-        continue;
-      }
-      const tp = parseTopicPartitionDir(name);
-      if (tp === null) {
-        // Kafka's future (AlterReplicaLogDirs) and stray (KRaft) logs: strand makes neither.
-        if (/-(future|stray)$/.test(name)) this.logger.info({ dir, name }, "ignoring a Kafka future or stray log directory");
-        continue;
-      }
-      if (this.platform.fs.stat(`${dir}/${name}`)?.isDirectory) pending.push(tp);
-    }
+    checkMetaProperties(this.platform, dir, brokerId, clusterId);
+    const state = readDirState(this.platform, this.logger, dir);
+    const pending = partitionDirs(this.platform, this.logger, dir);
     // A new, empty dir has no marker either: nothing to recover, nothing to warn about.
     if (!state.hadCleanShutdown && pending.length > 0) {
       this.logger.warn({ dir, logs: pending.length }, "log dir was not shut down cleanly; recovering its logs");
@@ -294,7 +258,7 @@ export class LogManager {
               `delete one of them (the one in the dir that failed most recently)`,
           );
         }
-        const loadState = this.loadStateOf(state, tp.topic, tp.partition);
+        const loadState = loadStateOf(state, key);
         try {
           this.openLog(dir, tp.topic, tp.partition, this.defaultConfig, loadState);
         } catch (e) {
@@ -314,51 +278,8 @@ export class LogManager {
     this.platform.fs.remove(`${dir}/${CleanShutdownFile}`);
   }
 
-  /**
-   * Removes a `-delete` leftover (its name, possibly with a truncated topic, is never parsed). A
-   * failure is logged and the leftover kept: it holds no live data, so it is no reason to take the
-   * dir offline; the next start-up tries again.
-   */
-  private removeDeletedLogDir(dir: string, name: string): void {
-    try {
-      this.platform.fs.remove(`${dir}/${name}`);
-      this.logger.info({ dir, name }, "removed a deleted log's directory");
-    } catch (e) {
-      if (!isIoError(e)) throw e;
-      this.logger.warn({ dir, name, err: e.message }, "cannot remove a deleted log's directory; leaving it");
-    }
-  }
-
   private yieldToEventLoop(): Promise<void> {
     return new Promise((resolve) => this.platform.clock.setTimeout(resolve, 0));
-  }
-
-  /** The dir's marker and checkpoints; a damaged checkpoint counts as absent (recover more). */
-  private readDirState(dir: string): DirLoadState {
-    const read = (file: string): CheckpointEntries => {
-      try {
-        return new OffsetCheckpointFile(this.platform, `${dir}/${file}`).read();
-      } catch (e) {
-        this.logger.warn({ dir, file, err: (e as Error).message }, "cannot read checkpoint file; treating it as empty");
-        return new Map();
-      }
-    };
-    return {
-      hadCleanShutdown: this.platform.fs.stat(`${dir}/${CleanShutdownFile}`) !== null,
-      recoveryPoints: read(RecoveryPointCheckpointFile),
-      logStartOffsets: read(LogStartOffsetCheckpointFile),
-      highWatermarks: read(ReplicationOffsetCheckpointFile),
-    };
-  }
-
-  private loadStateOf(dir: DirLoadState, topic: string, partition: number): LogLoadState {
-    const key = topicPartitionKey(topic, partition);
-    return {
-      hadCleanShutdown: dir.hadCleanShutdown,
-      recoveryPoint: dir.recoveryPoints.get(key)?.offset ?? 0,
-      logStartOffset: Math.max(0, dir.logStartOffsets.get(key)?.offset ?? 0),
-      highWatermark: dir.highWatermarks.get(key)?.offset ?? null,
-    };
   }
 
   /** Runs task every periodMs; a period at or past the timer limit (Kafka's "never") runs nothing. */
@@ -373,33 +294,6 @@ export class LogManager {
     }, Math.max(1, periodMs)));
   }
 
-  private checkMetaProperties(dir: string, brokerId: number, clusterId: string): void {
-    const path = `${dir}/meta.properties`;
-    const existing = this.platform.fs.readFile(path);
-    if (existing !== null) {
-      const props = new Map<string, string>();
-      for (const line of new TextDecoder().decode(existing).split("\n")) {
-        const m = /^([^#=]+)=(.*)$/.exec(line.trim());
-        if (m) props.set(m[1], m[2]);
-      }
-      const id = props.get("broker.id");
-      if (id !== undefined && Number(id) !== brokerId) {
-        throw new Error(
-          `${path} says broker.id=${id} but this broker is configured with broker.id=${brokerId}; ` +
-            `a log dir belongs to one broker`,
-        );
-      }
-      const cid = props.get("cluster.id");
-      if (cid !== undefined && cid !== clusterId) {
-        throw new Error(`${path} says cluster.id=${cid} but the registry's cluster id is ${clusterId}`);
-      }
-      if (id !== undefined && cid !== undefined) return;
-    }
-    const text = `#\n#${new Date(this.platform.clock.nowMs()).toString()}\n` +
-      `cluster.id=${clusterId}\nversion=0\nbroker.id=${brokerId}\n`;
-    this.platform.fs.writeFileAtomic(path, new TextEncoder().encode(text));
-  }
-
   private openLog(dir: string, topic: string, partition: number, config = this.defaultConfig, state?: LogLoadState): Log {
     const key = topicPartitionKey(topic, partition);
     // A log created now is new: nothing to recover, no checkpointed offsets.
@@ -407,7 +301,7 @@ export class LogManager {
     const log = Log.open(this.platform, `${dir}/${key}`, topic, partition, config, this.logger, state ?? fresh);
     log.ioErrorHandler = (_logDir, err) => this.markDirOffline(dir, err);
     const exempt = reserveExemptTopics.has(topic);
-    log.appendRefusal = (bytes) => this.appendRefusal(dir, exempt, bytes);
+    log.appendRefusal = (bytes) => this.space.appendRefusal(dir, exempt, bytes);
     log.truncationHandler = (logEndOffset) => this.onTruncation(log, dir, logEndOffset);
     this.logs.set(key, log);
     this.dirOf.set(key, dir);
@@ -573,86 +467,20 @@ export class LogManager {
 
   private onNoSpace(dir: string, code: string): void {
     if (!this.isLogDirOnline(dir)) return;
-    const s = this.spaceOf(dir);
-    if (s.full) return;
-    s.full = true;
-    s.usableBytes = 0;
-    this.updateRefusal(dir, s, `log dir ${dir} is full (${code})`);
-  }
-
-  private spaceOf(dir: string): LogDirSpaceState {
-    let s = this.space.get(dir);
-    if (s === undefined) {
-      s = { usableBytes: Number.MAX_SAFE_INTEGER, totalBytes: -1, full: false, low: false, refusal: null };
-      this.space.set(dir, s);
-    }
-    return s;
-  }
-
-  /**
-   * Log.appendRefusal for a log in dir, before an append of `bytes`: the reason to refuse it, or
-   * null. One map lookup and a subtraction: the statfs runs in checkSpace, not here.
-   */
-  private appendRefusal(dir: string, reserveExempt: boolean, bytes: number): string | null {
-    const s = this.space.get(dir);
-    if (s === undefined) return null;
-    if (s.full) return s.refusal;
-    s.usableBytes -= bytes;
-    const min = this.config.minFreeBytes;
-    if (!s.low && min > 0 && s.usableBytes < min) {
-      s.low = true;
-      this.updateRefusal(dir, s, `log dir ${dir} has ${Math.max(0, s.usableBytes)} bytes usable, below log.dir.min.free.bytes=${min}`);
-    }
-    return s.low && !reserveExempt ? s.refusal : null;
-  }
-
-  /** Sets why appends are refused in dir (null: they are not), logging each change once. */
-  private updateRefusal(dir: string, s: LogDirSpaceState, why: string | null): void {
-    const refusal = why === null ? null : `${why}: appends are refused until space is freed`;
-    if ((refusal === null) === (s.refusal === null)) {
-      s.refusal = refusal;
-      return;
-    }
-    s.refusal = refusal;
-    if (refusal !== null) this.logger.warn({ dir, usableBytes: Math.max(0, s.usableBytes), minFreeBytes: this.config.minFreeBytes }, refusal);
-    else this.logger.info({ dir, usableBytes: s.usableBytes, minFreeBytes: this.config.minFreeBytes }, "log dir has room again: appends resume");
+    this.space.noSpace(dir, code);
   }
 
   /**
    * The free-space check (every logDirSpaceCheckMs): statfs of each online dir, which sets or
-   * clears its refusal of appends. An error here changes nothing (the dir's own operations
-   * report theirs).
+   * clears its refusal of appends (LogDirSpace).
    */
   checkSpace(): void {
-    const min = this.config.minFreeBytes;
-    for (const dir of this.onlineDirs) {
-      let fs: FileSystemSpace | null;
-      try {
-        fs = this.platform.fs.statfs(dir);
-      } catch {
-        continue;
-      }
-      if (fs === null) continue;
-      const s = this.spaceOf(dir);
-      s.usableBytes = fs.usableBytes;
-      s.totalBytes = fs.totalBytes;
-      // Resume with some room past the threshold (a 1% of a small volume), not at the first free block.
-      const margin = Math.min(logDirNoSpaceResumeBytes, Math.floor(fs.totalBytes / 100));
-      if (s.full && fs.usableBytes > Math.max(min, margin)) s.full = false;
-      s.low = min > 0 && fs.usableBytes < min;
-      const why = s.full
-        ? `log dir ${dir} is full (ENOSPC; ${fs.usableBytes} bytes usable)`
-        : s.low
-        ? `log dir ${dir} has ${fs.usableBytes} bytes usable, below log.dir.min.free.bytes=${min}`
-        : null;
-      this.updateRefusal(dir, s, why);
-    }
-    for (const dir of [...this.space.keys()]) if (!this.isLogDirOnline(dir)) this.space.delete(dir);
+    this.space.check(this.onlineDirs, (dir) => this.isLogDirOnline(dir));
   }
 
   /** Each online dir's space as the last check left it (dashboard, /metrics). */
   spaceStates(): { dir: string; state: LogDirSpaceState }[] {
-    return [...this.space].map(([dir, state]) => ({ dir, state: { ...state } }));
+    return this.space.states();
   }
 
   /** Every configured dir with its state, logs and volume space (DescribeLogDirs). */
@@ -667,7 +495,7 @@ export class LogManager {
       } catch {
         // Unknown space is reported as -1, as Kafka does; the dir's own failures show elsewhere.
       }
-      return { dir, offlineReason, logs, space, appendRefusal: this.space.get(dir)?.refusal ?? null };
+      return { dir, offlineReason, logs, space, appendRefusal: this.space.refusalOf(dir) };
     });
   }
 

@@ -1,0 +1,129 @@
+// What the LogManager reads from a log dir at start-up, before it opens the logs (Kafka's
+// LogManager.loadLogs, the parts outside a log): meta.properties (written when missing, checked
+// against broker.id and cluster.id when present), the clean-shutdown marker and the three
+// offset checkpoints, and which entries are partition logs (`-delete` leftovers are removed on
+// the way). The layout is described in log_manager.ts's header.
+//
+// Invariants: a dir holding another broker's or cluster's meta.properties stops start-up; a
+// damaged checkpoint counts as absent (more is recovered, nothing is lost); an entry whose name
+// is not `<topic>-<partition>` is left alone, never stat'ed.
+
+import type { Platform } from "../platform/mod.ts";
+import type { Logger } from "../util/mod.ts";
+import {
+  type CheckpointEntries,
+  CleanShutdownFile,
+  LogStartOffsetCheckpointFile,
+  OffsetCheckpointFile,
+  RecoveryPointCheckpointFile,
+  ReplicationOffsetCheckpointFile,
+} from "./checkpoint.ts";
+import type { LogLoadState } from "./log_loader.ts";
+import { isIoError } from "./log_dir_failure.ts";
+
+/** What one log dir's files said at start-up. */
+export interface DirLoadState {
+  hadCleanShutdown: boolean;
+  recoveryPoints: CheckpointEntries;
+  logStartOffsets: CheckpointEntries;
+  highWatermarks: CheckpointEntries;
+}
+
+/** Splits `<topic>-<partition>` (topics may contain '-'); null when the name is not one. */
+export function parseTopicPartitionDir(name: string): { topic: string; partition: number } | null {
+  const m = /^(.+)-(\d+)$/.exec(name);
+  if (m === null) return null;
+  const partition = Number(m[2]);
+  if (!Number.isSafeInteger(partition)) return null;
+  return { topic: m[1], partition };
+}
+
+/** The dir's partition logs, in readdir order; `-delete` leftovers are removed on the way. */
+export function partitionDirs(platform: Platform, logger: Logger, dir: string): { topic: string; partition: number }[] {
+  const found: { topic: string; partition: number }[] = [];
+  for (const name of platform.fs.readdir(dir)) {
+    if (name.endsWith("-delete")) {
+      removeDeletedLogDir(platform, logger, dir, name);
+      continue;
+    }
+    const tp = parseTopicPartitionDir(name);
+    if (tp === null) {
+      // Kafka's future (AlterReplicaLogDirs) and stray (KRaft) logs: strand makes neither.
+      if (/-(future|stray)$/.test(name)) logger.info({ dir, name }, "ignoring a Kafka future or stray log directory");
+      continue;
+    }
+    if (platform.fs.stat(`${dir}/${name}`)?.isDirectory) found.push(tp);
+  }
+  return found;
+}
+
+/**
+ * Removes a `-delete` leftover (its name, possibly with a truncated topic, is never parsed). A
+ * failure is logged and the leftover kept: it holds no live data, so it is no reason to take the
+ * dir offline; the next start-up tries again.
+ */
+function removeDeletedLogDir(platform: Platform, logger: Logger, dir: string, name: string): void {
+  try {
+    platform.fs.remove(`${dir}/${name}`);
+    logger.info({ dir, name }, "removed a deleted log's directory");
+  } catch (e) {
+    if (!isIoError(e)) throw e;
+    logger.warn({ dir, name, err: e.message }, "cannot remove a deleted log's directory; leaving it");
+  }
+}
+
+/** The dir's marker and checkpoints; a damaged checkpoint counts as absent (recover more). */
+export function readDirState(platform: Platform, logger: Logger, dir: string): DirLoadState {
+  const read = (file: string): CheckpointEntries => {
+    try {
+      return new OffsetCheckpointFile(platform, `${dir}/${file}`).read();
+    } catch (e) {
+      logger.warn({ dir, file, err: (e as Error).message }, "cannot read checkpoint file; treating it as empty");
+      return new Map();
+    }
+  };
+  return {
+    hadCleanShutdown: platform.fs.stat(`${dir}/${CleanShutdownFile}`) !== null,
+    recoveryPoints: read(RecoveryPointCheckpointFile),
+    logStartOffsets: read(LogStartOffsetCheckpointFile),
+    highWatermarks: read(ReplicationOffsetCheckpointFile),
+  };
+}
+
+/** The load state of the log keyed `<topic>-<partition>`, from what its dir's files said. */
+export function loadStateOf(dir: DirLoadState, key: string): LogLoadState {
+  return {
+    hadCleanShutdown: dir.hadCleanShutdown,
+    recoveryPoint: dir.recoveryPoints.get(key)?.offset ?? 0,
+    logStartOffset: Math.max(0, dir.logStartOffsets.get(key)?.offset ?? 0),
+    highWatermark: dir.highWatermarks.get(key)?.offset ?? null,
+  };
+}
+
+/** Writes meta.properties when missing; throws when it names another broker or cluster. */
+export function checkMetaProperties(platform: Platform, dir: string, brokerId: number, clusterId: string): void {
+  const path = `${dir}/meta.properties`;
+  const existing = platform.fs.readFile(path);
+  if (existing !== null) {
+    const props = new Map<string, string>();
+    for (const line of new TextDecoder().decode(existing).split("\n")) {
+      const m = /^([^#=]+)=(.*)$/.exec(line.trim());
+      if (m) props.set(m[1], m[2]);
+    }
+    const id = props.get("broker.id");
+    if (id !== undefined && Number(id) !== brokerId) {
+      throw new Error(
+        `${path} says broker.id=${id} but this broker is configured with broker.id=${brokerId}; ` +
+          `a log dir belongs to one broker`,
+      );
+    }
+    const cid = props.get("cluster.id");
+    if (cid !== undefined && cid !== clusterId) {
+      throw new Error(`${path} says cluster.id=${cid} but the registry's cluster id is ${clusterId}`);
+    }
+    if (id !== undefined && cid !== undefined) return;
+  }
+  const text = `#\n#${new Date(platform.clock.nowMs()).toString()}\n` +
+    `cluster.id=${clusterId}\nversion=0\nbroker.id=${brokerId}\n`;
+  platform.fs.writeFileAtomic(path, new TextEncoder().encode(text));
+}
