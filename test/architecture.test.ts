@@ -1,7 +1,9 @@
 // The layout rules of ../shared/ARCHITECTURE.md, checked by reading imports:
 // - runtime APIs (Bun.*, Deno.*, node: I/O modules) only under src/platform/ and src/cli/;
-// - imports point one way: util → platform → protocol → log → registry, zk → replication,
-//   coordinator, controller → broker → admin → cli (a module may import its own level or below);
+// - imports point one way: util → platform → protocol → client, log → registry, zk → replication,
+//   coordinator, controller → broker → admin → cli. A module may import the levels below its own;
+//   modules of one level are independent, except registry → zk and controller → replication. So
+//   client (the Kafka client library) imports only util, platform and protocol;
 // - a module is entered through its mod.ts (files inside a module import each other freely);
 // - nothing imports cli.
 import { test } from "node:test";
@@ -14,6 +16,7 @@ const levels: Record<string, number> = {
   util: 0,
   platform: 1,
   protocol: 2,
+  client: 3,
   log: 3,
   registry: 4,
   zk: 4,
@@ -21,10 +24,11 @@ const levels: Record<string, number> = {
   coordinator: 5,
   controller: 5,
   broker: 6,
-  client: 6,
   admin: 7,
   cli: 8,
 };
+// The imports allowed between two modules of the same level (importer → imported).
+const sameLevel = new Set(["registry→zk", "controller→replication"]);
 // node: modules that are computation, not I/O, and work the same in both runtimes.
 const pureNodeModules = new Set(["node:zlib", "node:util", "node:buffer"]);
 
@@ -70,9 +74,22 @@ test("architecture: imports point one way and enter modules through mod.ts", () 
       if (to === from) continue;
       if (!(to in levels)) bad.push(`${path}: imports ${spec}, outside the known modules`);
       else if (levels[to] > levels[from]) bad.push(`${path}: ${from} may not import ${to}`);
+      else if (levels[to] === levels[from] && !sameLevel.has(`${from}→${to}`)) bad.push(`${path}: ${from} may not import ${to} (same level)`);
       if (to === "cli") bad.push(`${path}: nothing imports cli`);
       if (!target.endsWith("/mod.ts")) bad.push(`${path}: enter ${to} through ${to}/mod.ts, not ${spec}`);
     }
+  }
+  assert.deepEqual(bad, []);
+});
+
+// TLS and SASL go into the client's connection layer, so it must be the one place that opens a
+// socket to a Kafka broker (the ZooKeeper client opens its own, to ZooKeeper).
+test("architecture: only client/connection.ts opens connections to brokers", () => {
+  const connectors = new Set(["client/connection.ts", "zk/cnxn.ts"]);
+  const bad: string[] = [];
+  for (const { path, text } of sources) {
+    if (moduleOf(path) === "platform" || connectors.has(path)) continue;
+    if (/\bnet\s*\.\s*connect\s*\(/.test(text.replace(/\/\/.*$/gm, ""))) bad.push(`${path}: opens a socket (net.connect)`);
   }
   assert.deepEqual(bad, []);
 });

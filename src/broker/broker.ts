@@ -11,7 +11,7 @@
 // complete, logs are flushed and closed, the registry session ends (the registration disappears). A failed log dir takes only its partitions offline (log_dir_events.ts); when every
 // dir has failed the broker shuts itself down and `fatal` resolves (the CLI then exits 1).
 
-import { KafkaController, ZkConfigAdmin, ZkTopicAdmin } from "../controller/mod.ts";
+import { KafkaController, RemoteControllerChannel, requestElectLeaders, ZkConfigAdmin, ZkTopicAdmin } from "../controller/mod.ts";
 import type { TopicLogConfig } from "../log/mod.ts";
 import { LogDirsFailedError, LogManager } from "../log/mod.ts";
 import type { Platform } from "../platform/mod.ts";
@@ -23,17 +23,17 @@ import {
   type Registry,
   RegistryError,
 } from "../registry/mod.ts";
-import { registryIsrWriter, ReplicaManager } from "../replication/mod.ts";
+import { registryIsrWriter, ReplicaFetcherManager, ReplicaManager } from "../replication/mod.ts";
 import { ErrorCode, randomUuid, uuidToBase64 } from "../util/mod.ts";
 import type { Logger } from "../util/mod.ts";
 import { apiHandlers } from "./api/mod.ts";
 import type { BrokerConfig } from "./config.ts";
 import { ConfigChangeWatcher } from "./config_change_watcher.ts";
+import { requestControlledShutdown } from "./controlled_shutdown.ts";
 import { DynamicBrokerConfig } from "./dynamic_config.ts";
 import { watchLogDirFailures } from "./log_dir_events.ts";
 import { RequestDispatcher, type RequestObserver } from "./dispatch.ts";
 import { LocalControllerChannel } from "./local_channel.ts";
-import { ReplicaFetcherManager, RemoteControllerChannel, requestControlledShutdown, requestElectLeaders } from "../client/mod.ts";
 import { MetadataCache } from "./metadata_cache.ts";
 import { createCoordinator, offsetsTopicEnsurer } from "./group_wiring.ts";
 import { type NetworkStats, SocketServer } from "./server.ts";

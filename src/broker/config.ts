@@ -147,7 +147,7 @@ export const brokerConfigKeys: Record<string, KeyDef> = {
   "log.cleaner.min.compaction.lag.ms": { kind: "long", default: "0", min: 0 },
   "log.cleaner.max.compaction.lag.ms": { kind: "long", default: "9223372036854775807", min: 1 },
   "min.insync.replicas": { kind: "int", default: "1", min: 1 },
-  // Replication (src/replication, src/client/replica_fetcher.ts) and the controller.
+  // Replication (src/replication, replica_fetcher.ts there) and the controller.
   "num.replica.fetchers": { kind: "int", default: "1", min: 1, max: 64 },
   "replica.fetch.max.bytes": { kind: "int", default: "1048576", min: 0 },
   "replica.fetch.response.max.bytes": { kind: "int", default: "10485760", min: 0 },

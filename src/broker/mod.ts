@@ -1,6 +1,7 @@
 // broker: the Kafka-protocol server. SocketServer (framing, ordering, backpressure) →
 // RequestDispatcher (header, schema decode, one handler per API key in api/) → services
-// (MetadataCache, ReplicaManager, TopicAdmin). Broker wires them and runs start-up/shutdown.
+// (MetadataCache, ReplicaManager, TopicAdmin). Broker wires them and runs start-up/shutdown
+// (controlled_shutdown.ts: the stopping broker's ControlledShutdown to the controller).
 //
 // Invariants: responses go out in request order per connection; malformed input closes the
 // connection or gets a Kafka error code, never an exception out of the server; ApiVersions is
@@ -11,6 +12,7 @@ export { applyBrokerOperations, applyOperations, ConfigOperation } from "./api/4
 export * from "./config.ts";
 export * from "./config_change_watcher.ts";
 export * from "./config_describe.ts";
+export * from "./controlled_shutdown.ts";
 export * from "./dispatch.ts";
 export * from "./dynamic_config.ts";
 export * from "./metadata_cache.ts";

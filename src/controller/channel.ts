@@ -1,6 +1,6 @@
 // The controller's channel to brokers: what Kafka sends as LeaderAndIsr (4), UpdateMetadata (6)
 // and StopReplica (5). The local implementation applies them to this process's broker; the
-// remote one (src/client/controller_channel.ts) sends them over the wire to the other brokers.
+// remote one (controller_channel.ts) sends them over the wire to the other brokers.
 // The controller sends without waiting for answers: a channel keeps each broker's requests in
 // order, and a slow or dead broker must not stall the controller.
 

@@ -1,5 +1,5 @@
 // GroupMetadataManager: where groups live. Each group belongs to one partition of
-// __consumer_offsets (java_hash.ts); the broker leading that partition is the group's coordinator.
+// __consumer_offsets (group_partition.ts); the broker leading that partition is the group's coordinator.
 // The partition's log is the group's durable state, in Kafka's record formats
 // (protocol/internal/offsets_records.ts): an OffsetCommit record per committed offset
 // (key group/topic/partition), a GroupMetadata record per generation (key group), and
@@ -26,7 +26,7 @@ import {
 import { ErrorCode, int16StringBytesMax, type Logger, utf8Length } from "../util/mod.ts";
 import type { GroupCoordinatorConfig } from "./config.ts";
 import { type CommittedOffset, GroupMetadata, MemberMetadata, offsetKey, splitOffsetKey } from "./group.ts";
-import { partitionForGroup } from "./java_hash.ts";
+import { partitionForGroup } from "./group_partition.ts";
 
 /** The broker's side of __consumer_offsets, as the coordinator needs it. */
 export interface OffsetsTopicLog {

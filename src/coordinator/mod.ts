@@ -13,5 +13,5 @@ export * from "./coordinator.ts";
 export * from "./group.ts";
 export * from "./group_coordinator.ts";
 export * from "./group_metadata_manager.ts";
-export * from "./java_hash.ts";
+export * from "./group_partition.ts";
 export * from "./offsets.ts";

@@ -2,7 +2,7 @@
 // LeaderAndIsr and StopReplica (so the registry stays the one source of partition state) and by
 // their leaders' ISR changes; the produce and fetch paths over them, with the purgatories for
 // acks=all produces (until the high watermark covers them) and fetch long polls; and, as
-// follower, the log operations the replica fetchers (src/client) call (FollowerLog).
+// follower, the log operations the replica fetchers (replica_fetcher.ts) call (FollowerLog).
 //
 // Leader side: a fetch from a follower (replicaId >= 0) reads up to the log end offset and
 // records the follower's position first (so its answer carries the high watermark that position

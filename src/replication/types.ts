@@ -1,6 +1,6 @@
 // The replication module's contracts with its neighbours: the results of the produce and fetch
-// paths, and the two interfaces between the ReplicaManager and the replica fetchers (which live in
-// src/client, above this module): FollowerLog (what a fetcher does to the local replica) and
+// paths, and the two interfaces between the ReplicaManager and the replica fetchers
+// (replica_fetcher.ts): FollowerLog (what a fetcher does to the local replica) and
 // ReplicaFetchers (what the ReplicaManager asks of the fetchers on LeaderAndIsr / StopReplica).
 
 import type { RecordError } from "../protocol/mod.ts";

@@ -17,7 +17,7 @@ import {
   leaderAndIsrRequest,
   stopReplicaRequest,
   updateMetadataRequest,
-} from "../../src/client/control_requests.ts";
+} from "../../src/controller/control_requests.ts";
 import type { BrokerInfo, TopicInfo } from "../../src/controller/mod.ts";
 import { decode, encode, type Struct } from "../../src/protocol/codec.ts";
 import type { MessageSchema } from "../../src/protocol/schema.ts";

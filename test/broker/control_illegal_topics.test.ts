@@ -14,7 +14,7 @@ import {
   leaderAndIsrRequest,
   stopReplicaRequest,
   updateMetadataRequest,
-} from "../../src/client/control_requests.ts";
+} from "../../src/controller/control_requests.ts";
 import type { TopicInfo } from "../../src/controller/mod.ts";
 import { ApiVersionsApi, LeaderAndIsrApi, StopReplicaApi, UpdateMetadataApi } from "../../src/protocol/api/mod.ts";
 import type { ApiSchema, Struct } from "../../src/protocol/mod.ts";

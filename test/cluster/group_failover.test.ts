@@ -16,7 +16,7 @@ import assert from "node:assert/strict";
 import { test } from "node:test";
 import { Kafka, logLevel } from "kafkajs";
 import type { Consumer } from "kafkajs";
-import { partitionForGroup } from "../../src/coordinator/java_hash.ts";
+import { partitionForGroup } from "../../src/coordinator/group_partition.ts";
 import { type Cluster, skipUnlessZooKeeper, withCluster } from "../helpers/cluster.ts";
 import { findCoordinator } from "../helpers/groups.ts";
 import { WireClient } from "../helpers/wire.ts";

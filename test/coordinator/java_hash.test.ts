@@ -11,7 +11,8 @@
 // surrogate pair, two units).
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { javaStringHashCode, kafkaAbs, partitionForGroup } from "../../src/coordinator/java_hash.ts";
+import { partitionForGroup } from "../../src/coordinator/group_partition.ts";
+import { javaStringHashCode, kafkaAbs } from "../../src/util/java_hash.ts";
 
 const JVM: [string, number, number, number, number][] = [
   // group id, hashCode, % 50, % 7, % 10000

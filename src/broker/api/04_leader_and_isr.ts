@@ -6,7 +6,7 @@
 // NONE, or UNKNOWN_TOPIC_OR_PARTITION for a partition whose replicas do not include this broker
 // (ignored, as Kafka ignores it). Another expected failure (KafkaError) is answered on every
 // partition.
-import { decodeLeaderAndIsrRequest, isStaleBrokerEpoch, leaderAndIsrResponse } from "../../client/mod.ts";
+import { decodeLeaderAndIsrRequest, isStaleBrokerEpoch, leaderAndIsrResponse } from "../../controller/mod.ts";
 import { LeaderAndIsrApi } from "../../protocol/mod.ts";
 import type { PartitionState } from "../../replication/mod.ts";
 import { ErrorCode, KafkaError } from "../../util/mod.ts";

@@ -5,7 +5,7 @@
 // STALE_CONTROLLER_EPOCH for the whole request, echoed on every partition; otherwise each
 // partition's NONE, or the KafkaError code its call failed with. The per-partition leader epochs
 // (v3+) are not checked: the control plane's stopReplica takes none.
-import { decodeStopReplicaRequest, isStaleBrokerEpoch, stopReplicaResponse } from "../../client/mod.ts";
+import { decodeStopReplicaRequest, isStaleBrokerEpoch, stopReplicaResponse } from "../../controller/mod.ts";
 import { StopReplicaApi } from "../../protocol/mod.ts";
 import { ErrorCode, KafkaError } from "../../util/mod.ts";
 import { checkControlNames } from "./control_names.ts";

@@ -4,7 +4,7 @@
 // reached at its endpoint on this broker's first listener (the one the controller names too),
 // else its first endpoint. Answers STALE_BROKER_EPOCH (v5+: an older registration of this broker),
 // STALE_CONTROLLER_EPOCH, another KafkaError's code, or NONE.
-import { decodeUpdateMetadataRequest, isStaleBrokerEpoch } from "../../client/mod.ts";
+import { decodeUpdateMetadataRequest, isStaleBrokerEpoch } from "../../controller/mod.ts";
 import { UpdateMetadataApi } from "../../protocol/mod.ts";
 import { ErrorCode, KafkaError } from "../../util/mod.ts";
 import { checkControlNames } from "./control_names.ts";

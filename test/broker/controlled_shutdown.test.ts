@@ -3,10 +3,10 @@
 // controller rejects instead of hanging.
 import assert from "node:assert/strict";
 import { test } from "node:test";
-import { requestControlledShutdown } from "../../src/client/controlled_shutdown.ts";
+import { requestControlledShutdown } from "../../src/broker/controlled_shutdown.ts";
 import { KafkaConnectionError } from "../../src/client/connection.ts";
 import { loadPlatform } from "../../src/platform/mod.ts";
-import { startFakeKafka } from "./fake_kafka.ts";
+import { startFakeKafka } from "../helpers/fake_kafka.ts";
 
 test("controlled shutdown: v3 with broker id and epoch; the remaining partitions come back", async () => {
   const platform = await loadPlatform();

@@ -6,7 +6,7 @@
 // shutdown ending a long-poll at once, and a leader that is down at first.
 import assert from "node:assert/strict";
 import { test } from "node:test";
-import { ReplicaFetcherManager, type ReplicaFetcherOptions } from "../../src/client/replica_fetcher.ts";
+import { ReplicaFetcherManager, type ReplicaFetcherOptions } from "../../src/replication/replica_fetcher.ts";
 import { loadPlatform } from "../../src/platform/mod.ts";
 import type { Platform } from "../../src/platform/types.ts";
 import type { Struct } from "../../src/protocol/codec.ts";
@@ -14,7 +14,7 @@ import type { FollowerLog } from "../../src/replication/types.ts";
 import { ErrorCode, KafkaError } from "../../src/util/errors.ts";
 import { silentLogger } from "../../src/util/logger.ts";
 import { buildBatch, parseBatches, text } from "../helpers/record_batch.ts";
-import { type FakeKafka, type FakeRequest, startFakeKafka } from "./fake_kafka.ts";
+import { type FakeKafka, type FakeRequest, startFakeKafka } from "../helpers/fake_kafka.ts";
 
 // ---- an in-memory log with a Kafka-like leader-epoch cache ------------------------------------------
 

@@ -14,10 +14,10 @@
 // names, so each is one partition state (partition 0, leader -2); the decoder turns any leader -2
 // partition back into its topic's name in deletedTopics.
 
-import type { BrokerInfo, TopicInfo } from "../controller/mod.ts";
 import { inRange, LeaderAndIsrApi, StopReplicaApi, type Struct, UpdateMetadataApi } from "../protocol/mod.ts";
 import type { PartitionState } from "../replication/mod.ts";
 import { assert } from "../util/mod.ts";
+import type { BrokerInfo, TopicInfo } from "./channel.ts";
 
 /** The versions the controller sends (what Kafka 3.x's ZooKeeper-mode controller sends with IBP 2.8+). */
 export const LEADER_AND_ISR_VERSION = 6;

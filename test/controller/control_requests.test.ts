@@ -20,7 +20,7 @@ import {
   stopReplicaResponse,
   UPDATE_METADATA_VERSION,
   updateMetadataRequest,
-} from "../../src/client/control_requests.ts";
+} from "../../src/controller/control_requests.ts";
 import type { BrokerInfo, TopicInfo } from "../../src/controller/mod.ts";
 import { decode, encode, type Struct } from "../../src/protocol/codec.ts";
 import type { MessageSchema } from "../../src/protocol/schema.ts";

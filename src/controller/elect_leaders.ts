@@ -1,8 +1,8 @@
 // ElectLeaders (v2) sent to the controller, for a broker that is not the controller itself (the
 // admin API's elect-leader route, `strand` tools). One request on its own connection.
+import { KafkaConnection } from "../client/mod.ts";
 import type { Platform } from "../platform/mod.ts";
 import { ElectLeadersApi } from "../protocol/mod.ts";
-import { KafkaConnection } from "./connection.ts";
 
 export const ELECT_LEADERS_VERSION = 2;
 

@@ -1,9 +1,9 @@
 // A broker about to stop asks the controller to move its leaderships away first
 // (ControlledShutdown v3, what Kafka 3.x's brokers send). One request on its own connection; the
 // caller retries (controlled.shutdown.max.retries) while partitions remain or the call fails.
+import { KafkaConnection } from "../client/mod.ts";
 import type { Platform } from "../platform/mod.ts";
 import { ControlledShutdownApi } from "../protocol/mod.ts";
-import { KafkaConnection } from "./connection.ts";
 
 export const CONTROLLED_SHUTDOWN_VERSION = 3;
 

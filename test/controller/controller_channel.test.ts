@@ -6,14 +6,14 @@
 // error answers reach onResponse; shutdown does not wait on a dead broker.
 import assert from "node:assert/strict";
 import { test } from "node:test";
-import { decodeLeaderAndIsrRequest, decodeStopReplicaRequest, decodeUpdateMetadataRequest } from "../../src/client/control_requests.ts";
-import { type ControlResponse, RemoteControllerChannel } from "../../src/client/controller_channel.ts";
+import { decodeLeaderAndIsrRequest, decodeStopReplicaRequest, decodeUpdateMetadataRequest } from "../../src/controller/control_requests.ts";
+import { type ControlResponse, RemoteControllerChannel } from "../../src/controller/controller_channel.ts";
 import type { BrokerInfo, ControllerChannel, TopicInfo } from "../../src/controller/channel.ts";
 import { loadPlatform } from "../../src/platform/mod.ts";
 import type { Platform } from "../../src/platform/types.ts";
 import type { Struct } from "../../src/protocol/codec.ts";
 import { silentLogger } from "../../src/util/logger.ts";
-import { type FakeKafka, type FakeRequest, startFakeKafka } from "./fake_kafka.ts";
+import { type FakeKafka, type FakeRequest, startFakeKafka } from "../helpers/fake_kafka.ts";
 
 const LOCAL = 0;
 

@@ -12,7 +12,7 @@ import {
   truncationWithoutEpochs,
   UNDEFINED_EPOCH,
   UNDEFINED_EPOCH_OFFSET,
-} from "../../src/client/truncation.ts";
+} from "../../src/replication/truncation.ts";
 
 /** Kafka's LeaderEpochFileCache, as far as truncation needs it. Entries ascend in epoch and start offset. */
 class EpochCache {

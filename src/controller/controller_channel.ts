@@ -20,11 +20,11 @@
 //   Kafka's controller drops requests to offline brokers.
 // - removeBroker drops the queue and closes the connection; shutdown does so for every broker and
 //   resolves once every send loop has stopped.
-import type { BrokerInfo, ControllerChannel, TopicInfo } from "../controller/mod.ts";
+import { KafkaConnection } from "../client/mod.ts";
 import type { Platform, Timer } from "../platform/mod.ts";
 import { type ApiSchema, LeaderAndIsrApi, StopReplicaApi, type Struct, UpdateMetadataApi } from "../protocol/mod.ts";
 import { ErrorCode, errorName, type Logger } from "../util/mod.ts";
-import { KafkaConnection } from "./connection.ts";
+import type { BrokerInfo, ControllerChannel, TopicInfo } from "./channel.ts";
 import {
   decodeLeaderAndIsrResponse,
   decodeStopReplicaResponse,

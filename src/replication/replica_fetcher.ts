@@ -36,13 +36,12 @@
 //   and starts it there (truncateFullyAndStartAt), as Kafka's truncateTo does.
 // - shutdown() and removing a fetcher's last partition close its connection, which ends the
 //   request in flight (a fetch long-poll) at once; shutdown resolves when every loop has ended.
-import { javaStringHashCode, kafkaAbs } from "../coordinator/mod.ts";
+import { KafkaConnection } from "../client/mod.ts";
 import type { Platform } from "../platform/mod.ts";
 import { FetchApi, ListOffsetsApi, OffsetForLeaderEpochApi, type Struct } from "../protocol/mod.ts";
-import type { FollowerLog, ReplicaFetchers } from "../replication/mod.ts";
-import { ErrorCode, errorName, KafkaError, type Logger } from "../util/mod.ts";
-import { KafkaConnection } from "./connection.ts";
+import { ErrorCode, errorName, javaStringHashCode, KafkaError, kafkaAbs, type Logger } from "../util/mod.ts";
 import { offsetTruncationState, type OffsetTruncationState, truncationWithoutEpochs } from "./truncation.ts";
+import type { FollowerLog, ReplicaFetchers } from "./types.ts";
 
 /** The versions a follower sends (what Kafka 3.x sends with IBP 3.1+, Fetch by topic name). */
 export const REPLICA_FETCH_VERSION = 12;

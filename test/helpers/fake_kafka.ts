@@ -1,6 +1,7 @@
-// A fake Kafka-protocol server for the client tests, on the platform's own listener: each request
-// frame is decoded with the project's codec and handed to `onRequest`, which answers (or not, or
-// later) through `reply`. Frames are cut from the stream by hand.
+// A fake Kafka-protocol server for tests of what connects to a broker (replica fetcher, controller
+// channel, controlled shutdown), on the platform's own listener: each request frame is decoded
+// with the project's codec and handed to `onRequest`, which answers (or not, or later) through
+// `reply`. Frames are cut from the stream by hand.
 import assert from "node:assert/strict";
 import type { Connection, Platform } from "../../src/platform/types.ts";
 import { apiSchemaByKey } from "../../src/protocol/api/mod.ts";
