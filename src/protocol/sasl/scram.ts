@@ -190,6 +190,7 @@ export class ScramServerExchange {
   private clientFirstBare = "";
   private serverFirst = "";
   private nonce = "";
+  private clientNonce = "";
   private gs2Header = "";
   private username = "";
   private credential: ScramCredential | undefined;
@@ -238,6 +239,7 @@ export class ScramServerExchange {
     }
     this.gs2Header = message!.slice(0, message!.indexOf(",", 2) + 1);
     this.clientFirstBare = message!.slice(this.gs2Header.length);
+    this.clientNonce = clientNonce;
     this.nonce = clientNonce + this.serverNonce;
     this.serverFirst = `r=${this.nonce},s=${base64Encode(this.credential.salt)},i=${this.credential.iterations}`;
     this.state = "final";
@@ -249,7 +251,11 @@ export class ScramServerExchange {
     const m = message === null ? null : clientFinalPattern.exec(message);
     if (m === null) return this.fail("invalid SCRAM client-final message");
     const [, channel, nonce, proofText] = m;
-    if (nonce !== this.nonce) return this.fail("invalid nonce in the SCRAM client-final message");
+    // librdkafka before 2.6.1 repeats its own nonce in front of the combined one (librdkafka#4895);
+    // Kafka 3.8.1+ accepts that form too. Anything else fails, as RFC 5802 requires.
+    if (nonce !== this.nonce && nonce !== this.clientNonce + this.nonce) {
+      return this.fail("invalid nonce in the SCRAM client-final message");
+    }
     // Without channel binding, c= carries the gs2 header the client sent first (RFC 5802 §7).
     if (base64Decode(channel) === null || text(base64Decode(channel)!) !== this.gs2Header) {
       return this.fail("SCRAM channel binding does not repeat the gs2 header");

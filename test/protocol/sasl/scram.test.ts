@@ -174,6 +174,33 @@ test("malformed and out-of-order client messages fail the exchange, and a failed
   }
 });
 
+test("librdkafka before 2.6.1's client-final, with its nonce repeated in front, is accepted; other nonces are not", async () => {
+  const cred = await scramCredentialFromPassword(scramSha256, "pw", enc.encode("salt"), 4096);
+  const enc64 = (b: Uint8Array) => btoa(String.fromCharCode(...b));
+  const run = async (nonceOf: (cnonce: string, full: string) => string) => {
+    const server = new ScramServerExchange(scramSha256, () => cred, "SRV");
+    const first = await server.evaluate(enc.encode("n,,n=alice,r=CLI"));
+    const serverFirst = dec.decode((first as { token: Uint8Array }).token);
+    const nonce = nonceOf("CLI", "CLISRV");
+    // Sign exactly as such a client does: over its own client-final-without-proof.
+    const k = await crypto.subtle.importKey("raw", enc.encode("pw"), "PBKDF2", false, ["deriveBits"]);
+    const salted = new Uint8Array(await crypto.subtle.deriveBits({ name: "PBKDF2", hash: "SHA-256", salt: enc.encode("salt"), iterations: 4096 }, k, 256));
+    const hmac = async (key: Uint8Array, data: string) =>
+      new Uint8Array(await crypto.subtle.sign("HMAC", await crypto.subtle.importKey("raw", key, { name: "HMAC", hash: "SHA-256" }, false, ["sign"]), enc.encode(data)));
+    const clientKey = await hmac(salted, "Client Key");
+    const storedKey = new Uint8Array(await crypto.subtle.digest("SHA-256", clientKey));
+    const withoutProof = `c=biws,r=${nonce}`;
+    const signature = await hmac(storedKey, `n=alice,r=CLI,${serverFirst},${withoutProof}`);
+    const proof = clientKey.map((b, i) => b ^ signature[i]);
+    return (await server.evaluate(enc.encode(`${withoutProof},p=${enc64(proof)}`))).kind;
+  };
+  assert.equal(await run((_c, full) => full), "complete");
+  assert.equal(await run((c, full) => c + full), "complete");
+  assert.equal(await run((c) => c), "failed");
+  assert.equal(await run((_c, full) => "X" + full), "failed");
+  assert.equal(await run((c, full) => c + c + full), "failed");
+});
+
 test("a credential below the minimum iteration count is refused at the first message", async () => {
   const weak = await scramCredentialFromPassword(scramSha256, "pw", enc.encode("salt"), 100);
   const r = await new ScramServerExchange(scramSha256, () => weak, "n").evaluate(enc.encode("n,,n=alice,r=abc"));
