@@ -242,3 +242,28 @@ test("kafkajs produces and consumes over SASL_PLAINTEXT with PLAIN and SCRAM-SHA
     await assert.rejects(a.connect(), /SASL SCRAM SHA512 authentication failed|Authentication failed/i);
   });
 });
+
+const pythonClients: [string, string | false][] = [["kafka-python", skipUnless("kafka")], ["confluent", skipUnless("confluent_kafka")]];
+for (const [client, skip] of pythonClients) {
+  test(`${client} produces and reads back over SASL_PLAINTEXT with PLAIN, SCRAM-SHA-256 and SCRAM-SHA-512`, { skip }, async () => {
+    await withSaslBroker(async (b) => {
+      const admin = await loggedIn(b, "PLAIN", "admin", "admin-secret");
+      await alterScram(admin, [await scramUpsertion("py", "SCRAM-SHA-256", "py-256"), await scramUpsertion("py", "SCRAM-SHA-512", "py-512")]);
+      admin.close();
+      await untilLogin(b, "SCRAM-SHA-512", "py", "py-512", 0);
+      const script = new URL("./py/sasl_roundtrip.py", import.meta.url).pathname;
+      for (const [mechanism, user, password] of [["PLAIN", "alice", "alice-secret"], ["SCRAM-SHA-256", "py", "py-256"], ["SCRAM-SHA-512", "py", "py-512"]]) {
+        const topic = `${client}-${mechanism.toLowerCase()}`;
+        const r = await run("/usr/bin/python3", [script, client, `127.0.0.1:${b.broker.port}`, topic, mechanism, user, password, "1000"], { timeoutMs: 120_000 });
+        const last = r.stdout.toString().trim().split("\n").pop() ?? "";
+        assert.match(last, /^\{/, `${client} ${mechanism}: no summary; stderr ${r.stderr.slice(-1500)}`);
+        const s = JSON.parse(last);
+        assert.deepEqual({ ok: s.ok, received: s.received, error: s.error }, { ok: true, received: 1000, error: null }, `${client} ${mechanism}: ${last}`);
+      }
+      // A wrong password fails the client's first request.
+      const r = await run("/usr/bin/python3", [script, client, `127.0.0.1:${b.broker.port}`, "nope", "SCRAM-SHA-512", "py", "wrong", "1"], { timeoutMs: 120_000 });
+      const s = JSON.parse(r.stdout.toString().trim().split("\n").pop() ?? "{}");
+      assert.equal(s.ok, false, `${client} with a wrong password: ${JSON.stringify(s)}`);
+    });
+  });
+}
