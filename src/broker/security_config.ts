@@ -36,9 +36,21 @@ export interface ListenerSecurity {
   readonly sasl: ListenerSasl | null;
 }
 
+/** What the broker's own connections to other brokers log in with (Kafka's inter-broker SASL). */
+export interface InterBrokerSasl {
+  readonly mechanism: "PLAIN" | "SCRAM-SHA-256" | "SCRAM-SHA-512";
+  readonly username: string;
+  readonly password: string;
+}
+
 export interface SecurityConfig {
   /** By listener name (upper case, as `listeners` names them). */
   readonly listeners: ReadonlyMap<string, ListenerSecurity>;
+  /**
+   * The inter-broker listener's login, when it speaks SASL: sasl.mechanism.inter.broker.protocol
+   * and the username/password options of that mechanism's JAAS config on the listener.
+   */
+  readonly interBrokerSasl: InterBrokerSasl | null;
   readonly connectionsMaxReauthMs: number;
   readonly connectionFailedAuthenticationDelayMs: number;
 }
@@ -93,6 +105,7 @@ export function parseSecurityConfig(input: ReadonlyMap<string, string>, listener
   }
   return {
     listeners,
+    interBrokerSasl: interBrokerSasl(input, listenerNames, listeners),
     connectionsMaxReauthMs: nonNegative(input, "connections.max.reauth.ms", 0),
     connectionFailedAuthenticationDelayMs: nonNegative(input, "connection.failed.authentication.delay.ms", 100),
   };
@@ -128,6 +141,48 @@ function listenerSasl(input: ReadonlyMap<string, string>, name: string): Listene
     plainUsers = jaasPlainUsers(module);
   }
   return { mechanisms, plainUsers, jaas };
+}
+
+/**
+ * The inter-broker listener is inter.broker.listener.name, else the listener whose protocol is
+ * security.inter.broker.protocol (PLAINTEXT by default), else (strand runs one listener) the only
+ * one. A SASL inter-broker listener needs sasl.mechanism.inter.broker.protocol and the broker's own
+ * username and password in that mechanism's JAAS config; only a cluster (zookeeper.connect) opens
+ * inter-broker connections, so a single node does not.
+ */
+function interBrokerSasl(
+  input: ReadonlyMap<string, string>,
+  names: readonly string[],
+  listeners: ReadonlyMap<string, ListenerSecurity>,
+): InterBrokerSasl | null {
+  const byName = input.get("inter.broker.listener.name")?.trim().toUpperCase();
+  const byProtocol = input.get("security.inter.broker.protocol")?.trim().toUpperCase();
+  if (byName !== undefined && byProtocol !== undefined) {
+    throw new ConfigError("inter.broker.listener.name", "set inter.broker.listener.name or security.inter.broker.protocol, not both");
+  }
+  let name = byName;
+  if (name === undefined && byProtocol !== undefined) name = names.find((n) => listeners.get(n)!.protocol === byProtocol);
+  name ??= names.length === 1 ? names[0] : names.find((n) => listeners.get(n)!.protocol === "PLAINTEXT");
+  const key = byName !== undefined ? "inter.broker.listener.name" : "security.inter.broker.protocol";
+  if (name === undefined || !listeners.has(name)) {
+    throw new ConfigError(key, `no listener ${byName ?? `speaking ${byProtocol ?? "PLAINTEXT"}`} among ${names.join(", ")}`);
+  }
+  const sasl = listeners.get(name)!.sasl;
+  if (sasl === null || input.get("zookeeper.connect") === undefined) return null;
+  const mechKey = "sasl.mechanism.inter.broker.protocol";
+  const mechanism = (input.get(mechKey)?.trim() ?? "GSSAPI").toUpperCase();
+  if (mechanism !== "PLAIN" && mechanism !== "SCRAM-SHA-256" && mechanism !== "SCRAM-SHA-512") {
+    throw new ConfigError(mechKey, `${mechanism} is not supported; the inter-broker listener ${name} needs PLAIN, SCRAM-SHA-256 or SCRAM-SHA-512`);
+  }
+  if (!sasl.mechanisms.includes(mechanism)) throw new ConfigError(mechKey, `${mechanism} is not enabled on listener ${name}`);
+  const jaasKey = `listener.name.${name.toLowerCase()}.${mechanism.toLowerCase()}.sasl.jaas.config`;
+  const module = sasl.jaas.get(mechanism);
+  const username = module?.options.get("username");
+  const password = module?.options.get("password");
+  if (username === undefined || password === undefined) {
+    throw new ConfigError(jaasKey, `the broker's own login on ${name} needs username="..." and password="..." options`);
+  }
+  return { mechanism, username, password };
 }
 
 function nonNegative(input: ReadonlyMap<string, string>, key: string, dflt: number): number {
