@@ -30,6 +30,8 @@ import { apiHandlers } from "./api/mod.ts";
 import type { BrokerConfig } from "./config.ts";
 import { ConfigChangeWatcher } from "./config_change_watcher.ts";
 import { requestControlledShutdown } from "./controlled_shutdown.ts";
+import { listenerSaslSettings } from "./sasl_settings.ts";
+import { ScramCredentialStore } from "./scram_credentials.ts";
 import { DynamicBrokerConfig } from "./dynamic_config.ts";
 import { watchLogDirFailures } from "./log_dir_events.ts";
 import { RequestDispatcher, type RequestObserver } from "./dispatch.ts";
@@ -232,8 +234,12 @@ export class Broker {
       logger: log,
     };
     const dispatcher = new RequestDispatcher(services, apiHandlers, log);
+    // Credentials are read before the first connection is accepted, so no login races the load.
+    const scramCredentials = new ScramCredentialStore(registry, log);
+    await scramCredentials.load();
     const server = new SocketServer(platform, {
-      listeners: config.listeners,
+      listeners: config.listeners.map((l) => ({ ...l, sasl: listenerSaslSettings(config.security, l.name, scramCredentials, platform) })),
+      failedAuthenticationDelayMs: config.security.connectionFailedAuthenticationDelayMs,
       socketRequestMaxBytes: config.socketRequestMaxBytes,
       connectionsMaxIdleMs: config.connectionsMaxIdleMs,
       queuedMaxRequestBytes: config.queuedMaxRequestBytes,
@@ -253,6 +259,7 @@ export class Broker {
     }
     replicaManager.startup();
     const configWatcher = new ConfigChangeWatcher(registry, configAdmin, metadata, replicaManager, logDefaults, platform.clock, log, dynamicConfig);
+    configWatcher.userChanged = (user) => scramCredentials.refresh(user);
     await configWatcher.startup();
     coordinator.startup();
     await controller.startup();
@@ -381,7 +388,8 @@ async function register(
   const endpoints = config.advertisedListeners.map((l) => {
     const boundPort = bound.find((b) => b.name === l.name)?.port ?? l.port;
     const host = l.host === "" || l.host === "0.0.0.0" || l.host === "::" ? platform.process.hostname() : l.host;
-    return { listenerName: l.name, securityProtocol: "PLAINTEXT", host, port: l.port === 0 ? boundPort : l.port };
+    const securityProtocol = config.security.listeners.get(l.name)?.protocol ?? "PLAINTEXT";
+    return { listenerName: l.name, securityProtocol, host, port: l.port === 0 ? boundPort : l.port };
   });
   const data = BrokerIdZNode.encode({ endpoints, rack: config.rack }, platform.clock.nowMs());
   try {

@@ -5,6 +5,12 @@
 
 import type { GroupCoordinatorConfig } from "../coordinator/mod.ts";
 import { parseConnectString, ZkError } from "../zk/mod.ts";
+import {
+  isListenerPrefixedSecurityKey,
+  parseSecurityConfig,
+  parseSecurityProtocolMap,
+  type SecurityConfig,
+} from "./security_config.ts";
 
 export class ConfigError extends Error {
   override name = "ConfigError";
@@ -25,6 +31,15 @@ interface KeyDef {
 }
 
 const HOUR_MS = 3_600_000;
+
+function securityProtocolMapError(v: string): string | null {
+  try {
+    parseSecurityProtocolMap(v);
+    return null;
+  } catch (e) {
+    return e instanceof ConfigError ? e.message.replace(/^invalid value for [^:]+: /, "") : String(e);
+  }
+}
 
 function listenerCheck(v: string): string | null {
   for (const l of splitList(v)) {
@@ -83,6 +98,18 @@ export const brokerConfigKeys: Record<string, KeyDef> = {
   "broker.rack": { kind: "string", default: null },
   "listeners": { kind: "list", default: "PLAINTEXT://127.0.0.1:9092", check: listenerCheck },
   "advertised.listeners": { kind: "list", default: null, check: listenerCheck },
+  // Security (security_config.ts resolves these, with the listener.name.<l>.* forms).
+  "listener.security.protocol.map": {
+    kind: "list",
+    default: "PLAINTEXT:PLAINTEXT,SSL:SSL,SASL_PLAINTEXT:SASL_PLAINTEXT,SASL_SSL:SASL_SSL",
+    check: (v) => securityProtocolMapError(v),
+  },
+  "sasl.enabled.mechanisms": { kind: "list", default: null },
+  "sasl.mechanism.inter.broker.protocol": { kind: "string", default: null },
+  "inter.broker.listener.name": { kind: "string", default: null },
+  "security.inter.broker.protocol": { kind: "string", default: null },
+  "connections.max.reauth.ms": { kind: "long", default: "0", min: 0 },
+  "connection.failed.authentication.delay.ms": { kind: "int", default: "100", min: 0 },
   "log.dirs": { kind: "list", default: null },
   "log.dir": { kind: "string", default: "/tmp/strand-logs" },
   "zookeeper.connect": { kind: "string", default: null, check: zookeeperConnectCheck },
@@ -285,6 +312,8 @@ export interface BrokerConfig {
   groupCoordinator: GroupCoordinatorConfig;
   /** Where the admin HTTP API and /metrics listen; empty when admin.listeners is "". */
   adminListeners: { host: string; port: number }[];
+  /** Each listener's security protocol and SASL settings, connections.max.reauth.ms, login delay. */
+  security: SecurityConfig;
   /** The bearer token mutating admin routes require (admin.auth.token), or null. */
   adminAuthToken: string | null;
   /** A file holding that token (admin.auth.token.file), read at start-up, or null. */
@@ -362,7 +391,7 @@ export function parseBrokerConfig(input: Map<string, string>): { config: BrokerC
   for (const [k, v] of input) {
     const def = brokerConfigKeys[k];
     if (def === undefined) {
-      unknownKeys.push(k);
+      if (!isListenerPrefixedSecurityKey(k)) unknownKeys.push(k);
       continue;
     }
     checkValue(k, def, v);
@@ -379,9 +408,13 @@ export function parseBrokerConfig(input: Map<string, string>): { config: BrokerC
   if (listeners.length === 0) throw new ConfigError("listeners", "at least one listener is needed");
   const names = new Set(listeners.map((l) => l.name));
   if (names.size !== listeners.length) throw new ConfigError("listeners", "each listener needs its own name");
+  const security = parseSecurityConfig(input, listeners.map((l) => l.name));
+  // One listener until Metadata answers each client with its own listener's endpoints.
+  if (listeners.length > 1) throw new ConfigError("listeners", "only one listener is supported so far");
   for (const l of listeners) {
-    if (l.name !== "PLAINTEXT") {
-      throw new ConfigError("listeners", `listener ${l.name}: only PLAINTEXT is supported so far`);
+    const protocol = security.listeners.get(l.name)!.protocol;
+    if (protocol !== "PLAINTEXT" && protocol !== "SASL_PLAINTEXT") {
+      throw new ConfigError("listeners", `listener ${l.name}: ${protocol} needs TLS, which is not supported yet (PLAINTEXT and SASL_PLAINTEXT are)`);
     }
   }
   const advertised = opt("advertised.listeners") === null
@@ -497,6 +530,7 @@ export function parseBrokerConfig(input: Map<string, string>): { config: BrokerC
       offsetMetadataMaxBytes: int("offset.metadata.max.bytes"),
     },
     adminListeners: splitList(raw.get("admin.listeners")!).map((l) => parseAdminListener(l)!),
+    security,
     adminAuthToken: opt("admin.auth.token"),
     adminAuthTokenFile: opt("admin.auth.token.file"),
     raw,

@@ -14,7 +14,9 @@
 // - "brokers/<id>" (this broker's) and "brokers/<default>" are dynamic broker configs: the
 //   DynamicBrokerConfig re-reads the node, which updates the shared log defaults, and every log
 //   held here gets its topic's effective config again. Another broker's node is skipped.
-// - Other entity types (users, clients, ips) are not applied yet; they are logged and skipped.
+// - "users/<sanitized user>" re-reads that user's SCRAM credentials (userChanged, set by the
+//   Broker); "users/<u>/clients/<c>" and other entity types (clients, ips: quotas) are not applied
+//   yet; they are logged and skipped.
 
 import type { ConfigAdmin } from "../controller/mod.ts";
 import { topicNameError } from "../controller/mod.ts";
@@ -31,6 +33,7 @@ import type { ReplicaManager } from "../replication/mod.ts";
 import type { Logger } from "../util/mod.ts";
 import type { DynamicBrokerConfig } from "./dynamic_config.ts";
 import type { MetadataCache } from "./metadata_cache.ts";
+import { desanitizeEntityName } from "./scram_credentials.ts";
 
 /** How long a change notification stays in the registry (Kafka's changeExpirationMs). */
 export const configChangeExpirationMs = 15 * 60 * 1000;
@@ -39,6 +42,8 @@ export class ConfigChangeWatcher {
   private queue: Promise<void> = Promise.resolve();
   private lastExecutedChange = -1;
   private stopped = false;
+  /** Called with the (desanitized) user a "users/<u>" notification names. */
+  userChanged: ((user: string) => Promise<void>) | null = null;
 
   constructor(
     private readonly registry: Registry,
@@ -102,6 +107,12 @@ export class ConfigChangeWatcher {
     const type = entityPath.slice(0, slash);
     const name = entityPath.slice(slash + 1);
     if (slash >= 0 && type === ConfigType.Broker && this.dynamicConfig !== null) return await this.applyBroker(name);
+    if (slash >= 0 && type === ConfigType.User && !name.includes("/") && this.userChanged !== null) {
+      const user = desanitizeEntityName(name);
+      if (user === null) this.logger.warn({ entity: entityPath }, "config change names a user that does not desanitize; skipped");
+      else await this.userChanged(user);
+      return;
+    }
     if (slash < 0 || type !== ConfigType.Topic) {
       this.logger.info({ entity: entityPath }, "config change for an entity type strand does not apply yet; skipped");
       return;

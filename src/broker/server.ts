@@ -19,8 +19,15 @@
 // (.overrides) close a new connection at accept; max.connection.creation.rate delays the excess.
 
 import type { Connection, Listener, Platform } from "../platform/mod.ts";
-import { assert, connectionsThrottledMax, requestHeaderBytesMin, requestsInFlightPerConnectionMax } from "../util/mod.ts";
+import {
+  assert,
+  connectionsThrottledMax,
+  requestHeaderBytesMin,
+  requestsInFlightPerConnectionMax,
+  saslTokenBytesMax,
+} from "../util/mod.ts";
 import { MemoryPool } from "./memory_pool.ts";
+import { type AuthAction, SaslServerAuthenticator, type SaslServerSettings } from "./sasl_authenticator.ts";
 import type { Logger } from "../util/mod.ts";
 
 /** What the server needs from the layer that handles requests. */
@@ -37,10 +44,18 @@ export interface ConnectionInfo {
   id: number;
   listener: string;
   remote: string;
+  /** Kafka's principal: "User:<name>" once authenticated, "User:ANONYMOUS" on a PLAINTEXT listener. */
+  principal: string;
 }
 
+/** The principal of a connection nobody authenticated (Kafka's KafkaPrincipal.ANONYMOUS). */
+export const anonymousPrincipal = "User:ANONYMOUS";
+
 export interface ServerOptions {
-  listeners: { name: string; host: string; port: number }[];
+  /** `sasl` set: the listener speaks SASL (SASL_PLAINTEXT), and every connection authenticates first. */
+  listeners: { name: string; host: string; port: number; sasl?: SaslServerSettings }[];
+  /** connection.failed.authentication.delay.ms: how long the answer to a failed login waits. */
+  failedAuthenticationDelayMs?: number;
   socketRequestMaxBytes: number;
   /** connections.max.idle.ms: a connection that sends nothing for this long is closed. */
   connectionsMaxIdleMs: number;
@@ -76,6 +91,13 @@ interface ConnectionState {
   held: number;
   closed: boolean;
   cancelWait: () => void;
+  /** The SASL phase on a SASL listener (null on others); it sees every frame first. */
+  authenticator: SaslServerAuthenticator | null;
+}
+
+/** SaslHandshake (17): on an authenticated SASL connection it starts re-authentication. */
+function isSaslHandshake(frame: Uint8Array): boolean {
+  return frame.length >= 2 && frame[0] === 0 && frame[1] === 17;
 }
 
 /** An address as the per-ip limits key it: IPv4-mapped IPv6 addresses as plain IPv4. */
@@ -132,7 +154,7 @@ export class SocketServer {
   async start(): Promise<{ name: string; host: string; port: number }[]> {
     const bound = [];
     for (const l of this.options.listeners) {
-      const listener = await this.platform.net.listen({ host: l.host, port: l.port }, (c) => this.throttle.admit(c, () => this.accept(c, l.name)));
+      const listener = await this.platform.net.listen({ host: l.host, port: l.port }, (c) => this.throttle.admit(c, () => this.accept(c, l.name, l.sasl)));
       this.listeners.push(listener);
       bound.push({ name: l.name, host: listener.host, port: listener.port });
       this.logger.info({ listener: l.name, host: listener.host, port: listener.port }, "listening");
@@ -140,7 +162,7 @@ export class SocketServer {
     return bound;
   }
 
-  private accept(conn: Connection, listener: string): void {
+  private accept(conn: Connection, listener: string, sasl: SaslServerSettings | undefined): void {
     if (this.stopping) return conn.close();
     const ip = normalizeIp(conn.remoteAddress);
     const ipCount = this.perIp.get(ip) ?? 0;
@@ -152,8 +174,9 @@ export class SocketServer {
     if (ipCount >= ipMax) return this.refuse(conn, ip, "max.connections.per.ip");
     this.connections.add(conn);
     this.perIp.set(ip, ipCount + 1);
-    const info = { id: this.nextConnectionId++, listener, remote: `${conn.remoteAddress}:${conn.remotePort}` };
-    const state: ConnectionState = { conn, info, ip, held: 0, closed: false, cancelWait: () => {} };
+    const info = { id: this.nextConnectionId++, listener, remote: `${conn.remoteAddress}:${conn.remotePort}`, principal: anonymousPrincipal };
+    const authenticator = sasl === undefined ? null : new SaslServerAuthenticator(sasl);
+    const state: ConnectionState = { conn, info, ip, held: 0, closed: false, cancelWait: () => {}, authenticator };
     this.states.add(state);
     this.serve(state)
       .catch((e) => this.logger.error({ conn: info.id, remote: info.remote, err: String(e) }, "connection failed"))
@@ -231,7 +254,9 @@ export class SocketServer {
 
   private async serveFrames(state: ConnectionState, onActivity: () => void): Promise<void> {
     const { conn, info } = state;
-    const frames = new FrameReader(this.options.socketRequestMaxBytes);
+    // Before authentication a peer may not make the broker read more than a SASL token's worth
+    // (Kafka's sasl.server.max.receive.size); socket.request.max.bytes applies once it has.
+    const frames = new FrameReader(state.authenticator === null ? this.options.socketRequestMaxBytes : Math.min(this.options.socketRequestMaxBytes, saslTokenBytesMax));
     const responses = new ResponseWriter(conn);
     for (;;) {
       const reserved = this.reserveFrame(state, frames);
@@ -256,17 +281,49 @@ export class SocketServer {
         if (frame === null) break;
         // One request at a time, as Kafka's muted channel does: a request sees every effect of the
         // ones before it on this connection, and nothing behind a closing request runs.
-        const response = await this.handler.handle(frame, info);
+        const response = state.authenticator === null || state.authenticator.authenticated && !isSaslHandshake(frame)
+          ? await this.handler.handle(frame, info)
+          : await this.authenticate(state, frame, frames);
         // Handled: its bytes go back to the pool (a response is not counted, as in Kafka).
         this.pool.release(4 + frame.length);
         state.held -= 4 + frame.length;
         if (response === "close") return await responses.flush();
+        if (response !== null && !(response instanceof Uint8Array)) {
+          responses.enqueue(response.last);
+          return await responses.flush();
+        }
         if (response !== null) responses.enqueue(response);
         if (responses.queued >= requestsInFlightPerConnectionMax) await responses.drainBelow(requestsInFlightPerConnectionMax / 2);
         if (responses.failed) return;
       }
     }
     await responses.flush();
+  }
+
+  /** A frame on a SASL listener: the authenticator's step, or the dispatcher's once it passes it on. */
+  private async authenticate(state: ConnectionState, frame: Uint8Array, frames: FrameReader): Promise<Uint8Array | null | "close" | { last: Uint8Array }> {
+    const { info } = state;
+    const action: AuthAction = await state.authenticator!.receive(frame);
+    switch (action.kind) {
+      case "dispatch":
+        return await this.handler.handle(frame, info);
+      case "reply":
+        return action.frame;
+      case "authenticated":
+        if (info.principal !== action.principal) {
+          this.logger.info({ conn: info.id, remote: info.remote, listener: info.listener, principal: action.principal, mechanism: state.authenticator!.mechanismName }, "authenticated");
+        }
+        info.principal = action.principal;
+        frames.maxFrameBytes = this.options.socketRequestMaxBytes;
+        return action.frame;
+      case "fail": {
+        this.logger.warn({ conn: info.id, remote: info.remote, listener: info.listener, reason: action.reason }, "closing connection: SASL authentication failed");
+        const delayMs = action.delay ? this.options.failedAuthenticationDelayMs ?? 100 : 0;
+        // Kafka delays the answer to a failed login so that guessing passwords is slow.
+        if (delayMs > 0) await new Promise<void>((resolve) => this.platform.clock.setTimeout(resolve, delayMs));
+        return action.frame === null ? "close" : { last: action.frame };
+      }
+    }
   }
 
   private closeIdle(state: ConnectionState): void {
@@ -299,7 +356,8 @@ export class FrameReader {
   private filled = 0;
   badSize = 0;
 
-  constructor(private readonly maxFrameBytes: number) {}
+  /** Raised once a SASL connection has authenticated (see serveFrames). */
+  constructor(public maxFrameBytes: number) {}
 
   /** Bytes held: queued chunks and the frame being assembled (its prefix included). */
   get buffered(): number {

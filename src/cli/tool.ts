@@ -4,7 +4,10 @@
 // one line for a bad command line. No stack traces reach the user.
 import process from "node:process";
 import { parseArgs } from "node:util";
-import { ClientError, ClusterClient, parseBootstrapServers } from "../client/mod.ts";
+import { readFileSync } from "node:fs";
+import { ClientError, ClusterClient, parseBootstrapServers, type SaslCredentials } from "../client/mod.ts";
+import { parseJaasConfig } from "../protocol/mod.ts";
+import { parseProperties } from "./properties.ts";
 import { loadPlatform, type Platform } from "../platform/mod.ts";
 import { consoleLineBytesMax } from "../util/mod.ts";
 
@@ -18,6 +21,7 @@ type Option = { type: "string" | "boolean"; short?: string; multiple?: boolean; 
 /** Options every client tool takes. */
 export const commonOptions: Record<string, Option> = {
   "bootstrap-server": { type: "string" },
+  "command-config": { type: "string" },
   "request-timeout-ms": { type: "string" },
   help: { type: "boolean", short: "h" },
 };
@@ -121,12 +125,44 @@ export async function withCluster<T>(values: Values, fn: (c: ClusterClient) => P
     throw new UsageError((e as Error).message);
   }
   const requestTimeoutMs = int(values, "request-timeout-ms", 30_000, 1, 2_147_483_647);
-  const c = new ClusterClient(await platform(), { bootstrap, clientId: "strand-cli", requestTimeoutMs });
+  const sasl = commandConfigSasl(values);
+  const c = new ClusterClient(await platform(), { bootstrap, clientId: "strand-cli", requestTimeoutMs, sasl });
   try {
     return await fn(c);
   } finally {
     c.close();
   }
+}
+
+/**
+ * --command-config FILE: Kafka's client properties, as Kafka's tools take them. Read here:
+ * security.protocol (PLAINTEXT or SASL_PLAINTEXT), sasl.mechanism, and the username and password
+ * of sasl.jaas.config (PlainLoginModule or ScramLoginModule). Other client keys are ignored.
+ */
+export function commandConfigSasl(values: Values): SaslCredentials | undefined {
+  const file = str(values, "command-config");
+  if (file === undefined) return undefined;
+  let props: Map<string, string>;
+  try {
+    props = parseProperties(readFileSync(file, "utf8"));
+  } catch (e) {
+    throw new UsageError(`--command-config ${file}: ${(e as Error).message}`);
+  }
+  const protocol = (props.get("security.protocol") ?? "PLAINTEXT").toUpperCase();
+  if (protocol === "PLAINTEXT") return undefined;
+  if (protocol !== "SASL_PLAINTEXT") throw new UsageError(`--command-config ${file}: security.protocol ${protocol} is not supported yet (PLAINTEXT, SASL_PLAINTEXT)`);
+  const mechanism = (props.get("sasl.mechanism") ?? "GSSAPI").toUpperCase();
+  if (mechanism !== "PLAIN" && mechanism !== "SCRAM-SHA-256" && mechanism !== "SCRAM-SHA-512") {
+    throw new UsageError(`--command-config ${file}: sasl.mechanism ${mechanism} is not supported (PLAIN, SCRAM-SHA-256, SCRAM-SHA-512)`);
+  }
+  const jaas = parseJaasConfig(props.get("sasl.jaas.config") ?? "");
+  if (typeof jaas === "string") throw new UsageError(`--command-config ${file}: sasl.jaas.config: ${jaas}`);
+  const username = jaas.options.get("username");
+  const password = jaas.options.get("password");
+  if (username === undefined || password === undefined) {
+    throw new UsageError(`--command-config ${file}: sasl.jaas.config needs username="..." and password="..."`);
+  }
+  return { mechanism, username, password };
 }
 
 /**

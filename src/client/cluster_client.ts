@@ -16,7 +16,7 @@
 import type { Platform } from "../platform/mod.ts";
 import { type ApiSchema, MetadataApi, type Struct } from "../protocol/mod.ts";
 import { ErrorCode, errorName, uuidToBase64, zeroUuid } from "../util/mod.ts";
-import { KafkaConnection, KafkaConnectionError } from "./connection.ts";
+import { KafkaConnection, KafkaConnectionError, type SaslCredentials } from "./connection.ts";
 
 /** An expected failure, told to the user in one line. `errorCode` is Kafka's when one caused it. */
 export class ClientError extends Error {
@@ -135,6 +135,8 @@ export interface ClusterClientOptions {
   /** Tries after the first for a retriable failure. */
   retries?: number;
   retryBackoffMs?: number;
+  /** Every connection logs in with these (a SASL_PLAINTEXT listener). */
+  sasl?: SaslCredentials;
 }
 
 export const requestTimeoutMsDefault = 30_000;
@@ -152,6 +154,7 @@ export class ClusterClient {
   readonly retryBackoffMs: number;
   private readonly clientId: string;
   private readonly connectTimeoutMs: number | undefined;
+  private readonly sasl: SaslCredentials | undefined;
   private readonly bootstrap: HostPort[];
   private readonly conns = new Map<string, Promise<KafkaConnection>>();
   private closed = false;
@@ -163,6 +166,7 @@ export class ClusterClient {
     this.clientId = opts.clientId ?? "strand-cli";
     this.requestTimeoutMs = opts.requestTimeoutMs ?? requestTimeoutMsDefault;
     this.connectTimeoutMs = opts.connectTimeoutMs;
+    this.sasl = opts.sasl;
     this.retries = opts.retries ?? retriesDefault;
     this.retryBackoffMs = opts.retryBackoffMs ?? retryBackoffMsDefault;
   }
@@ -188,6 +192,7 @@ export class ClusterClient {
       port: hp.port,
       clientId: this.clientId,
       connectTimeoutMs: this.connectTimeoutMs,
+      sasl: this.sasl,
     });
     this.conns.set(key, p);
     p.catch(() => {

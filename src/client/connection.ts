@@ -20,10 +20,18 @@
 //   the link is stuck, and whatever else is in flight fails now instead of waiting out its own
 //   timer. After close() nothing is sent, every waiting request is rejected, `closed` is true.
 // - A request that expects no response (Produce with acks=0) resolves once written.
+// - With `sasl`, connect() resolves only once the login succeeded: ApiVersions, SaslHandshake v1,
+//   then SaslAuthenticate (PLAIN's one token, SCRAM's two, the server's signature checked). A
+//   refused login rejects with the broker's message and closes the connection.
 import type { Connection, Platform, Timer } from "../platform/mod.ts";
 import {
   type ApiSchema,
   ApiVersionsApi,
+  plainToken,
+  SaslAuthenticateApi,
+  SaslHandshakeApi,
+  ScramClientExchange,
+  scramMechanismByName,
   decode,
   encode,
   readResponseHeader,
@@ -50,6 +58,15 @@ export interface KafkaConnectionOptions {
   connectTimeoutMs?: number;
   /** Largest response frame accepted; capped at limits.clientResponseBytesMax. */
   responseBytesMax?: number;
+  /** Logs in before any other request (a SASL_PLAINTEXT listener). */
+  sasl?: SaslCredentials;
+}
+
+/** Kafka's client keys sasl.mechanism, and the username and password of its JAAS config. */
+export interface SaslCredentials {
+  mechanism: "PLAIN" | "SCRAM-SHA-256" | "SCRAM-SHA-512";
+  username: string;
+  password: string;
 }
 
 export interface RequestOptions {
@@ -110,6 +127,14 @@ export class KafkaConnection {
     }
     const c = new KafkaConnection(platform, conn, opts);
     void c.readLoop();
+    if (opts.sasl !== undefined) {
+      try {
+        await c.authenticate(opts.sasl, opts.connectTimeoutMs ?? connectTimeoutMsDefault);
+      } catch (e) {
+        c.close(`SASL login failed: ${(e as Error).message}`);
+        throw e;
+      }
+    }
     return c;
   }
 
@@ -315,6 +340,35 @@ export class KafkaConnection {
     }
     this.buf.set(chunk, this.end);
     this.end += chunk.length;
+  }
+
+  // --- SASL ------------------------------------------------------------------------------------
+
+  private async authenticate(sasl: SaslCredentials, timeoutMs: number): Promise<void> {
+    const version = await this.negotiateVersion(SaslAuthenticateApi, 2, timeoutMs);
+    const hs = await this.request(SaslHandshakeApi, 1, { mechanism: sasl.mechanism }, timeoutMs);
+    if (hs.errorCode !== ErrorCode.NONE) {
+      throw this.error(`${this.endpoint} refused SASL mechanism ${sasl.mechanism} (${errorName(hs.errorCode as number)}; it offers ${(hs.mechanisms as string[]).join(", ")})`);
+    }
+    const send = async (token: Uint8Array): Promise<Uint8Array> => {
+      const r = await this.request(SaslAuthenticateApi, version, { authBytes: token }, timeoutMs);
+      if (r.errorCode !== ErrorCode.NONE) throw this.error(`${this.endpoint}: ${r.errorMessage ?? errorName(r.errorCode as number)}`);
+      return r.authBytes as Uint8Array;
+    };
+    if (sasl.mechanism === "PLAIN") {
+      await send(plainToken(sasl.username, sasl.password));
+      return;
+    }
+    const mech = scramMechanismByName(sasl.mechanism);
+    if (mech === undefined) throw this.error(`unknown SASL mechanism ${sasl.mechanism}`);
+    const nonceBytes = new Uint8Array(24);
+    this.platform.randomBytes(nonceBytes);
+    const nonce = [...nonceBytes].map((b) => "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789"[b % 62]).join("");
+    const exchange = new ScramClientExchange(mech, sasl.username, sasl.password, nonce);
+    const final = await exchange.final(await send(exchange.first()));
+    if (typeof final === "string") throw this.error(`${this.endpoint}: ${final}`);
+    const why = exchange.verify(await send(final));
+    if (why !== null) throw this.error(`${this.endpoint}: ${why}`);
   }
 
   // --- ApiVersions -----------------------------------------------------------------------------

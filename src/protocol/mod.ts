@@ -30,3 +30,4 @@ export * from "./record_batch_builder.ts";
 export * from "./record_validator.ts";
 export * from "./records.ts";
 export * from "./schema.ts";
+export * from "./sasl/mod.ts";

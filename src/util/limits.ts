@@ -204,3 +204,11 @@ export const logDirLoadRetryMs = 1_000;
 export const logDirLoadAttemptsMax = 30;
 /** How often the ReplicaManager tries again to open the log of a partition a transient error kept closed. */
 export const partitionLogRetryMs = 1_000;
+/**
+ * The largest SASL token a server reads before authentication (Kafka's internal
+ * sasl.server.max.receive.size, 512 KiB): an unauthenticated peer may not make the broker buffer more.
+ */
+export const saslTokenBytesMax = 524_288;
+/** SCRAM iteration counts a credential may have (Kafka's ScramMechanism bounds for SHA-256 and SHA-512). */
+export const scramIterationsMin = 4_096;
+export const scramIterationsMax = 16_384;

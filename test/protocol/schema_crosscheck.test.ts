@@ -41,6 +41,7 @@ const supported: Record<number, [string, number, number]> = {
   14: ["SyncGroup", 0, 5],
   15: ["DescribeGroups", 0, 5],
   16: ["ListGroups", 0, 5],
+  17: ["SaslHandshake", 0, 1],
   18: ["ApiVersions", 0, 3],
   19: ["CreateTopics", 2, 7],
   20: ["DeleteTopics", 1, 6],
@@ -49,6 +50,7 @@ const supported: Record<number, [string, number, number]> = {
   32: ["DescribeConfigs", 0, 4],
   33: ["AlterConfigs", 0, 2],
   35: ["DescribeLogDirs", 0, 4],
+  36: ["SaslAuthenticate", 0, 2],
   37: ["CreatePartitions", 0, 3],
   42: ["DeleteGroups", 0, 2],
   43: ["ElectLeaders", 0, 2],
@@ -56,6 +58,8 @@ const supported: Record<number, [string, number, number]> = {
   45: ["AlterPartitionReassignments", 0, 0],
   46: ["ListPartitionReassignments", 0, 0],
   47: ["OffsetDelete", 0, 0],
+  50: ["DescribeUserScramCredentials", 0, 0],
+  51: ["AlterUserScramCredentials", 0, 0],
   56: ["AlterPartition", 0, 3],
 };
 

@@ -18,6 +18,7 @@ import { leaveGroupHandler } from "./13_leave_group.ts";
 import { syncGroupHandler } from "./14_sync_group.ts";
 import { describeGroupsHandler } from "./15_describe_groups.ts";
 import { listGroupsHandler } from "./16_list_groups.ts";
+import { saslHandshakeHandler } from "./17_sasl_handshake.ts";
 import { apiVersionsHandler } from "./18_api_versions.ts";
 import { createTopicsHandler } from "./19_create_topics.ts";
 import { deleteTopicsHandler } from "./20_delete_topics.ts";
@@ -28,6 +29,9 @@ import { offsetDeleteHandler } from "./47_offset_delete.ts";
 import { describeConfigsHandler } from "./32_describe_configs.ts";
 import { alterConfigsHandler } from "./33_alter_configs.ts";
 import { describeLogDirsHandler } from "./35_describe_log_dirs.ts";
+import { saslAuthenticateHandler } from "./36_sasl_authenticate.ts";
+import { describeUserScramCredentialsHandler } from "./50_describe_user_scram_credentials.ts";
+import { alterUserScramCredentialsHandler } from "./51_alter_user_scram_credentials.ts";
 import { createPartitionsHandler } from "./37_create_partitions.ts";
 import { electLeadersHandler } from "./43_elect_leaders.ts";
 import { alterPartitionReassignmentsHandler } from "./45_alter_partition_reassignments.ts";
@@ -67,4 +71,8 @@ export const apiHandlers: ApiHandler<BrokerServices>[] = [
   deleteGroupsHandler,
   incrementalAlterConfigsHandler,
   offsetDeleteHandler,
+  saslHandshakeHandler,
+  saslAuthenticateHandler,
+  describeUserScramCredentialsHandler,
+  alterUserScramCredentialsHandler,
 ];

@@ -19,6 +19,7 @@ import { LeaveGroupApi } from "./13_leave_group.ts";
 import { SyncGroupApi } from "./14_sync_group.ts";
 import { DescribeGroupsApi } from "./15_describe_groups.ts";
 import { ListGroupsApi } from "./16_list_groups.ts";
+import { SaslHandshakeApi } from "./17_sasl_handshake.ts";
 import { ApiVersionsApi } from "./18_api_versions.ts";
 import { CreateTopicsApi } from "./19_create_topics.ts";
 import { DeleteTopicsApi } from "./20_delete_topics.ts";
@@ -27,6 +28,7 @@ import { OffsetForLeaderEpochApi } from "./23_offset_for_leader_epoch.ts";
 import { DescribeConfigsApi } from "./32_describe_configs.ts";
 import { AlterConfigsApi } from "./33_alter_configs.ts";
 import { DescribeLogDirsApi } from "./35_describe_log_dirs.ts";
+import { SaslAuthenticateApi } from "./36_sasl_authenticate.ts";
 import { CreatePartitionsApi } from "./37_create_partitions.ts";
 import { DeleteGroupsApi } from "./42_delete_groups.ts";
 import { ElectLeadersApi } from "./43_elect_leaders.ts";
@@ -34,12 +36,16 @@ import { IncrementalAlterConfigsApi } from "./44_incremental_alter_configs.ts";
 import { AlterPartitionReassignmentsApi } from "./45_alter_partition_reassignments.ts";
 import { ListPartitionReassignmentsApi } from "./46_list_partition_reassignments.ts";
 import { OffsetDeleteApi } from "./47_offset_delete.ts";
+import { DescribeUserScramCredentialsApi } from "./50_describe_user_scram_credentials.ts";
+import { AlterUserScramCredentialsApi } from "./51_alter_user_scram_credentials.ts";
 import { AlterPartitionApi } from "./56_alter_partition.ts";
 
 export { ApiVersionsApi, CreateTopicsApi, DeleteTopicsApi, FetchApi, ListOffsetsApi, MetadataApi, ProduceApi };
 export { AlterConfigsApi, DescribeConfigsApi, IncrementalAlterConfigsApi };
 export { DeleteRecordsApi };
 export { DescribeLogDirsApi };
+// Authentication: SASL inside Kafka framing, and the SCRAM credentials the brokers check.
+export { AlterUserScramCredentialsApi, DescribeUserScramCredentialsApi, SaslAuthenticateApi, SaslHandshakeApi };
 // Replication: the controller's requests to brokers, a follower's truncation point, and the
 // admin requests that move partitions.
 export { ControlledShutdownApi, LeaderAndIsrApi, OffsetForLeaderEpochApi, StopReplicaApi, UpdateMetadataApi };
@@ -97,6 +103,10 @@ export const apiSchemas: readonly ApiSchema[] = [
   AlterPartitionReassignmentsApi,
   ListPartitionReassignmentsApi,
   OffsetDeleteApi,
+  SaslHandshakeApi,
+  SaslAuthenticateApi,
+  DescribeUserScramCredentialsApi,
+  AlterUserScramCredentialsApi,
   AlterPartitionApi,
 ].sort((a, b) => a.apiKey - b.apiKey);
 
