@@ -177,10 +177,13 @@ export class Broker {
     const configAdmin = new ZkConfigAdmin(registry);
     const topicAdmin = new ZkTopicAdmin(platform, registry, metadata);
     const coordinator = createCoordinator(platform, config, replicaManager, log);
+    // The broker's own connections to other brokers log in as the inter-broker listener requires.
+    const interBrokerSasl = config.security.interBrokerSasl ?? undefined;
     const local = new LocalControllerChannel(brokerId, metadata, replicaManager, logDefaults, configAdmin, (topics) => coordinator.onTopicsDeleted(topics));
     const channel = new RemoteControllerChannel(platform, brokerId, local, log, {
       requestTimeoutMs: config.replication.controllerSocketTimeoutMs,
       backoffMs: CONTROLLER_CHANNEL_BACKOFF_MS,
+      sasl: interBrokerSasl,
     });
     const fetchers = new ReplicaFetcherManager(platform, brokerId, replicaManager, (id) => local.brokerEndpoint(id), log, {
       numReplicaFetchers: config.replication.numReplicaFetchers,
@@ -190,6 +193,7 @@ export class Broker {
       replicaFetchMinBytes: config.replication.replicaFetchMinBytes,
       replicaFetchBackoffMs: config.replication.replicaFetchBackoffMs,
       requestTimeoutMs: config.replication.replicaSocketTimeoutMs,
+      sasl: interBrokerSasl,
     });
     replicaManager.fetchers = fetchers;
     const listenerName = config.listeners[0].name;
@@ -225,7 +229,7 @@ export class Broker {
         if (endpoint === undefined) {
           return partitions.map((p) => ({ ...p, errorCode: ErrorCode.NOT_CONTROLLER, errorMessage: "no controller is known" }));
         }
-        const r = await requestElectLeaders(platform, endpoint, electionType, partitions, config.replication.controllerSocketTimeoutMs);
+        const r = await requestElectLeaders(platform, endpoint, electionType, partitions, config.replication.controllerSocketTimeoutMs, interBrokerSasl);
         if (r.errorCode !== ErrorCode.NONE) return partitions.map((p) => ({ ...p, errorCode: r.errorCode, errorMessage: null }));
         return r.results;
       },
@@ -317,7 +321,14 @@ export class Broker {
     if (this.controller.isActive) return await this.controller.controlledShutdown(this.brokerId, epoch);
     const endpoint = this.network.local.brokerEndpoint(this.services.metadata.controllerId);
     if (endpoint === undefined) throw new Error(`controller ${this.services.metadata.controllerId} is not known`);
-    return await requestControlledShutdown(this.platform, endpoint, this.brokerId, epoch, this.config.replication.controllerSocketTimeoutMs);
+    return await requestControlledShutdown(
+      this.platform,
+      endpoint,
+      this.brokerId,
+      epoch,
+      this.config.replication.controllerSocketTimeoutMs,
+      this.config.security.interBrokerSasl ?? undefined,
+    );
   }
 
   private async stop(): Promise<void> {

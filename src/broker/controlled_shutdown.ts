@@ -1,7 +1,7 @@
 // A broker about to stop asks the controller to move its leaderships away first
 // (ControlledShutdown v3, what Kafka 3.x's brokers send). One request on its own connection; the
 // caller retries (controlled.shutdown.max.retries) while partitions remain or the call fails.
-import { KafkaConnection } from "../client/mod.ts";
+import { KafkaConnection, type SaslCredentials } from "../client/mod.ts";
 import type { Platform } from "../platform/mod.ts";
 import { ControlledShutdownApi } from "../protocol/mod.ts";
 
@@ -24,12 +24,14 @@ export async function requestControlledShutdown(
   brokerId: number,
   brokerEpoch: bigint,
   timeoutMs: number,
+  sasl?: SaslCredentials,
 ): Promise<ControlledShutdownResult> {
   const conn = await KafkaConnection.connect(platform, {
     host: endpoint.host,
     port: endpoint.port,
     clientId: `strand-broker-${brokerId}`,
     connectTimeoutMs: timeoutMs,
+    sasl,
   });
   try {
     const res = await conn.request(ControlledShutdownApi, CONTROLLED_SHUTDOWN_VERSION, { brokerId, brokerEpoch }, timeoutMs);

@@ -20,7 +20,7 @@
 //   Kafka's controller drops requests to offline brokers.
 // - removeBroker drops the queue and closes the connection; shutdown does so for every broker and
 //   resolves once every send loop has stopped.
-import { KafkaConnection } from "../client/mod.ts";
+import { KafkaConnection, type SaslCredentials } from "../client/mod.ts";
 import type { Platform, Timer } from "../platform/mod.ts";
 import { type ApiSchema, LeaderAndIsrApi, StopReplicaApi, type Struct, UpdateMetadataApi } from "../protocol/mod.ts";
 import { ErrorCode, errorName, type Logger } from "../util/mod.ts";
@@ -43,6 +43,8 @@ export interface RemoteControllerChannelOptions {
   backoffMs: number;
   /** Connect timeout; requestTimeoutMs when not given. */
   connectTimeoutMs?: number;
+  /** The broker's own login when the inter-broker listener speaks SASL. */
+  sasl?: SaslCredentials;
   /** Called with every answer from a remote broker (after it is logged). */
   onResponse?: (r: ControlResponse) => void;
 }
@@ -316,6 +318,7 @@ export class RemoteControllerChannel implements ControllerChannel {
       port: s.info.port,
       clientId: `strand-controller-${this.localBrokerId}`,
       connectTimeoutMs: this.options.connectTimeoutMs ?? this.options.requestTimeoutMs,
+      sasl: this.options.sasl,
     });
     if (s.stopped) {
       conn.close("broker removed from the controller's channel");

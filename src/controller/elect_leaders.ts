@@ -1,6 +1,6 @@
 // ElectLeaders (v2) sent to the controller, for a broker that is not the controller itself (the
 // admin API's elect-leader route, `strand` tools). One request on its own connection.
-import { KafkaConnection } from "../client/mod.ts";
+import { KafkaConnection, type SaslCredentials } from "../client/mod.ts";
 import type { Platform } from "../platform/mod.ts";
 import { ElectLeadersApi } from "../protocol/mod.ts";
 
@@ -20,8 +20,9 @@ export async function requestElectLeaders(
   electionType: 0 | 1,
   partitions: { topic: string; partition: number }[],
   timeoutMs: number,
+  sasl?: SaslCredentials,
 ): Promise<{ errorCode: number; results: ElectLeaderResult[] }> {
-  const conn = await KafkaConnection.connect(platform, { host: endpoint.host, port: endpoint.port, connectTimeoutMs: timeoutMs });
+  const conn = await KafkaConnection.connect(platform, { host: endpoint.host, port: endpoint.port, connectTimeoutMs: timeoutMs, sasl });
   try {
     const byTopic = new Map<string, number[]>();
     for (const p of partitions) byTopic.set(p.topic, [...(byTopic.get(p.topic) ?? []), p.partition]);

@@ -36,7 +36,7 @@
 //   and starts it there (truncateFullyAndStartAt), as Kafka's truncateTo does.
 // - shutdown() and removing a fetcher's last partition close its connection, which ends the
 //   request in flight (a fetch long-poll) at once; shutdown resolves when every loop has ended.
-import { KafkaConnection } from "../client/mod.ts";
+import { KafkaConnection, type SaslCredentials } from "../client/mod.ts";
 import type { Platform } from "../platform/mod.ts";
 import { FetchApi, ListOffsetsApi, OffsetForLeaderEpochApi, type Struct } from "../protocol/mod.ts";
 import { ErrorCode, errorName, javaStringHashCode, KafkaError, kafkaAbs, type Logger } from "../util/mod.ts";
@@ -65,6 +65,8 @@ export interface ReplicaFetcherOptions {
   requestTimeoutMs: number;
   /** TCP connect timeout; requestTimeoutMs when not given. */
   connectTimeoutMs?: number;
+  /** The broker's own login when the inter-broker listener speaks SASL. */
+  sasl?: SaslCredentials;
 }
 
 /** Where a broker listens (the metadata cache, with LeaderAndIsr's live leaders). */
@@ -254,6 +256,7 @@ class ReplicaFetcherThread {
       port: ep.port,
       clientId: `strand-replica-fetcher-${this.ctx.brokerId}-${this.leaderId}-${this.fetcherId}`,
       connectTimeoutMs: this.ctx.options.connectTimeoutMs ?? this.ctx.options.requestTimeoutMs,
+      sasl: this.ctx.options.sasl,
     });
     if (this.stopped) {
       conn.close("replica fetcher stopped");

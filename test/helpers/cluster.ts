@@ -54,6 +54,8 @@ export interface ClusterOptions {
   logLevel?: string;
   /** Prefix of the temp dir's name. */
   label?: string;
+  /** The security protocol of the brokers' one listener (default PLAINTEXT); its name is the same. */
+  listenerProtocol?: "PLAINTEXT" | "SASL_PLAINTEXT";
 }
 
 /** Defaults for test clusters: no auto-created topics, quick session expiry and ISR shrink. */
@@ -328,7 +330,7 @@ export class Cluster {
           ...options.brokerOverrides?.(id),
           "broker.id": String(id),
           "log.dirs": logDir,
-          "listeners": `PLAINTEXT://127.0.0.1:${port}`,
+          "listeners": `${options.listenerProtocol ?? "PLAINTEXT"}://127.0.0.1:${port}`,
           "admin.listeners": `http://127.0.0.1:${adminPort}`,
           "zookeeper.connect": `${zk.connectString}${cluster.chroot}`,
         };
