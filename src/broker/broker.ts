@@ -196,7 +196,7 @@ export class Broker {
       sasl: interBrokerSasl,
     });
     replicaManager.fetchers = fetchers;
-    const listenerName = config.listeners[0].name;
+    const listenerName = config.security.interBrokerListener;
     const controller = new KafkaController(registry, channel, platform.clock, {
       brokerId,
       listenerName,

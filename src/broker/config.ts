@@ -409,8 +409,6 @@ export function parseBrokerConfig(input: Map<string, string>): { config: BrokerC
   const names = new Set(listeners.map((l) => l.name));
   if (names.size !== listeners.length) throw new ConfigError("listeners", "each listener needs its own name");
   const security = parseSecurityConfig(input, listeners.map((l) => l.name));
-  // One listener until Metadata answers each client with its own listener's endpoints.
-  if (listeners.length > 1) throw new ConfigError("listeners", "only one listener is supported so far");
   for (const l of listeners) {
     const protocol = security.listeners.get(l.name)!.protocol;
     if (protocol !== "PLAINTEXT" && protocol !== "SASL_PLAINTEXT") {

@@ -14,9 +14,12 @@ import { bytesEqual, uuidToString, zeroUuid } from "../util/mod.ts";
 
 export interface BrokerEndpoint {
   id: number;
+  /** On the inter-broker listener. */
   host: string;
   port: number;
   rack: string | null;
+  /** Every listener's endpoint; absent when the controller sent only one (then host/port serve all). */
+  endpoints?: { listener: string; host: string; port: number }[];
 }
 
 export interface TopicMetadata {
@@ -50,6 +53,23 @@ export class MetadataCache {
 
   getBroker(id: number): BrokerEndpoint | undefined {
     return this.brokers.get(id);
+  }
+
+  /**
+   * Where a client that came in on `listener` reaches broker `id` (Kafka answers each client with
+   * the endpoints of its own listener); undefined when the broker is not alive or lacks it.
+   */
+  endpointFor(id: number, listener: string): { id: number; host: string; port: number; rack: string | null } | undefined {
+    const b = this.brokers.get(id);
+    if (b === undefined) return undefined;
+    if (b.endpoints === undefined) return b;
+    const e = b.endpoints.find((x) => x.listener === listener);
+    return e === undefined ? undefined : { id: b.id, host: e.host, port: e.port, rack: b.rack };
+  }
+
+  /** The live brokers that have `listener`, with its endpoint, by id. */
+  brokersOn(listener: string): { id: number; host: string; port: number; rack: string | null }[] {
+    return this.aliveBrokers().map((b) => this.endpointFor(b.id, listener)).filter((b) => b !== undefined);
   }
 
   updateTopic(t: TopicMetadata): void {

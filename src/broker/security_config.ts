@@ -51,6 +51,8 @@ export interface SecurityConfig {
    * and the username/password options of that mechanism's JAAS config on the listener.
    */
   readonly interBrokerSasl: InterBrokerSasl | null;
+  /** The listener other brokers are reached on (Kafka's inter.broker.listener.name). */
+  readonly interBrokerListener: string;
   readonly connectionsMaxReauthMs: number;
   readonly connectionFailedAuthenticationDelayMs: number;
 }
@@ -105,7 +107,7 @@ export function parseSecurityConfig(input: ReadonlyMap<string, string>, listener
   }
   return {
     listeners,
-    interBrokerSasl: interBrokerSasl(input, listenerNames, listeners),
+    ...interBroker(input, listenerNames, listeners),
     connectionsMaxReauthMs: nonNegative(input, "connections.max.reauth.ms", 0),
     connectionFailedAuthenticationDelayMs: nonNegative(input, "connection.failed.authentication.delay.ms", 100),
   };
@@ -150,11 +152,11 @@ function listenerSasl(input: ReadonlyMap<string, string>, name: string): Listene
  * username and password in that mechanism's JAAS config; only a cluster (zookeeper.connect) opens
  * inter-broker connections, so a single node does not.
  */
-function interBrokerSasl(
+function interBroker(
   input: ReadonlyMap<string, string>,
   names: readonly string[],
   listeners: ReadonlyMap<string, ListenerSecurity>,
-): InterBrokerSasl | null {
+): { interBrokerListener: string; interBrokerSasl: InterBrokerSasl | null } {
   const byName = input.get("inter.broker.listener.name")?.trim().toUpperCase();
   const byProtocol = input.get("security.inter.broker.protocol")?.trim().toUpperCase();
   if (byName !== undefined && byProtocol !== undefined) {
@@ -168,7 +170,7 @@ function interBrokerSasl(
     throw new ConfigError(key, `no listener ${byName ?? `speaking ${byProtocol ?? "PLAINTEXT"}`} among ${names.join(", ")}`);
   }
   const sasl = listeners.get(name)!.sasl;
-  if (sasl === null || input.get("zookeeper.connect") === undefined) return null;
+  if (sasl === null || input.get("zookeeper.connect") === undefined) return { interBrokerListener: name, interBrokerSasl: null };
   const mechKey = "sasl.mechanism.inter.broker.protocol";
   const mechanism = (input.get(mechKey)?.trim() ?? "GSSAPI").toUpperCase();
   if (mechanism !== "PLAIN" && mechanism !== "SCRAM-SHA-256" && mechanism !== "SCRAM-SHA-512") {
@@ -182,7 +184,7 @@ function interBrokerSasl(
   if (username === undefined || password === undefined) {
     throw new ConfigError(jaasKey, `the broker's own login on ${name} needs username="..." and password="..." options`);
   }
-  return { mechanism, username, password };
+  return { interBrokerListener: name, interBrokerSasl: { mechanism, username, password } };
 }
 
 function nonNegative(input: ReadonlyMap<string, string>, key: string, dflt: number): number {

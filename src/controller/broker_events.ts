@@ -40,7 +40,8 @@ export class BrokerEvents {
 
   private toBrokerInfo(b: BrokerRegistration): BrokerInfo {
     const e = b.endpoints.find((x) => x.listenerName === this.listenerName) ?? b.endpoints[0];
-    return { id: b.id, host: e?.host ?? "", port: e?.port ?? -1, rack: b.rack, epoch: b.epoch };
+    const endpoints = b.endpoints.map((x) => ({ listener: x.listenerName, host: x.host ?? "", port: x.port, securityProtocol: x.securityProtocol }));
+    return { id: b.id, host: e?.host ?? "", port: e?.port ?? -1, rack: b.rack, epoch: b.epoch, endpoints };
   }
 
   private async onBrokerChange(): Promise<void> {

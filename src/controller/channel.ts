@@ -6,13 +6,24 @@
 
 import type { PartitionState } from "../replication/mod.ts";
 
+/** One of a broker's listeners, as its registration (and UpdateMetadata v3+) names it. */
+export interface ListenerEndpoint {
+  listener: string;
+  host: string;
+  port: number;
+  securityProtocol: string;
+}
+
 export interface BrokerInfo {
   id: number;
+  /** Where brokers reach it: its endpoint on the inter-broker listener. */
   host: string;
   port: number;
   rack: string | null;
   /** The czxid of its /brokers/ids/<id> znode (Kafka's broker epoch): a new one per registration. */
   epoch: bigint;
+  /** Every listener it has, for clients (each is answered with the listener it came in on). */
+  endpoints?: ListenerEndpoint[];
 }
 
 export interface TopicInfo {

@@ -32,8 +32,9 @@ export const LEADER_DURING_DELETE = -2;
 export const EPOCH_DURING_DELETE = -2;
 /** The listener a controller names in UpdateMetadata endpoints unless told otherwise. */
 export const DEFAULT_LISTENER_NAME = "PLAINTEXT";
-/** UpdateMetadata's security protocol id for PLAINTEXT, the only one strand speaks. */
-const PLAINTEXT_PROTOCOL_ID = 0;
+/** UpdateMetadata's security protocol ids (Kafka's SecurityProtocol). */
+const securityProtocolIds: Record<string, number> = { PLAINTEXT: 0, SSL: 1, SASL_PLAINTEXT: 2, SASL_SSL: 3 };
+const securityProtocolNames = ["PLAINTEXT", "SSL", "SASL_PLAINTEXT", "SASL_SSL"];
 
 /**
  * Whether a control request's broker epoch is older than the receiving broker's registration
@@ -317,12 +318,13 @@ function deletedTopicPartition(controllerEpoch: number): Struct {
 }
 
 function updateMetadataBroker(b: BrokerInfo, version: number, listenerName: string): Struct {
+  const endpoints = b.endpoints ?? [{ listener: listenerName, host: b.host, port: b.port, securityProtocol: "PLAINTEXT" }];
   return {
     id: b.id,
     v0Host: b.host,
     v0Port: b.port,
     endpoints: version >= 1
-      ? [{ port: b.port, host: b.host, listener: listenerName, securityProtocol: PLAINTEXT_PROTOCOL_ID }]
+      ? endpoints.map((e) => ({ port: e.port, host: e.host, listener: e.listener, securityProtocol: securityProtocolIds[e.securityProtocol] ?? 0 }))
       : [],
     rack: b.rack,
   };
@@ -380,9 +382,14 @@ function partitionFromUpdateMetadata(t: TopicInfo, p: UpdateMetadataPartitionWir
  */
 function brokerFromUpdateMetadata(b: UpdateMetadataBrokerWire, version: number, listenerName: string): BrokerInfo | null {
   if (version === 0) return liveBroker(b.id, b.v0Host, b.v0Port, null);
-  const e = b.endpoints.find((x) => x.listener === listenerName) ?? b.endpoints[0];
+  // v1-2 endpoints carry no name: Kafka names such a listener after its security protocol.
+  const endpoints = b.endpoints.map((x) => {
+    const securityProtocol = securityProtocolNames[x.securityProtocol] ?? "PLAINTEXT";
+    return { listener: version >= 3 ? x.listener : securityProtocol, host: x.host, port: x.port, securityProtocol };
+  });
+  const e = endpoints.find((x) => x.listener === listenerName) ?? endpoints[0];
   if (e === undefined) return null;
-  return liveBroker(b.id, e.host, e.port, version >= 2 ? b.rack : null);
+  return { ...liveBroker(b.id, e.host, e.port, version >= 2 ? b.rack : null), endpoints };
 }
 
 /**

@@ -58,7 +58,7 @@ function services(opts: { epoch?: bigint; fail?: KafkaError; active?: boolean } 
   const s = {
     brokerId: 1,
     brokerEpoch: () => opts.epoch ?? 100n,
-    config: { listeners: [{ name: "PLAINTEXT", host: "127.0.0.1", port: 9092 }] },
+    config: { listeners: [{ name: "PLAINTEXT", host: "127.0.0.1", port: 9092 }], security: { interBrokerListener: "PLAINTEXT" } },
     logger: silentLogger,
     controlPlane: { leaderAndIsr: plane("leaderAndIsr"), updateMetadata: plane("updateMetadata"), stopReplica: plane("stopReplica") },
     controller: {

@@ -74,8 +74,16 @@ const brokers: BrokerInfo[] = [
 ];
 
 /** What a broker list looks like after the wire: epochs unknown, racks only where carried. */
-function brokersBack(list: BrokerInfo[], rack: boolean): BrokerInfo[] {
-  return list.map((b) => ({ ...b, rack: rack ? b.rack : null, epoch: -1n }));
+/**
+ * The brokers as a receiver decodes them: v1+ carry each broker's endpoints (the controller sends
+ * one on `listener` for a BrokerInfo without any; v1-2 name it after its protocol).
+ */
+function brokersBack(list: BrokerInfo[], version: number, listener: string): BrokerInfo[] {
+  return list.map((b) => {
+    const back: BrokerInfo = { ...b, rack: version >= 2 ? b.rack : null, epoch: -1n };
+    if (version >= 1) back.endpoints = [{ listener: version >= 3 ? listener : "PLAINTEXT", host: b.host, port: b.port, securityProtocol: "PLAINTEXT" }];
+    return back;
+  });
 }
 
 // ---- LeaderAndIsr -------------------------------------------------------------------------------
@@ -117,7 +125,7 @@ test("LeaderAndIsr: every version gives back the topics, partitions and live lea
     assert.equal(back.controllerEpoch, 9, `v${v}`);
     assert.equal(back.brokerEpoch, v >= 2 ? 0x2_0000_0005n : -1n, `v${v}: broker epoch`);
     assert.deepEqual(back.topics, leaderAndIsrBack(topics, v), `v${v}: topics`);
-    assert.deepEqual(back.liveLeaders, brokersBack(brokers, false), `v${v}: live leaders`);
+    assert.deepEqual(back.liveLeaders, brokersBack(brokers, 0, ""), `v${v}: live leaders`);
   }
 });
 
@@ -190,7 +198,7 @@ test("UpdateMetadata: every version gives back the brokers, topics and deleted t
     assert.equal(back.controllerId, 2, `v${v}`);
     assert.equal(back.controllerEpoch, 5, `v${v}`);
     assert.equal(back.brokerEpoch, v >= 5 ? 0x3_0000_0000n : -1n, `v${v}: broker epoch`);
-    assert.deepEqual(back.brokers, brokersBack(brokers, v >= 2), `v${v}: brokers`);
+    assert.deepEqual(back.brokers, brokersBack(brokers, v, "INTERNAL"), `v${v}: brokers`);
     assert.deepEqual(back.topics, updateMetadataBack(topics, v), `v${v}: topics`);
     assert.deepEqual(back.deletedTopics, ["gone", "also-gone"], `v${v}: deleted topics`);
   }
@@ -217,9 +225,13 @@ test("UpdateMetadata: endpoints on another listener fall back to the first; brok
   // Another endpoint first: the one on our listener wins.
   liveBrokers[0].endpoints.unshift({ listener: "EXTERNAL", host: "public.example", port: 19092, securityProtocol: 0 });
   liveBrokers[1].endpoints = [];
-  assert.deepEqual(decodeUpdateMetadataRequest(7, body, "REPLICATION").brokers, [{ ...brokers[0], epoch: -1n }]);
+  const endpoints = [
+    { listener: "EXTERNAL", host: "public.example", port: 19092, securityProtocol: "PLAINTEXT" },
+    { listener: "REPLICATION", host: "h1.example", port: 9092, securityProtocol: "PLAINTEXT" },
+  ];
+  assert.deepEqual(decodeUpdateMetadataRequest(7, body, "REPLICATION").brokers, [{ ...brokers[0], epoch: -1n, endpoints }]);
   // No endpoint on our listener: the first.
-  assert.deepEqual(decodeUpdateMetadataRequest(7, body, "PLAINTEXT").brokers, [{ ...brokers[0], host: "public.example", port: 19092, epoch: -1n }]);
+  assert.deepEqual(decodeUpdateMetadataRequest(7, body, "PLAINTEXT").brokers, [{ ...brokers[0], host: "public.example", port: 19092, epoch: -1n, endpoints }]);
   assert.equal(UPDATE_METADATA_VERSION, 7);
 });
 
@@ -270,4 +282,29 @@ test("broker epochs: unknown (-1) and newer pass, older is stale", () => {
   assert.equal(isStaleBrokerEpoch(500n, 500n), false);
   assert.equal(isStaleBrokerEpoch(501n, 500n), false);
   assert.equal(isStaleBrokerEpoch(499n, 500n), true);
+});
+
+test("UpdateMetadata carries every listener of a broker, with its security protocol, and a receiver keeps them all", () => {
+  const multi: BrokerInfo[] = [{
+    id: 4,
+    host: "10.0.0.4",
+    port: 9091,
+    rack: null,
+    epoch: 7n,
+    endpoints: [
+      { listener: "INTERNAL", host: "10.0.0.4", port: 9091, securityProtocol: "PLAINTEXT" },
+      { listener: "EXTERNAL", host: "kafka4.example", port: 9094, securityProtocol: "SASL_PLAINTEXT" },
+    ],
+  }];
+  const body = wire(UpdateMetadataApi.request, 7, updateMetadataRequest(1, 1, -1n, multi, [], [], 7, "INTERNAL"));
+  assert.deepEqual((body.liveBrokers as { endpoints: unknown[] }[])[0].endpoints, [
+    { port: 9091, host: "10.0.0.4", listener: "INTERNAL", securityProtocol: 0 },
+    { port: 9094, host: "kafka4.example", listener: "EXTERNAL", securityProtocol: 2 },
+  ]);
+  const back = decodeUpdateMetadataRequest(7, body, "INTERNAL").brokers[0];
+  assert.deepEqual([back.host, back.port], ["10.0.0.4", 9091], "reached on the inter-broker listener");
+  assert.deepEqual(back.endpoints, multi[0].endpoints);
+  // Received on the other listener's name, the same broker is reached there.
+  const ext = decodeUpdateMetadataRequest(7, body, "EXTERNAL").brokers[0];
+  assert.deepEqual([ext.host, ext.port], ["kafka4.example", 9094]);
 });

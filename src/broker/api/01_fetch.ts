@@ -50,10 +50,10 @@ function errorPartition(partitionIndex: number, errorCode: number): Struct {
 }
 
 /** The partition's leader as this broker's metadata has it; its endpoint goes into `endpoints`. */
-function currentLeader(s: BrokerServices, topic: string, partition: number, endpoints: Map<number, BrokerEndpoint>) {
+function currentLeader(s: BrokerServices, topic: string, partition: number, endpoints: Map<number, BrokerEndpoint>, listener: string) {
   const state = s.metadata.getTopic(topic)?.partitions.find((p) => p.partition === partition);
   if (state === undefined) return { leaderId: -1, leaderEpoch: -1 };
-  const node = s.metadata.getBroker(state.leader);
+  const node = s.metadata.endpointFor(state.leader, listener);
   if (node !== undefined) endpoints.set(node.id, node);
   return { leaderId: state.leader, leaderEpoch: state.leaderEpoch };
 }
@@ -112,7 +112,7 @@ export const fetchHandler: ApiHandler<BrokerServices> = {
             records: r.records ?? new Uint8Array(0),
           };
           if (ctx.version >= NODE_ENDPOINTS_FROM && r.errorCode === ErrorCode.NOT_LEADER_OR_FOLLOWER) {
-            out.currentLeader = currentLeader(s, name, r.partition, endpoints);
+            out.currentLeader = currentLeader(s, name, r.partition, endpoints, ctx.conn.listener);
           }
           return out;
         }),

@@ -18,7 +18,13 @@ import type { BrokerServices } from "../services.ts";
 const AUTO_CREATE_WAIT_MS = 3000;
 const AUTHORIZED_OPERATIONS_UNKNOWN = -2147483648;
 
-function topicEntry(s: BrokerServices, name: string, errorCode: number = ErrorCode.NONE): Struct {
+/** Who is asking: the listener the request came in on picks the endpoints it is given. */
+interface ClientView {
+  listener: string;
+  version: number;
+}
+
+function topicEntry(s: BrokerServices, view: ClientView, name: string, errorCode: number = ErrorCode.NONE): Struct {
   const t = s.metadata.getTopic(name);
   const base = {
     errorCode,
@@ -32,10 +38,14 @@ function topicEntry(s: BrokerServices, name: string, errorCode: number = ErrorCo
   base.partitions = t.partitions.map((p) => {
     const localOffline = p.replicas.includes(s.brokerId) && s.replicaManager.isOffline(name, p.partition);
     const live = (id: number) => s.metadata.getBroker(id) !== undefined && !(localOffline && id === s.brokerId);
+    // A live leader without the client's listener: Kafka's LISTENER_NOT_FOUND (v6+), so a
+    // misconfigured listener shows as such, not as an election in progress.
+    const reachable = live(p.leader) && s.metadata.endpointFor(p.leader, view.listener) !== undefined;
+    const unreachable = live(p.leader) ? (view.version >= 6 ? ErrorCode.LISTENER_NOT_FOUND : ErrorCode.LEADER_NOT_AVAILABLE) : ErrorCode.LEADER_NOT_AVAILABLE;
     return {
-      errorCode: live(p.leader) ? ErrorCode.NONE : ErrorCode.LEADER_NOT_AVAILABLE,
+      errorCode: reachable ? ErrorCode.NONE : unreachable,
       partitionIndex: p.partition,
-      leaderId: live(p.leader) ? p.leader : -1,
+      leaderId: reachable ? p.leader : -1,
       leaderEpoch: p.leaderEpoch,
       replicaNodes: p.replicas,
       isrNodes: p.isr,
@@ -76,27 +86,28 @@ export const metadataHandler: ApiHandler<BrokerServices> = {
     const allTopics = requested === null || (ctx.version === 0 && requested.length === 0);
     const allowAuto = (ctx.version < 4 || (req.allowAutoTopicCreation as boolean)) && s.config.autoCreateTopicsEnable;
     const topics: Struct[] = [];
+    const view: ClientView = { listener: ctx.conn.listener, version: ctx.version };
     if (!allTopics && ctx.version < 12 && requested.some((t) => t.name === null || !bytesEqual(t.topicId, zeroUuid))) {
       // v10-11 carry a topic id and a nullable name, but no broker looks topics up by id before
       // v12: Kafka throws InvalidRequestException and answers every topic INVALID_REQUEST (a null
       // name as "", which those versions' answers must carry).
       for (const t of requested) {
-        topics.push({ ...topicEntry(s, "", ErrorCode.INVALID_REQUEST), name: t.name ?? "", topicId: t.topicId, isInternal: false });
+        topics.push({ ...topicEntry(s, view, "", ErrorCode.INVALID_REQUEST), name: t.name ?? "", topicId: t.topicId, isInternal: false });
       }
-      return answer(s, topics);
+      return answer(s, view, topics);
     }
     if (allTopics) {
-      for (const name of s.metadata.topicNames()) topics.push(topicEntry(s, name));
+      for (const name of s.metadata.topicNames()) topics.push(topicEntry(s, view, name));
     } else {
       for (const t of requested) {
         if (t.name === null) {
           const byId = bytesEqual(t.topicId, zeroUuid) ? undefined : s.metadata.getTopicById(t.topicId);
-          if (byId === undefined) topics.push({ ...topicEntry(s, "", ErrorCode.UNKNOWN_TOPIC_ID), name: null, topicId: t.topicId });
-          else topics.push(topicEntry(s, byId.name));
+          if (byId === undefined) topics.push({ ...topicEntry(s, view, "", ErrorCode.UNKNOWN_TOPIC_ID), name: null, topicId: t.topicId });
+          else topics.push(topicEntry(s, view, byId.name));
           continue;
         }
         if (s.metadata.getTopic(t.name) !== undefined) {
-          topics.push(topicEntry(s, t.name));
+          topics.push(topicEntry(s, view, t.name));
           continue;
         }
         const code = topicNameError(t.name) !== null
@@ -104,17 +115,17 @@ export const metadataHandler: ApiHandler<BrokerServices> = {
           : allowAuto
           ? await autoCreate(s, t.name)
           : ErrorCode.UNKNOWN_TOPIC_OR_PARTITION;
-        topics.push(topicEntry(s, t.name, code));
+        topics.push(topicEntry(s, view, t.name, code));
       }
     }
-    return answer(s, topics);
+    return answer(s, view, topics);
   },
 };
 
-function answer(s: BrokerServices, topics: Struct[]): Struct {
+function answer(s: BrokerServices, view: ClientView, topics: Struct[]): Struct {
   return {
     throttleTimeMs: 0,
-    brokers: s.metadata.aliveBrokers().map((b) => ({ nodeId: b.id, host: b.host, port: b.port, rack: b.rack })),
+    brokers: s.metadata.brokersOn(view.listener).map((b) => ({ nodeId: b.id, host: b.host, port: b.port, rack: b.rack })),
     clusterId: s.metadata.clusterId,
     controllerId: s.metadata.controllerId,
     topics,

@@ -14,7 +14,7 @@ import type { BrokerServices } from "../services.ts";
 export const updateMetadataHandler: ApiHandler<BrokerServices> = {
   api: UpdateMetadataApi,
   async handle(s, ctx, req) {
-    const r = decodeUpdateMetadataRequest(ctx.version, req, s.config.listeners[0].name);
+    const r = decodeUpdateMetadataRequest(ctx.version, req, s.config.security.interBrokerListener);
     checkControlNames("UpdateMetadata", [
       ...r.topics.flatMap((t) => [{ topic: t.name }, ...t.partitions.map((p) => ({ topic: t.name, partition: p.partition }))]),
       ...r.deletedTopics.map((topic) => ({ topic })),

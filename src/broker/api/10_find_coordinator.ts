@@ -8,14 +8,15 @@ import type { BrokerServices } from "../services.ts";
 
 const GROUP_KEY = 0;
 
-async function locate(s: BrokerServices, key: string, keyType: number) {
+async function locate(s: BrokerServices, key: string, keyType: number, listener: string) {
   const none = { key, nodeId: -1, host: "", port: -1, errorCode: ErrorCode.COORDINATOR_NOT_AVAILABLE, errorMessage: null as string | null };
   if (keyType !== GROUP_KEY) return { ...none, errorMessage: "transaction coordinators are not supported" };
   if (key === "") return { ...none, errorCode: ErrorCode.INVALID_REQUEST, errorMessage: "empty group id" };
   if (!(await s.ensureOffsetsTopic())) return none;
   const partition = s.coordinator.manager.partitionFor(key);
   const leader = s.metadata.getTopic("__consumer_offsets")?.partitions.find((p) => p.partition === partition)?.leader ?? -1;
-  const node = s.metadata.getBroker(leader);
+  // The coordinator's endpoint on the listener this client came in on.
+  const node = s.metadata.endpointFor(leader, listener);
   if (node === undefined) return none;
   return { key, nodeId: node.id, host: node.host, port: node.port, errorCode: ErrorCode.NONE, errorMessage: null };
 }
@@ -26,10 +27,10 @@ export const findCoordinatorHandler: ApiHandler<BrokerServices> = {
     if (ctx.version >= 4) {
       const keys = req.coordinatorKeys as string[];
       const coordinators = [];
-      for (const k of keys) coordinators.push(await locate(s, k, req.keyType as number));
+      for (const k of keys) coordinators.push(await locate(s, k, req.keyType as number, ctx.conn.listener));
       return { throttleTimeMs: 0, coordinators };
     }
-    const c = await locate(s, req.key as string, req.keyType as number);
+    const c = await locate(s, req.key as string, req.keyType as number, ctx.conn.listener);
     return { throttleTimeMs: 0, errorCode: c.errorCode, errorMessage: c.errorMessage, nodeId: c.nodeId, host: c.host, port: c.port };
   },
 };
