@@ -166,14 +166,14 @@ export class Broker {
     metadata.clusterId = clusterId;
     const replicaManager = new ReplicaManager(brokerId, logManager, platform.clock, log, {
       replicaLagTimeMaxMs: config.replication.replicaLagTimeMaxMs,
-      isrWriter: registryIsrWriter(registry, log),
+      isrWriter: registryIsrWriter(registry, log, () => platform.clock.monotonicMs()),
     });
     let self: Broker | undefined;
     watchLogDirFailures(logManager, replicaManager, registry, brokerId, log, (dir) => {
       self?.failStop(new LogDirsFailedError(`every log dir has failed (${config.logDirs.join(",")}); the last was ${dir}`));
     });
-    const configAdmin = new ZkConfigAdmin(registry);
-    const topicAdmin = new ZkTopicAdmin(platform, registry, metadata);
+    const configAdmin = new ZkConfigAdmin(registry, log);
+    const topicAdmin = new ZkTopicAdmin(platform, registry, metadata, log);
     const coordinator = createCoordinator(platform, config, replicaManager, log);
     const local = new LocalControllerChannel(brokerId, metadata, replicaManager, logDefaults, configAdmin, (topics) => coordinator.onTopicsDeleted(topics));
     const channel = new RemoteControllerChannel(platform, brokerId, local, log, {

@@ -23,6 +23,7 @@
 //   with INVALID_CONFIG naming the key) before anything is written.
 // - The maps here are replaced, never mutated, so a describe sees one consistent version.
 
+import { logRegistryWriteFailure, registryWriteFailure } from "../controller/mod.ts";
 import { effectiveLogConfig, type TopicLogConfig } from "../log/mod.ts";
 import {
   ConfigEntityChangeNotificationSequenceZNode,
@@ -200,7 +201,11 @@ export class DynamicBrokerConfig {
       } catch (e) {
         if (!(e instanceof RegistryError)) throw e;
         if (e.code === "BadVersion" || e.code === "NodeExists" || e.code === "NoNode") continue;
-        throw e;
+        // The disk is full: nothing was written, and the values in force stay as they were.
+        const f = registryWriteFailure(e, `The dynamic config of ${resourceText(resourceName)} was not changed`);
+        if (f === null) throw e;
+        logRegistryWriteFailure(this.logger, f, { entity: `brokers/${entity}` });
+        return { errorCode: f.errorCode, errorMessage: f.errorMessage };
       }
     }
     return { errorCode: ErrorCode.UNKNOWN_SERVER_ERROR, errorMessage: `the dynamic config of broker ${entity} kept changing under this request; try again` };

@@ -49,7 +49,7 @@ import {
   type WatchEvent,
 } from "../registry/mod.ts";
 import type { PartitionState } from "../replication/mod.ts";
-import { ErrorCode, partitionWritesInFlightMax, TimeSlice } from "../util/mod.ts";
+import { controllerResyncBackoffMaxMs, ErrorCode, partitionWritesInFlightMax, TimeSlice } from "../util/mod.ts";
 import type { Logger } from "../util/mod.ts";
 import type { BrokerInfo, ControllerChannel } from "./channel.ts";
 import {
@@ -64,6 +64,7 @@ import {
 import { isrWithout, offlineLeader, sameReplicas } from "./election.ts";
 import { electLeadersOnRequest, imbalancedPartitions, moveLeadershipOff } from "./leader_moves.ts";
 import { type ApiError, PartitionReassigner, targetReplicas } from "./reassignment.ts";
+import { registryWriteFailure } from "./registry_failure.ts";
 import { ControllerMovedError, ControllerStore } from "./store.ts";
 import { type BrokerRegistration, getDataOrNull, readLiveBrokers, readTopicConfigVersioned, readTopicNames } from "./zk_reads.ts";
 
@@ -111,6 +112,8 @@ export class KafkaController {
   private loadingZkReassignments = false;
   private rebalanceTimer: Timer | null = null;
   private resyncPending = false;
+  /** The pause before the next resync: doubles while the registry keeps refusing writes. */
+  private resyncBackoffMs = resyncDelayMs;
   private readonly controllerWatcher: Watcher = () => void this.enqueue("ControllerChange", () => this.onControllerChange());
 
   constructor(
@@ -149,8 +152,12 @@ export class KafkaController {
             this.scheduleResync();
           }
         } else {
-          this.logger.error({ event: name, err: e instanceof Error ? e.stack : String(e) }, "controller event failed");
-          this.scheduleResync();
+          // The registry's disk is full: what was written stays (each write is whole), the rest
+          // is done by the resync once there is room. Said at warn: it passes by itself.
+          const storage = registryWriteFailure(e, `controller event ${name}`);
+          if (storage?.transient) this.logger.warn({ event: name, reason: storage.errorMessage }, "controller event failed: the registry refused a write; state is read again later");
+          else this.logger.error({ event: name, err: e instanceof Error ? e.stack : String(e) }, "controller event failed");
+          this.scheduleResync(storage !== null);
         }
         return fallback(e);
       }
@@ -308,20 +315,27 @@ export class KafkaController {
    * keeping its epoch (its fence is still valid); an inactive one looks at /controller again (an
    * election whose answer was lost may have made it the owner).
    */
-  private scheduleResync(): void {
+  private scheduleResync(storageFailure = false): void {
     if (this.stopped || this.resyncPending) return;
     this.resyncPending = true;
+    const delayMs = this.resyncBackoffMs;
+    // While the registry keeps refusing writes (a full disk), each resync would re-send every
+    // partition's state: back off, and start over at 1 s once one succeeds.
+    this.resyncBackoffMs = storageFailure ? Math.min(delayMs * 2, controllerResyncBackoffMaxMs) : resyncDelayMs;
     this.clock.setTimeout(() => {
       void this.enqueue("Resync", async () => {
         this.resyncPending = false;
-        if (!this.active || this.ctx === null) return await this.onControllerChange();
-        const before = [...this.ctx.liveBrokers.keys()];
-        this.becomeActive(this.ctx.store.epochZkVersion);
-        this.logger.warn({ controllerEpoch: this.epoch }, "controller state read again after a failed event");
-        await this.onControllerFailover();
-        for (const id of before) if (!this.c.liveBrokers.has(id)) this.channel.removeBroker?.(id);
+        if (!this.active || this.ctx === null) await this.onControllerChange();
+        else {
+          const before = [...this.ctx.liveBrokers.keys()];
+          this.becomeActive(this.ctx.store.epochZkVersion);
+          this.logger.warn({ controllerEpoch: this.epoch }, "controller state read again after a failed event");
+          await this.onControllerFailover();
+          for (const id of before) if (!this.c.liveBrokers.has(id)) this.channel.removeBroker?.(id);
+        }
+        if (!this.resyncPending) this.resyncBackoffMs = resyncDelayMs;
       });
-    }, resyncDelayMs);
+    }, delayMs);
   }
 
   private get c(): ControllerContext {
@@ -342,7 +356,10 @@ export class KafkaController {
     for (const b of ctx.liveBrokers.values()) this.channel.addBroker?.(b);
     const names = await readTopicNames(this.registry, this.watcher("TopicChange", () => this.onTopicChange()));
     for (const name of names) await this.loadTopic(name);
-    await this.initPartitions(ctx.allPartitions().filter((s) => s.partitionEpoch < 0));
+    // A topic queued for deletion gets no new state: a deletion cut short (the registry's disk
+    // full) removed some of its states already, and onDeleteTopics below finishes it.
+    const deleting = new Set(await this.registry.getChildren(DeleteTopicsZNode.path).catch(() => [] as string[]));
+    await this.initPartitions(ctx.allPartitions().filter((s) => s.partitionEpoch < 0 && !deleting.has(s.topic)));
     await this.reconcile(ctx.allPartitions());
     // Every live broker hears the whole state of its partitions, and the whole metadata.
     ctx.sendLeaderAndIsr(ctx.liveBrokers.keys(), ctx.allPartitions());
@@ -697,7 +714,7 @@ export class KafkaController {
       const { moved, remaining } = await moveLeadershipOff(ctx, brokerId);
       this.logger.info({ broker: brokerId, movedLeaders: moved, remaining: remaining.length }, "controlled shutdown");
       return { errorCode: ErrorCode.NONE, remaining };
-    }, (e) => ({ errorCode: e === null ? ErrorCode.NOT_CONTROLLER : ErrorCode.UNKNOWN_SERVER_ERROR, remaining: [] }));
+    }, (e) => ({ errorCode: failureCode(e), remaining: [] }));
   }
 
   // --- ISR changes -----------------------------------------------------------------------------
@@ -764,8 +781,8 @@ export class KafkaController {
       return await this.electLeadersNow(electionType, asked);
     }, (e) => (partitions ?? []).map((tp) => ({
       ...ref(tp),
-      errorCode: e === null ? ErrorCode.NOT_CONTROLLER : ErrorCode.UNKNOWN_SERVER_ERROR,
-      errorMessage: null,
+      errorCode: failureCode(e),
+      errorMessage: registryWriteFailure(e, "Leader election failed")?.errorMessage ?? null,
     })));
   }
 
@@ -826,7 +843,11 @@ export class KafkaController {
       const out: PartitionResult[] = [];
       for (const r of reqs) out.push({ ...ref(r), ...(await this.alterReassignment(r.topic, r.partition, r.replicas)) });
       return out;
-    }, (e) => reqs.map((r) => ({ ...ref(r), errorCode: e === null ? ErrorCode.NOT_CONTROLLER : ErrorCode.UNKNOWN_SERVER_ERROR, errorMessage: null })));
+    }, (e) => reqs.map((r) => ({
+      ...ref(r),
+      errorCode: failureCode(e),
+      errorMessage: registryWriteFailure(e, "The reassignment was not stored")?.errorMessage ?? null,
+    })));
   }
 
   private async alterReassignment(topic: string, partition: number, replicas: number[] | null): Promise<ApiError> {
@@ -926,6 +947,16 @@ export class KafkaController {
     if ((await this.c.reread(cur)) === null) return;
     await this.reassigner!.maybeComplete(topic, partition);
   }
+}
+
+/**
+ * The code a request answers when its controller event failed: NOT_CONTROLLER when it did not
+ * run (stopped), KAFKA_STORAGE_ERROR when the registry could not store a change, else
+ * UNKNOWN_SERVER_ERROR.
+ */
+function failureCode(e: unknown): number {
+  if (e === null) return ErrorCode.NOT_CONTROLLER;
+  return registryWriteFailure(e, "")?.errorCode ?? ErrorCode.UNKNOWN_SERVER_ERROR;
 }
 
 function ref(tp: TopicPartitionRef): TopicPartitionRef {

@@ -12,3 +12,4 @@ export * from "./config_admin.ts";
 export * from "./controller.ts";
 export * from "./topic_admin.ts";
 export * from "./topic_names.ts";
+export * from "./registry_failure.ts";

@@ -44,10 +44,12 @@ import {
   assert,
   type Logger,
   nodeDataBytesMax,
+  registryCompactRetryMs,
   registryJournalCompactBytes,
   silentLogger,
   utf8Bytes,
 } from "../util/mod.ts";
+import { isTransientErrno } from "../log/log_dir_failure.ts";
 import { journalFileName, journalHeaderBytes, readJournal, RegistryJournal } from "./journal.ts";
 import {
   type CreateMode,
@@ -160,6 +162,10 @@ export class EmbeddedRegistryStore {
   private journalCompactBytes = registryJournalCompactBytes;
   /** Why writes are refused for good (a failed fsync), or null. */
   private broken: string | null = null;
+  /** The errno of the failed fsync ("EIO" when it had none). */
+  private brokenErrno = "EIO";
+  /** A failed snapshot rewrite (disk full) is not tried again before this time. */
+  private compactRetryAtMs = -Infinity;
   // The group commit: watch deliveries and callers waiting for the next fsync.
   private pendingDeliveries: Array<[Watcher, WatchEvent]> = [];
   private waiters: Array<{ resolve: () => void; reject: (e: unknown) => void }> = [];
@@ -251,7 +257,7 @@ export class EmbeddedRegistryStore {
    * the caller then awaits committed() before reporting success.
    */
   applyOps(owner: bigint, ops: readonly Op[], inMulti: boolean): OpResult[] {
-    if (this.broken !== null) throw new RegistryError("SystemError", String(this.journalPath), this.broken);
+    if (this.broken !== null) throw new RegistryError("SystemError", String(this.journalPath), this.broken, this.brokenErrno);
     const txn = new Txn(this.lastZxid + 1n, this.clock.nowMs());
     let results: OpResult[];
     try {
@@ -307,10 +313,9 @@ export class EmbeddedRegistryStore {
     try {
       if (this.broken === null) this.journal?.append(journalRecord(txn, this.nodes));
     } catch (e) {
-      this.logger.error(
-        { err: String(e), file: this.journalPath },
-        "registry journal write failed on session close",
-      );
+      // A full disk passes: warn. Anything else says the disk itself is failing.
+      const level = isTransientErrno(errnoOf(e) ?? "") ? "warn" : "error";
+      this.logger[level]({ err: String(e), file: this.journalPath }, "registry journal write failed on session close");
     }
     this.commit(txn);
   }
@@ -485,12 +490,13 @@ export class EmbeddedRegistryStore {
         await this.journal.sync();
       } catch (e) {
         this.broken = `registry journal fsync failed (${e}); the broker must be restarted`;
+        this.brokenErrno = errnoOf(e) ?? "EIO";
         this.logger.error({ err: String(e), file: this.journalPath }, "registry journal fsync failed; refusing registry writes");
       }
       this.syncing = false;
       if (this.broken === null) this.maybeCompact();
     }
-    const failure = this.broken === null ? null : new RegistryError("SystemError", String(this.journalPath), this.broken);
+    const failure = this.broken === null ? null : new RegistryError("SystemError", String(this.journalPath), this.broken, this.brokenErrno);
     if (deliveries.length > 0) this.deliver(deliveries);
     for (const w of waiters) {
       if (failure === null) w.resolve();
@@ -517,7 +523,9 @@ export class EmbeddedRegistryStore {
     try {
       this.journal.append(journalRecord(txn, this.nodes));
     } catch (e) {
-      throw new RegistryError("SystemError", String(this.journalPath), `journal write failed: ${e}`);
+      // Nothing was stored (the append is cut off again): the change is undone by the caller and
+      // may be made again once the disk has room or descriptors are free.
+      throw new RegistryError("SystemError", String(this.journalPath), `journal write failed: ${e}`, errnoOf(e) ?? "EIO");
     }
   }
 
@@ -531,6 +539,8 @@ export class EmbeddedRegistryStore {
     if (journal === null || this.fs === null || this.snapshotPath === null) return;
     const size = journal.size();
     if (size < this.journalCompactBytes || size < this.snapshotBytesLast) return;
+    // After a failed rewrite (a full disk), not at every commit: each try writes the whole tree.
+    if (this.clock.nowMs() < this.compactRetryAtMs) return;
     this.compact();
   }
 
@@ -542,8 +552,13 @@ export class EmbeddedRegistryStore {
       this.fs.writeFileAtomic(this.snapshotPath, bytes);
       this.snapshotBytesLast = bytes.length;
       journal.reset();
+      this.compactRetryAtMs = -Infinity;
     } catch (e) {
-      this.logger.error({ err: String(e), file: this.snapshotPath }, "registry snapshot rewrite failed; the journal keeps every change");
+      // Nothing is lost: the journal keeps every change, and the rewrite is tried again later.
+      // A full disk (or no descriptor) passes by itself: warn; anything else is a failing disk.
+      this.compactRetryAtMs = this.clock.nowMs() + registryCompactRetryMs;
+      const level = isTransientErrno(errnoOf(e) ?? "") ? "warn" : "error";
+      this.logger[level]({ err: String(e), file: this.snapshotPath }, "registry snapshot rewrite failed; the journal keeps every change");
     }
   }
 
@@ -782,6 +797,12 @@ function addWatch(watches: Map<string, Set<Watcher>>, path: string, watcher: Wat
     watches.set(path, set);
   }
   set.add(watcher);
+}
+
+/** The errno a failed file operation carries (node:fs and Deno set `code`), or null. */
+function errnoOf(e: unknown): string | null {
+  const code = (e as { code?: unknown } | null)?.code;
+  return typeof code === "string" && /^E[A-Z0-9]+$/.test(code) ? code : null;
 }
 
 function rollBack(txn: Txn): void {
