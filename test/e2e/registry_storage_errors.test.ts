@@ -124,14 +124,14 @@ test("registry at ENOSPC: CreateTopics, CreatePartitions, AlterConfigs (topic an
     refused(await deleteTopic(c, "t"), "DeleteTopics");
     assert.equal(await commitV0(c, "old", "t", 2n), ErrorCode.KAFKA_STORAGE_ERROR, "OffsetCommit v0");
     const post = await adminJson(`${b.adminUrl}/v1/topics`, "POST", { name: "h" });
-    assert.equal(post.status, 507, post.body.error);
+    assert.equal(post.status, 507, post.body.error ?? "");
     assert.match(post.body.error ?? "", /ENOSPC/);
     const put = await adminJson(`${b.adminUrl}/v1/config`, "PUT", { set: { "log.retention.ms": "4000" } });
-    assert.equal(put.status, 507, put.body.error);
+    assert.equal(put.status, 507, put.body.error ?? "");
     const putTopic = await adminJson(`${b.adminUrl}/v1/topics/t/config`, "PUT", { set: { "retention.ms": "5000" } });
-    assert.equal(putTopic.status, 507, putTopic.body.error);
+    assert.equal(putTopic.status, 507, putTopic.body.error ?? "");
     const del = await adminJson(`${b.adminUrl}/v1/topics/t`, "DELETE", undefined);
-    assert.equal(del.status, 507, del.body.error);
+    assert.equal(del.status, 507, del.body.error ?? "");
 
     // Nothing changed, and the partition is served.
     assert.equal(await partitionCount(c, "t"), 1);
