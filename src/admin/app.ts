@@ -24,7 +24,8 @@
 //                                               broker configs (IncrementalAlterConfigs on a BROKER resource);
 //                                               scope "broker" (default: this broker, /config/brokers/<id>) or
 //                                               "cluster" (every broker, /config/brokers/<default>); only the
-//                                               log-default keys are dynamic, any other key is a 400 naming it
+//                                               log-default keys and the connection limits are dynamic, any other
+//                                               key is a 400 naming it
 //   POST   /v1/partitions/{t}/{p}/elect-leader preferred leader election by the controller (forwarded to it)
 //   PUT    /v1/log-level                       {level}: the process' log level, at once
 //   GET    /v1/stats                           per-topic messages/bytes in and bytes out since start, with clocks (for rates)

@@ -36,7 +36,7 @@ import { LocalControllerChannel } from "./local_channel.ts";
 import { ReplicaFetcherManager, RemoteControllerChannel, requestControlledShutdown, requestElectLeaders } from "../client/mod.ts";
 import { MetadataCache } from "./metadata_cache.ts";
 import { createCoordinator, offsetsTopicEnsurer } from "./group_wiring.ts";
-import { type NetworkStats, SocketServer } from "./server.ts";
+import { type ConnectionLimits, type NetworkStats, SocketServer } from "./server.ts";
 import type { BrokerServices } from "./services.ts";
 
 /** Kafka's reserved.broker.max.id: generated broker ids start above it. */
@@ -237,11 +237,10 @@ export class Broker {
       socketRequestMaxBytes: config.socketRequestMaxBytes,
       connectionsMaxIdleMs: config.connectionsMaxIdleMs,
       queuedMaxRequestBytes: config.queuedMaxRequestBytes,
-      maxConnections: config.maxConnections,
-      maxConnectionsPerIp: config.maxConnectionsPerIp,
-      maxConnectionsPerIpOverrides: config.maxConnectionsPerIpOverrides,
-      maxConnectionCreationRate: config.maxConnectionCreationRate,
+      ...connectionLimitsOf(dynamicConfig.effective),
     }, dispatcher, log);
+    // The connection limits are dynamic broker configs: a change applies to the next connection.
+    dynamicConfig.listeners.push((effective) => server.setConnectionLimits(connectionLimitsOf(effective)));
     const bound = await server.start();
     try {
       brokerEpoch = await register(platform, config, registry, brokerId, bound);
@@ -337,6 +336,16 @@ export class Broker {
     }
     this.logger.info({}, "broker stopped");
   }
+}
+
+/** The SocketServer's connection limits in a (merged static and dynamic) config. */
+function connectionLimitsOf(config: BrokerConfig): ConnectionLimits {
+  return {
+    maxConnections: config.maxConnections,
+    maxConnectionsPerIp: config.maxConnectionsPerIp,
+    maxConnectionsPerIpOverrides: config.maxConnectionsPerIpOverrides,
+    maxConnectionCreationRate: config.maxConnectionCreationRate,
+  };
 }
 
 async function getOrCreateClusterId(platform: Platform, registry: Registry, configured: string | null): Promise<string> {

@@ -8,6 +8,8 @@
 //   /config/changes/config_change_<10 digits>   {"version":2,"entity_path":"brokers/<id>"} (or brokers/<default>)
 //
 // Every broker's ConfigChangeWatcher re-reads the node a notification names and calls reload().
+// Besides the log defaults, the connection limits (max.connections, max.connections.per.ip and its
+// overrides, max.connection.creation.rate) are dynamic: the SocketServer listens for changes.
 // Precedence, per key: this broker's dynamic value > the cluster default's > server.properties >
 // Kafka's default. From the merged keys a BrokerConfig is parsed again, and its log defaults are
 // written into the one TopicLogConfig object the LogManager, the LocalControllerChannel and the
@@ -66,6 +68,13 @@ export const dynamicBrokerConfigKeys: ReadonlySet<string> = new Set([
   "message.max.bytes",
   "min.insync.replicas",
   "unclean.leader.election.enable",
+  // Kafka's DynamicConnectionQuota: applied to the next connection accepted; the connections
+  // already open stay (a lower max.connections closes none). The per-listener forms
+  // (listener.name.<l>.max.connections...) are not read by strand.
+  "max.connections",
+  "max.connections.per.ip",
+  "max.connections.per.ip.overrides",
+  "max.connection.creation.rate",
 ]);
 
 /** The dynamic values in force: this broker's and the cluster default's. */
@@ -124,6 +133,8 @@ export class DynamicBrokerConfig {
   private clusterDefault: ReadonlyMap<string, string> = new Map();
   /** The merged config (static + dynamic), parsed. */
   private current: BrokerConfig;
+  /** Told of the merged config after every change (the SocketServer takes its connection limits). */
+  readonly listeners: Array<(config: BrokerConfig) => void> = [];
 
   constructor(
     readonly staticConfig: BrokerConfig,
@@ -248,6 +259,7 @@ export class DynamicBrokerConfig {
       this.current = this.staticConfig;
     }
     Object.assign(this.logDefaults, logDefaultsOf(this.current));
+    for (const listener of this.listeners) listener(this.current);
   }
 
   /** The stored values strand applies: dynamic keys whose value parses (others logged, ignored). */
