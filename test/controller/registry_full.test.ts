@@ -1,7 +1,7 @@
 // The controller when the embedded registry's disk is full: an event whose write is refused
 // (ENOSPC on the journal) is logged at warn, not error, and read again later with a pause that
 // doubles while the registry keeps refusing (1 s, 2 s, 4 s, ...); a request that needs a write
-// (ElectLeaders) answers KAFKA_STORAGE_ERROR; once there is room the next resync does what the
+// (ElectLeaders, AlterPartitionReassignments) answers KAFKA_STORAGE_ERROR and leaves the cache as stored; once there is room the next resync does what the
 // failed event could not. The store is on disk, on the faulty platform.
 import assert from "node:assert/strict";
 import { test } from "node:test";
@@ -14,7 +14,7 @@ import { type ManualClock, withHarness } from "./harness.ts";
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-test("controller at a full registry disk: failed events are warned and retried with a growing pause, ElectLeaders answers KAFKA_STORAGE_ERROR, and the change is made once there is room", async () => {
+test("controller at a full registry disk: failed events are warned and retried with a growing pause, ElectLeaders and AlterPartitionReassignments answer KAFKA_STORAGE_ERROR (no move listed), and the change is made once there is room", async () => {
   const faulty = faultyPlatform(await loadPlatform());
   const { dir, cleanup } = tempDir();
   const logger = recordingLogger();
@@ -33,6 +33,9 @@ test("controller at a full registry disk: failed events are warned and retried w
       const [r] = await h.controller.electLeaders(1, [{ topic: "t", partition: 0 }]);
       assert.equal(r.errorCode, ErrorCode.KAFKA_STORAGE_ERROR);
       assert.match(r.errorMessage ?? "", /ENOSPC/);
+      const [m] = await h.controller.alterPartitionReassignments([{ topic: "t", partition: 1, replicas: [2, 3] }]);
+      assert.equal(m.errorCode, ErrorCode.KAFKA_STORAGE_ERROR, "AlterPartitionReassignments");
+      assert.deepEqual(h.controller.listPartitionReassignments(null), [], "no move is listed that was not stored");
 
       // Each resync fails too, and the next waits twice as long.
       const delays: number[] = [];
