@@ -7,7 +7,7 @@
 
 import { isTransientErrno } from "../log/mod.ts";
 import { registryStorageErrno } from "../registry/mod.ts";
-import { ErrorCode, type Logger } from "../util/mod.ts";
+import { ErrorCode, type Logger, storageErrorLogIntervalMs } from "../util/mod.ts";
 
 export interface RegistryWriteFailure {
   errorCode: number;
@@ -26,7 +26,21 @@ export function registryWriteFailure(e: unknown, what: string): RegistryWriteFai
   return { errorCode: ErrorCode.KAFKA_STORAGE_ERROR, errorMessage: `${what}: the registry could not store it (${why})${hint}`, transient };
 }
 
-/** Logs a registry storage failure: warn when it passes by itself, error when the disk failed. */
-export function logRegistryWriteFailure(logger: Logger, f: RegistryWriteFailure, fields: Record<string, unknown> = {}): void {
-  logger[f.transient ? "warn" : "error"]({ ...fields, reason: f.errorMessage }, "registry write refused");
+/** Per logger: when the last line was said, and how many were not said since. */
+const said = new WeakMap<Logger, { lastMs: number; notSaid: number }>();
+
+/**
+ * Logs a registry storage failure: warn when it passes by itself, error when the disk failed.
+ * Given the time (monotonic ms), at most one line per logger every storageErrorLogIntervalMs,
+ * with the count of those not said: paths that clients retry in a loop (a producer's metadata
+ * auto-creating a topic, 0.8-style offset commits) must not flood the log that has to say so.
+ */
+export function logRegistryWriteFailure(logger: Logger, f: RegistryWriteFailure, fields: Record<string, unknown> = {}, nowMs?: number): void {
+  const last = said.get(logger);
+  if (nowMs !== undefined && last !== undefined && nowMs - last.lastMs < storageErrorLogIntervalMs) {
+    last.notSaid++;
+    return;
+  }
+  logger[f.transient ? "warn" : "error"]({ ...fields, reason: f.errorMessage, notSaidSinceLast: last?.notSaid ?? 0 }, "registry write refused");
+  said.set(logger, { lastMs: nowMs ?? -Infinity, notSaid: 0 });
 }

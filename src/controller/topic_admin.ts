@@ -65,7 +65,7 @@ export class ZkTopicAdmin implements TopicAdmin {
   private storageFailure(e: unknown, what: string, fields: Record<string, unknown>): TopicOutcome | null {
     const f = registryWriteFailure(e, what);
     if (f === null) return null;
-    logRegistryWriteFailure(this.logger, f, fields);
+    logRegistryWriteFailure(this.logger, f, fields, this.platform.clock.monotonicMs());
     return fail(f.errorCode, f.errorMessage);
   }
 

@@ -33,7 +33,7 @@ export async function commitToRegistry(
       // The registry's disk is full: this offset is not committed (the one stored stays).
       const f = registryWriteFailure(e, `offset of ${o.topic}-${o.partition} for group ${groupId} not committed`);
       if (f === null) throw e;
-      logRegistryWriteFailure(s.logger, f, { group: groupId, topic: o.topic, partition: o.partition });
+      logRegistryWriteFailure(s.logger, f, { group: groupId, topic: o.topic, partition: o.partition }, s.clock.monotonicMs());
       out.push({ errorCode: f.errorCode });
     }
   }
