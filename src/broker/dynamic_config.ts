@@ -274,10 +274,24 @@ export class DynamicBrokerConfig {
         this.parseMerged(new Map(), new Map([[k, v]]));
         out.set(k, v);
       } catch (e) {
-        this.logger.warn({ entity: `brokers/${entity}`, key: k, err: (e as Error).message }, "invalid dynamic broker config; ignored");
+        // Some values are valid only with others (max.connections.per.ip=0 with overrides that
+        // the other entity holds): then the whole, as the change was validated, decides.
+        if (this.parsesWith(entity, stored)) out.set(k, v);
+        else this.logger.warn({ entity: `brokers/${entity}`, key: k, err: (e as Error).message }, "invalid dynamic broker config; ignored");
       }
     }
     return out;
+  }
+
+  /** Whether the entity's stored values parse together with the other entity's values in force. */
+  private parsesWith(entity: string, stored: ReadonlyMap<string, string>): boolean {
+    try {
+      if (entity === ConfigEntityName.Default) this.parseMerged(stored, this.perBroker);
+      else this.parseMerged(this.clusterDefault, stored);
+      return true;
+    } catch {
+      return false;
+    }
   }
 
   private async read(entity: string): Promise<{ configs: Map<string, string>; version: number | null }> {

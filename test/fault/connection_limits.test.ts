@@ -319,13 +319,19 @@ test("dynamic connection limits: IncrementalAlterConfigs lowers max.connections.
     open.push(viaOverride.c);
     assert.equal(viaOverride.ok, true, "the override raises this address's limit");
     assert.equal((await describeKey(admin, "max.connections.per.ip.overrides")).configSource, ConfigSource.DYNAMIC_DEFAULT_BROKER_CONFIG);
+    // max.connections.per.ip=0 is valid with the overrides the cluster default holds.
+    assert.deepEqual(await alterBroker(admin, "0", [["max.connections.per.ip", SET, "0"]]), { errorCode: 0, errorMessage: null });
+    assert.equal(b.broker.services.dynamicConfig.values.perBroker.get("max.connections.per.ip"), "0", "in force, not ignored");
     const fifth = await served(b.port);
     open.push(fifth.c);
     assert.equal(fifth.ok, false, "and holds at 4");
 
     // Raised: accepted again.
-    assert.equal((await alterBroker(admin, "", [["max.connections.per.ip.overrides", DELETE, null]])).errorCode, 0);
+    const orphaned = await alterBroker(admin, "", [["max.connections.per.ip.overrides", DELETE, null]]);
+    assert.equal(orphaned.errorCode, ErrorCode.INVALID_CONFIG, "the overrides that max.connections.per.ip=0 needs stay");
+    assert.match(orphaned.errorMessage ?? "", /max.connections.per.ip: 0 refuses every connection/);
     assert.equal((await alterBroker(admin, "0", [["max.connections.per.ip", SET, "10"]])).errorCode, 0);
+    assert.equal((await alterBroker(admin, "", [["max.connections.per.ip.overrides", DELETE, null]])).errorCode, 0);
     const raised = await served(b.port);
     open.push(raised.c);
     assert.equal(raised.ok, true, "accepted once the limit is raised");
