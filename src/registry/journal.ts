@@ -157,6 +157,7 @@ export class RegistryJournal {
   /** Empties the journal (after a snapshot that holds every record was made durable). */
   reset(): void {
     this.handle.truncate(header.length);
+    this.tornAt = null; // the torn tail went with the rest
     this.handle.sync();
     this.unsynced = false;
   }
