@@ -20,12 +20,14 @@
 //   what it changes, not the size of the tree. Watches fire at the group commit, before the
 //   callers resume: a watcher never sees a change that is not on disk. A read from another
 //   session in the same turn may see a change whose fsync is still pending.
-// - If the journal append fails, the transaction is undone and fails with SystemError (as
-//   before). If the fsync fails, the changes cannot be undone (others may have read them): every
+// - If the journal append fails (a full disk: ENOSPC, EDQUOT; no descriptor: EMFILE), the
+//   transaction is undone and fails with SystemError carrying the errno (RegistryError.ioCode),
+//   so callers answer it as a storage error; the next transaction is tried afresh. If the fsync fails, the changes cannot be undone (others may have read them): every
 //   waiting call fails with SystemError and the store refuses all later writes until reopened,
 //   as a database stops after a failed fsync (the kernel may have dropped the dirty pages).
 // - Once the journal is larger than registryJournalCompactBytes and than the last snapshot, the
-//   snapshot is rewritten (writeFileAtomic) after a group commit and the journal emptied. Open
+//   snapshot is rewritten (writeFileAtomic) after a group commit and the journal emptied; a
+//   rewrite that fails (a full disk) is tried again only after registryCompactRetryMs. Open
 //   reads the snapshot, then replays the journal records with a larger zxid (a crash between the
 //   two steps leaves records the snapshot already holds).
 //
