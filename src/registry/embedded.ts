@@ -51,7 +51,7 @@ import {
   silentLogger,
   utf8Bytes,
 } from "../util/mod.ts";
-import { isTransientErrno } from "../log/log_dir_failure.ts";
+import { isTransientErrno } from "../log/mod.ts";
 import { journalFileName, journalHeaderBytes, readJournal, RegistryJournal } from "./journal.ts";
 import {
   type CreateMode,
