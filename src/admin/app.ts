@@ -24,7 +24,8 @@
 //                                               broker configs (IncrementalAlterConfigs on a BROKER resource);
 //                                               scope "broker" (default: this broker, /config/brokers/<id>) or
 //                                               "cluster" (every broker, /config/brokers/<default>); only the
-//                                               log-default keys are dynamic, any other key is a 400 naming it
+//                                               log-default keys and the connection limits are dynamic, any other
+//                                               key is a 400 naming it
 //   POST   /v1/partitions/{t}/{p}/elect-leader preferred leader election by the controller (forwarded to it)
 //   PUT    /v1/log-level                       {level}: the process' log level, at once
 //   GET    /v1/stats                           per-topic messages/bytes in and bytes out since start, with clocks (for rates)
@@ -33,7 +34,9 @@
 //
 // Errors are {"error": message} with the status that says why: 400 bad input, 401 missing or
 // wrong token, 403 refused, 404 unknown, 409 conflict, 413 body too large, 501 not supported,
-// 503 not ready (while the broker starts or stops), 504 timed out, 500 a bug (logged).
+// 503 not ready (while the broker starts or stops; or a change the registry could not store for
+// lack of descriptors), 504 timed out, 507 a change the registry could not store because its
+// disk is full (nothing changed; try again once there is room), 500 a bug (logged).
 //
 // Mutating methods (POST, PUT, DELETE) need `Authorization: Bearer <admin.auth.token>` when a
 // token is configured; without one they are refused (403) unless every admin listener is on a
@@ -102,14 +105,18 @@ export interface AdminAppOptions {
 
 /** An error with its HTTP status, thrown by route code and rendered as {"error": message}. */
 class AdminError extends Error {
-  constructor(readonly status: 400 | 401 | 403 | 404 | 409 | 413 | 501 | 503 | 504, message: string, readonly extra: Record<string, unknown> = {}) {
+  constructor(readonly status: 400 | 401 | 403 | 404 | 409 | 413 | 501 | 503 | 504 | 507, message: string, readonly extra: Record<string, unknown> = {}) {
     super(message);
   }
 }
 
 /** The HTTP status for a Kafka error code from the topic and config admins. */
-function statusOf(code: number): AdminError["status"] | 500 {
+function statusOf(code: number, message: string | null = null): AdminError["status"] | 500 {
   switch (code) {
+    // The registry could not store the change: 507 Insufficient Storage when its disk is full,
+    // else 503 (out of descriptors, a failed disk): nothing was changed, try again later.
+    case ErrorCode.KAFKA_STORAGE_ERROR:
+      return /\b(ENOSPC|EDQUOT)\b/.test(message ?? "") ? 507 : 503;
     case ErrorCode.TOPIC_ALREADY_EXISTS:
       return 409;
     case ErrorCode.UNKNOWN_TOPIC_OR_PARTITION:
@@ -138,7 +145,7 @@ function statusOf(code: number): AdminError["status"] | 500 {
 }
 
 function failOutcome(outcome: { errorCode: number; errorMessage: string | null }): never {
-  const status = statusOf(outcome.errorCode);
+  const status = statusOf(outcome.errorCode, outcome.errorMessage);
   const message = outcome.errorMessage ?? errorName(outcome.errorCode);
   if (status === 500) throw new Error(`${errorName(outcome.errorCode)}: ${message}`);
   throw new AdminError(status, message, { code: errorName(outcome.errorCode) });
@@ -458,7 +465,13 @@ export function createAdminApp(source: AdminSource, options: AdminAppOptions): H
     if (r.errorCode === ErrorCode.NONE || r.errorCode === ErrorCode.ELECTION_NOT_NEEDED) {
       return c.json({ topic: t.name, partition: index, preferred_leader: p.replicas[0], leader: after?.leader ?? p.leader, result });
     }
-    const status = r.errorCode === ErrorCode.UNKNOWN_TOPIC_OR_PARTITION ? 404 : r.errorCode === ErrorCode.NOT_CONTROLLER ? 503 : 409;
+    const status = r.errorCode === ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
+      ? 404
+      : r.errorCode === ErrorCode.NOT_CONTROLLER
+      ? 503
+      : r.errorCode === ErrorCode.KAFKA_STORAGE_ERROR
+      ? statusOf(r.errorCode, r.errorMessage) as 503 | 507
+      : 409;
     throw new AdminError(status, r.errorMessage ?? `leader election for ${t.name}-${index} failed: ${result}`, { result });
   });
 

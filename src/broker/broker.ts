@@ -38,7 +38,7 @@ import { RequestDispatcher, type RequestObserver } from "./dispatch.ts";
 import { LocalControllerChannel } from "./local_channel.ts";
 import { MetadataCache } from "./metadata_cache.ts";
 import { createCoordinator, offsetsTopicEnsurer } from "./group_wiring.ts";
-import { type NetworkStats, SocketServer } from "./server.ts";
+import { type ConnectionLimits, type NetworkStats, SocketServer } from "./server.ts";
 import type { BrokerServices } from "./services.ts";
 
 /** Kafka's reserved.broker.max.id: generated broker ids start above it. */
@@ -168,14 +168,14 @@ export class Broker {
     metadata.clusterId = clusterId;
     const replicaManager = new ReplicaManager(brokerId, logManager, platform.clock, log, {
       replicaLagTimeMaxMs: config.replication.replicaLagTimeMaxMs,
-      isrWriter: registryIsrWriter(registry, log),
+      isrWriter: registryIsrWriter(registry, log, () => platform.clock.monotonicMs()),
     });
     let self: Broker | undefined;
     watchLogDirFailures(logManager, replicaManager, registry, brokerId, log, (dir) => {
       self?.failStop(new LogDirsFailedError(`every log dir has failed (${config.logDirs.join(",")}); the last was ${dir}`));
     });
-    const configAdmin = new ZkConfigAdmin(registry);
-    const topicAdmin = new ZkTopicAdmin(platform, registry, metadata);
+    const configAdmin = new ZkConfigAdmin(registry, log);
+    const topicAdmin = new ZkTopicAdmin(platform, registry, metadata, log);
     const coordinator = createCoordinator(platform, config, replicaManager, log);
     // The broker's own connections to other brokers log in as the inter-broker listener requires.
     const interBrokerSasl = config.security.interBrokerSasl ?? undefined;
@@ -247,11 +247,10 @@ export class Broker {
       socketRequestMaxBytes: config.socketRequestMaxBytes,
       connectionsMaxIdleMs: config.connectionsMaxIdleMs,
       queuedMaxRequestBytes: config.queuedMaxRequestBytes,
-      maxConnections: config.maxConnections,
-      maxConnectionsPerIp: config.maxConnectionsPerIp,
-      maxConnectionsPerIpOverrides: config.maxConnectionsPerIpOverrides,
-      maxConnectionCreationRate: config.maxConnectionCreationRate,
+      ...connectionLimitsOf(dynamicConfig.effective),
     }, dispatcher, log);
+    // The connection limits are dynamic broker configs: a change applies to the next connection.
+    dynamicConfig.listeners.push((effective) => server.setConnectionLimits(connectionLimitsOf(effective)));
     const bound = await server.start();
     try {
       brokerEpoch = await register(platform, config, registry, brokerId, bound);
@@ -355,6 +354,16 @@ export class Broker {
     }
     this.logger.info({}, "broker stopped");
   }
+}
+
+/** The SocketServer's connection limits in a (merged static and dynamic) config. */
+function connectionLimitsOf(config: BrokerConfig): ConnectionLimits {
+  return {
+    maxConnections: config.maxConnections,
+    maxConnectionsPerIp: config.maxConnectionsPerIp,
+    maxConnectionsPerIpOverrides: config.maxConnectionsPerIpOverrides,
+    maxConnectionCreationRate: config.maxConnectionCreationRate,
+  };
 }
 
 async function getOrCreateClusterId(platform: Platform, registry: Registry, configured: string | null): Promise<string> {

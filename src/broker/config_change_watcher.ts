@@ -19,7 +19,7 @@
 //   yet; they are logged and skipped.
 
 import type { ConfigAdmin } from "../controller/mod.ts";
-import { topicNameError } from "../controller/mod.ts";
+import { registryWriteFailure, topicNameError } from "../controller/mod.ts";
 import { effectiveLogConfig, type TopicLogConfig } from "../log/mod.ts";
 import type { Clock } from "../platform/mod.ts";
 import {
@@ -159,7 +159,12 @@ export class ConfigChangeWatcher {
       await this.registry.delete(path);
     } catch (e) {
       // Another broker purged it first.
-      if (!(e instanceof RegistryError && e.code === "NoNode")) throw e;
+      if (e instanceof RegistryError && e.code === "NoNode") return;
+      // The registry's disk is full: the notice stays, to be purged at a later round; the
+      // changes of this round are still applied.
+      const f = registryWriteFailure(e, `expired config change notification ${path} not deleted`);
+      if (f === null) throw e;
+      this.logger[f.transient ? "warn" : "error"]({ path, reason: f.errorMessage }, "config change notification not purged");
     }
   }
 }

@@ -8,6 +8,8 @@
 //   /config/changes/config_change_<10 digits>   {"version":2,"entity_path":"brokers/<id>"} (or brokers/<default>)
 //
 // Every broker's ConfigChangeWatcher re-reads the node a notification names and calls reload().
+// Besides the log defaults, the connection limits (max.connections, max.connections.per.ip and its
+// overrides, max.connection.creation.rate) are dynamic: the SocketServer listens for changes.
 // Precedence, per key: this broker's dynamic value > the cluster default's > server.properties >
 // Kafka's default. From the merged keys a BrokerConfig is parsed again, and its log defaults are
 // written into the one TopicLogConfig object the LogManager, the LocalControllerChannel and the
@@ -23,6 +25,7 @@
 //   with INVALID_CONFIG naming the key) before anything is written.
 // - The maps here are replaced, never mutated, so a describe sees one consistent version.
 
+import { logRegistryWriteFailure, registryWriteFailure } from "../controller/mod.ts";
 import { effectiveLogConfig, type TopicLogConfig } from "../log/mod.ts";
 import {
   ConfigEntityChangeNotificationSequenceZNode,
@@ -65,6 +68,13 @@ export const dynamicBrokerConfigKeys: ReadonlySet<string> = new Set([
   "message.max.bytes",
   "min.insync.replicas",
   "unclean.leader.election.enable",
+  // Kafka's DynamicConnectionQuota: applied to the next connection accepted; the connections
+  // already open stay (a lower max.connections closes none). The per-listener forms
+  // (listener.name.<l>.max.connections...) are not read by strand.
+  "max.connections",
+  "max.connections.per.ip",
+  "max.connections.per.ip.overrides",
+  "max.connection.creation.rate",
 ]);
 
 /** The dynamic values in force: this broker's and the cluster default's. */
@@ -123,6 +133,8 @@ export class DynamicBrokerConfig {
   private clusterDefault: ReadonlyMap<string, string> = new Map();
   /** The merged config (static + dynamic), parsed. */
   private current: BrokerConfig;
+  /** Told of the merged config after every change (the SocketServer takes its connection limits). */
+  readonly listeners: Array<(config: BrokerConfig) => void> = [];
 
   constructor(
     readonly staticConfig: BrokerConfig,
@@ -200,7 +212,11 @@ export class DynamicBrokerConfig {
       } catch (e) {
         if (!(e instanceof RegistryError)) throw e;
         if (e.code === "BadVersion" || e.code === "NodeExists" || e.code === "NoNode") continue;
-        throw e;
+        // The disk is full: nothing was written, and the values in force stay as they were.
+        const f = registryWriteFailure(e, `The dynamic config of ${resourceText(resourceName)} was not changed`);
+        if (f === null) throw e;
+        logRegistryWriteFailure(this.logger, f, { entity: `brokers/${entity}` });
+        return { errorCode: f.errorCode, errorMessage: f.errorMessage };
       }
     }
     return { errorCode: ErrorCode.UNKNOWN_SERVER_ERROR, errorMessage: `the dynamic config of broker ${entity} kept changing under this request; try again` };
@@ -243,6 +259,7 @@ export class DynamicBrokerConfig {
       this.current = this.staticConfig;
     }
     Object.assign(this.logDefaults, logDefaultsOf(this.current));
+    for (const listener of this.listeners) listener(this.current);
   }
 
   /** The stored values strand applies: dynamic keys whose value parses (others logged, ignored). */
@@ -257,10 +274,24 @@ export class DynamicBrokerConfig {
         this.parseMerged(new Map(), new Map([[k, v]]));
         out.set(k, v);
       } catch (e) {
-        this.logger.warn({ entity: `brokers/${entity}`, key: k, err: (e as Error).message }, "invalid dynamic broker config; ignored");
+        // Some values are valid only with others (max.connections.per.ip=0 with overrides that
+        // the other entity holds): then the whole, as the change was validated, decides.
+        if (this.parsesWith(entity, stored)) out.set(k, v);
+        else this.logger.warn({ entity: `brokers/${entity}`, key: k, err: (e as Error).message }, "invalid dynamic broker config; ignored");
       }
     }
     return out;
+  }
+
+  /** Whether the entity's stored values parse together with the other entity's values in force. */
+  private parsesWith(entity: string, stored: ReadonlyMap<string, string>): boolean {
+    try {
+      if (entity === ConfigEntityName.Default) this.parseMerged(stored, this.perBroker);
+      else this.parseMerged(this.clusterDefault, stored);
+      return true;
+    } catch {
+      return false;
+    }
   }
 
   private async read(entity: string): Promise<{ configs: Map<string, string>; version: number | null }> {

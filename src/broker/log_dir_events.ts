@@ -4,6 +4,7 @@
 // {"version":1,"broker":<id>,"event":1}), and when no dir is left the broker stops, as Kafka
 // halts. Dirs already offline at start-up are reported the same way, once the broker is up.
 
+import { registryWriteFailure } from "../controller/mod.ts";
 import type { LogManager } from "../log/mod.ts";
 import { LogDirEventNotificationSequenceZNode, type Registry } from "../registry/mod.ts";
 import type { ReplicaManager } from "../replication/mod.ts";
@@ -21,7 +22,9 @@ export function watchLogDirFailures(
     const path = LogDirEventNotificationSequenceZNode.path();
     registry.create(path, LogDirEventNotificationSequenceZNode.encode(brokerId), "persistent-sequential").then(
       (created) => logger.info({ znode: created }, "told the controller of a log dir failure"),
-      (e) => logger.error({ znode: path, err: (e as Error).message }, "cannot tell the controller of a log dir failure"),
+      // The controller only logs these; the broker itself reports its offline replicas. A full
+      // registry disk is said at warn, as every refused registry write is.
+      (e) => logger[registryWriteFailure(e, "")?.transient ? "warn" : "error"]({ znode: path, err: (e as Error).message }, "cannot tell the controller of a log dir failure"),
     );
   };
   logManager.dirFailureListeners.push((dir, partitions) => {

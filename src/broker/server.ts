@@ -51,7 +51,22 @@ export interface ConnectionInfo {
 /** The principal of a connection nobody authenticated (Kafka's KafkaPrincipal.ANONYMOUS). */
 export const anonymousPrincipal = "User:ANONYMOUS";
 
-export interface ServerOptions {
+/**
+ * The limits on accepting connections; dynamic broker configs, so they may change while the
+ * server runs (setConnectionLimits): a change applies to the next connection accepted, and
+ * closes none that is open (Kafka's DynamicConnectionQuota does the same).
+ */
+export interface ConnectionLimits {
+  /** max.connections: open connections across the listeners; past it, new ones are closed. */
+  maxConnections?: number;
+  /** max.connections.per.ip, and its overrides by address. */
+  maxConnectionsPerIp?: number;
+  maxConnectionsPerIpOverrides?: Map<string, number>;
+  /** max.connection.creation.rate: connections accepted per second; the excess waits its turn. */
+  maxConnectionCreationRate?: number;
+}
+
+export interface ServerOptions extends ConnectionLimits {
   /** `sasl` set: the listener speaks SASL (SASL_PLAINTEXT), and every connection authenticates first. */
   listeners: { name: string; host: string; port: number; sasl?: SaslServerSettings }[];
   /** connection.failed.authentication.delay.ms: how long the answer to a failed login waits. */
@@ -61,13 +76,6 @@ export interface ServerOptions {
   connectionsMaxIdleMs: number;
   /** queued.max.request.bytes resolved: Infinity when unbounded. At least socketRequestMaxBytes. */
   queuedMaxRequestBytes?: number;
-  /** max.connections: open connections across the listeners; past it, new ones are closed. */
-  maxConnections?: number;
-  /** max.connections.per.ip, and its overrides by address. */
-  maxConnectionsPerIp?: number;
-  maxConnectionsPerIpOverrides?: Map<string, number>;
-  /** max.connection.creation.rate: connections accepted per second; the excess waits its turn. */
-  maxConnectionCreationRate?: number;
 }
 
 export interface NetworkStats {
@@ -115,6 +123,8 @@ export class SocketServer {
   private stopping = false;
   readonly pool: MemoryPool;
   private readonly throttle: ConnectionThrottle;
+  /** The connection limits in force (replaced whole by setConnectionLimits). */
+  private limits: ConnectionLimits;
   /** Connections refused at accept since the last line said so (one line per 10 s at most). */
   private refused = { count: 0, lastLogMs: -Infinity, reasons: new Map<string, number>() };
   /** Connections refused at accept since start, by the limit that refused them (for /metrics). */
@@ -131,6 +141,21 @@ export class SocketServer {
     // A frame is reserved with its 4-byte size prefix, which socket.request.max.bytes does not count.
     this.pool = new MemoryPool(Math.max(queued, options.socketRequestMaxBytes + 4));
     this.throttle = new ConnectionThrottle(platform, options.maxConnectionCreationRate ?? Infinity);
+    this.limits = { ...options };
+  }
+
+  /** New connection limits (a dynamic config changed): for the next connection; open ones stay. */
+  setConnectionLimits(limits: ConnectionLimits): void {
+    const text = (l: ConnectionLimits) => ({
+      maxConnections: l.maxConnections ?? Infinity,
+      maxConnectionsPerIp: l.maxConnectionsPerIp ?? Infinity,
+      maxConnectionsPerIpOverrides: [...(l.maxConnectionsPerIpOverrides ?? new Map())].map(([ip, n]) => `${ip}:${n}`).join(","),
+      maxConnectionCreationRate: l.maxConnectionCreationRate ?? Infinity,
+    });
+    const was = JSON.stringify(text(this.limits));
+    this.limits = { ...limits };
+    this.throttle.setRate(limits.maxConnectionCreationRate ?? Infinity);
+    if (JSON.stringify(text(limits)) !== was) this.logger.info({ ...text(limits), connections: this.connections.size }, "connection limits changed");
   }
 
   /** Connections open now (accepted and not yet closed). */
@@ -166,11 +191,12 @@ export class SocketServer {
     if (this.stopping) return conn.close();
     const ip = normalizeIp(conn.remoteAddress);
     const ipCount = this.perIp.get(ip) ?? 0;
-    const ipMax = this.options.maxConnectionsPerIpOverrides?.get(ip) ?? this.options.maxConnectionsPerIp ?? Infinity;
+    const limits = this.limits;
+    const ipMax = limits.maxConnectionsPerIpOverrides?.get(ip) ?? limits.maxConnectionsPerIp ?? Infinity;
     // Kafka blocks its acceptor at max.connections (the kernel backlog then fills and refuses);
     // strand has no accept to hold back, so the connection is closed, as Kafka closes one over
     // max.connections.per.ip.
-    if (this.connections.size >= (this.options.maxConnections ?? Infinity)) return this.refuse(conn, ip, "max.connections");
+    if (this.connections.size >= (limits.maxConnections ?? Infinity)) return this.refuse(conn, ip, "max.connections");
     if (ipCount >= ipMax) return this.refuse(conn, ip, "max.connections.per.ip");
     this.connections.add(conn);
     this.perIp.set(ip, ipCount + 1);
@@ -525,9 +551,26 @@ class ConnectionThrottle {
   private timer: { cancel(): void } | null = null;
   private stopped = false;
 
-  constructor(private readonly platform: Platform, private readonly ratePerSec: number) {
+  constructor(private readonly platform: Platform, private ratePerSec: number) {
     this.tokens = Math.max(1, ratePerSec);
     this.lastMs = platform.clock.monotonicMs();
+  }
+
+  /** A new rate (dynamic config): the bucket keeps what it earned at the old one, capped to the new. */
+  setRate(ratePerSec: number): void {
+    if (ratePerSec === this.ratePerSec) return;
+    if (this.ratePerSec !== Infinity) this.refill();
+    this.ratePerSec = ratePerSec;
+    this.tokens = ratePerSec === Infinity ? 1 : Math.min(this.tokens, Math.max(1, ratePerSec));
+    this.lastMs = this.platform.clock.monotonicMs();
+    // The waiting connections' turn is computed again at the new rate.
+    this.timer?.cancel();
+    this.timer = null;
+    if (ratePerSec === Infinity) {
+      for (const w of this.waiting.splice(0)) w.accept();
+      return;
+    }
+    this.schedule();
   }
 
   admit(conn: Connection, accept: () => void): void {

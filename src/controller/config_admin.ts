@@ -19,7 +19,8 @@ import {
   RegistryError,
   TopicZNode,
 } from "../registry/mod.ts";
-import { configWriteAttemptsMax, ErrorCode } from "../util/mod.ts";
+import { configWriteAttemptsMax, ErrorCode, type Logger, silentLogger } from "../util/mod.ts";
+import { logRegistryWriteFailure, registryWriteFailure } from "./registry_failure.ts";
 import type { TopicOutcome } from "./topic_admin.ts";
 import { topicNameError } from "./topic_names.ts";
 import { readTopicConfigVersioned, type VersionedTopicConfig } from "./zk_reads.ts";
@@ -48,7 +49,7 @@ export function topicEntityPath(topic: string): string {
 }
 
 export class ZkConfigAdmin implements ConfigAdmin {
-  constructor(private readonly registry: Registry) {}
+  constructor(private readonly registry: Registry, private readonly logger: Logger = silentLogger) {}
 
   async topicOverrides(topic: string): Promise<Record<string, string> | null> {
     if (topicNameError(topic) !== null) return null;
@@ -86,7 +87,11 @@ export class ZkConfigAdmin implements ConfigAdmin {
         if (e.code === "NoNode" && e.path === TopicZNode.path(topic)) return unknownTopic(topic);
         // Someone else changed (or created, or removed) the config node since it was read.
         if (e.code === "BadVersion" || e.code === "NodeExists" || e.code === "NoNode") continue;
-        throw e;
+        // The disk is full: neither the config nor its notification was written (one multi).
+        const f = registryWriteFailure(e, `The config of topic ${topic} was not changed`);
+        if (f === null) throw e;
+        logRegistryWriteFailure(this.logger, f, { topic });
+        return fail(f.errorCode, f.errorMessage);
       }
     }
     return fail(ErrorCode.UNKNOWN_SERVER_ERROR, `the config of topic ${topic} kept changing under this request; try again`);

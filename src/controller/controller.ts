@@ -32,6 +32,7 @@ import type { Clock, Timer } from "../platform/mod.ts";
 import {
   ControllerEpochZNode,
   ControllerZNode,
+  DeleteTopicsZNode,
   PreferredReplicaElectionZNode,
   type Registry,
   RegistryError,
@@ -39,7 +40,7 @@ import {
   type Watcher,
   type WatchEvent,
 } from "../registry/mod.ts";
-import { ErrorCode } from "../util/mod.ts";
+import { controllerResyncBackoffMaxMs, ErrorCode } from "../util/mod.ts";
 import type { Logger } from "../util/mod.ts";
 import { BrokerEvents } from "./broker_events.ts";
 import type { ControllerChannel } from "./channel.ts";
@@ -57,6 +58,7 @@ import { NotificationEvents } from "./notifications.ts";
 import { PartitionStateMachine } from "./partition_states.ts";
 import { type PartitionReassigner, targetReplicas } from "./reassignment.ts";
 import { ReassignmentEvents } from "./reassignment_events.ts";
+import { registryWriteFailure } from "./registry_failure.ts";
 import { ControllerMovedError, ControllerStore } from "./store.ts";
 import { TopicEvents } from "./topic_events.ts";
 import { getDataOrNull } from "./zk_reads.ts";
@@ -112,6 +114,8 @@ export class KafkaController {
   private watchers = new Map<string, Watcher>();
   private rebalanceTimer: Timer | null = null;
   private resyncPending = false;
+  /** The pause before the next resync: doubles while the registry keeps refusing writes. */
+  private resyncBackoffMs = resyncDelayMs;
   private readonly controllerWatcher: Watcher = () => void this.enqueue("ControllerChange", () => this.onControllerChange());
 
   constructor(
@@ -150,8 +154,12 @@ export class KafkaController {
             this.scheduleResync();
           }
         } else {
-          this.logger.error({ event: name, err: e instanceof Error ? e.stack : String(e) }, "controller event failed");
-          this.scheduleResync();
+          // The registry's disk is full: what was written stays (each write is whole), the rest
+          // is done by the resync once there is room. Said at warn: it passes by itself.
+          const storage = registryWriteFailure(e, `controller event ${name}`);
+          if (storage?.transient) this.logger.warn({ event: name, reason: storage.errorMessage }, "controller event failed: the registry refused a write; state is read again later");
+          else this.logger.error({ event: name, err: e instanceof Error ? e.stack : String(e) }, "controller event failed");
+          this.scheduleResync(storage !== null);
         }
         return fallback(e);
       }
@@ -319,20 +327,27 @@ export class KafkaController {
    * keeping its epoch (its fence is still valid); an inactive one looks at /controller again (an
    * election whose answer was lost may have made it the owner).
    */
-  private scheduleResync(): void {
+  private scheduleResync(storageFailure = false): void {
     if (this.stopped || this.resyncPending) return;
     this.resyncPending = true;
+    const delayMs = this.resyncBackoffMs;
+    // While the registry keeps refusing writes (a full disk), each resync would re-send every
+    // partition's state: back off, and start over at 1 s once one succeeds.
+    this.resyncBackoffMs = storageFailure ? Math.min(delayMs * 2, controllerResyncBackoffMaxMs) : resyncDelayMs;
     this.clock.setTimeout(() => {
       void this.enqueue("Resync", async () => {
         this.resyncPending = false;
-        if (!this.active || this.term === null) return await this.onControllerChange();
-        const before = [...this.term.ctx.liveBrokers.keys()];
-        this.becomeActive(this.term.ctx.store.epochZkVersion);
-        this.logger.warn({ controllerEpoch: this.epoch }, "controller state read again after a failed event");
-        await this.onControllerFailover();
-        for (const id of before) if (!this.c.liveBrokers.has(id)) this.channel.removeBroker?.(id);
+        if (!this.active || this.term === null) await this.onControllerChange();
+        else {
+          const before = [...this.term.ctx.liveBrokers.keys()];
+          this.becomeActive(this.term.ctx.store.epochZkVersion);
+          this.logger.warn({ controllerEpoch: this.epoch }, "controller state read again after a failed event");
+          await this.onControllerFailover();
+          for (const id of before) if (!this.c.liveBrokers.has(id)) this.channel.removeBroker?.(id);
+        }
+        if (!this.resyncPending) this.resyncBackoffMs = resyncDelayMs;
       });
-    }, resyncDelayMs);
+    }, delayMs);
   }
 
   private get t(): Term {
@@ -360,7 +375,10 @@ export class KafkaController {
     const ctx = t.ctx;
     await t.brokers.loadLiveBrokers();
     await t.topics.loadAll();
-    await t.states.initPartitions(ctx.allPartitions().filter((s) => s.partitionEpoch < 0));
+    // A topic queued for deletion gets no new state: a deletion cut short (the registry's disk
+    // full) removed some of its states already, and the deletion below finishes it.
+    const deleting = new Set(await this.registry.getChildren(DeleteTopicsZNode.path).catch(() => [] as string[]));
+    await t.states.initPartitions(ctx.allPartitions().filter((s) => s.partitionEpoch < 0 && !deleting.has(s.topic)));
     await t.states.reconcile(ctx.allPartitions());
     // Every live broker hears the whole state of its partitions, and the whole metadata.
     ctx.sendLeaderAndIsr(ctx.liveBrokers.keys(), ctx.allPartitions());
@@ -382,7 +400,7 @@ export class KafkaController {
     return this.call<{ errorCode: number; remaining: TopicPartitionRef[] }>("ControlledShutdown", async () => {
       if (!this.active) return { errorCode: ErrorCode.NOT_CONTROLLER, remaining: [] };
       return await this.t.brokers.controlledShutdown(brokerId, brokerEpoch);
-    }, (e) => ({ errorCode: e === null ? ErrorCode.NOT_CONTROLLER : ErrorCode.UNKNOWN_SERVER_ERROR, remaining: [] }));
+    }, (e) => ({ errorCode: failureCode(e), remaining: [] }));
   }
 
   // --- leader elections on request ---------------------------------------------------------------
@@ -398,8 +416,8 @@ export class KafkaController {
       return await this.electLeadersNow(electionType, asked);
     }, (e) => (partitions ?? []).map((tp) => ({
       ...ref(tp),
-      errorCode: e === null ? ErrorCode.NOT_CONTROLLER : ErrorCode.UNKNOWN_SERVER_ERROR,
-      errorMessage: null,
+      errorCode: failureCode(e),
+      errorMessage: registryWriteFailure(e, "Leader election failed")?.errorMessage ?? null,
     })));
   }
 
@@ -460,7 +478,11 @@ export class KafkaController {
       const out: PartitionResult[] = [];
       for (const r of reqs) out.push({ ...ref(r), ...(await this.t.reassignments.alterReassignment(r.topic, r.partition, r.replicas)) });
       return out;
-    }, (e) => reqs.map((r) => ({ ...ref(r), errorCode: e === null ? ErrorCode.NOT_CONTROLLER : ErrorCode.UNKNOWN_SERVER_ERROR, errorMessage: null })));
+    }, (e) => reqs.map((r) => ({
+      ...ref(r),
+      errorCode: failureCode(e),
+      errorMessage: registryWriteFailure(e, "The reassignment was not stored")?.errorMessage ?? null,
+    })));
   }
 
   /** ListPartitionReassignments (46): the moves in progress, among `parts` (null: all). */
@@ -468,4 +490,14 @@ export class KafkaController {
     if (!this.active || this.term === null) return [];
     return this.term.reassignments.listPartitionReassignments(parts);
   }
+}
+
+/**
+ * The code a request answers when its controller event failed: NOT_CONTROLLER when it did not
+ * run (stopped), KAFKA_STORAGE_ERROR when the registry could not store a change, else
+ * UNKNOWN_SERVER_ERROR.
+ */
+function failureCode(e: unknown): number {
+  if (e === null) return ErrorCode.NOT_CONTROLLER;
+  return registryWriteFailure(e, "")?.errorCode ?? ErrorCode.UNKNOWN_SERVER_ERROR;
 }

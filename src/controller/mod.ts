@@ -19,3 +19,4 @@ export * from "./controller_channel.ts";
 export * from "./elect_leaders.ts";
 export * from "./topic_admin.ts";
 export * from "./topic_names.ts";
+export * from "./registry_failure.ts";

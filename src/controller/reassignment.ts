@@ -82,7 +82,14 @@ export class PartitionReassigner {
     this.logger.info({ topic, partition, target, adding, removing, dropped: unneeded }, "partition reassignment started");
     // The znode first: a controller failing over from here on resumes the move.
     this.ctx.setPartition({ ...cur, replicas: rs, addingReplicas: adding, removingReplicas: removing });
-    await this.hooks.writeAssignment(topic);
+    try {
+      await this.hooks.writeAssignment(topic);
+    } catch (e) {
+      // Not stored (the registry's disk full): the cache shows what the registry holds, so
+      // ListPartitionReassignments does not list a move that never started.
+      if (this.ctx.partition(topic, partition)?.addingReplicas === adding) this.ctx.setPartition(cur);
+      throw e;
+    }
     await this.hooks.watchState(topic, partition);
     const online = this.ctx.isOnline;
     const r = await this.ctx.updateStates([this.ctx.partition(topic, partition)!], (s) => {

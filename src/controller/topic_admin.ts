@@ -12,8 +12,9 @@ import {
   RegistryError,
   TopicZNode,
 } from "../registry/mod.ts";
-import { configWriteAttemptsMax, ErrorCode, KafkaError, partitionsPerTopicMax, randomUuid } from "../util/mod.ts";
+import { configWriteAttemptsMax, ErrorCode, KafkaError, type Logger, partitionsPerTopicMax, randomUuid, silentLogger } from "../util/mod.ts";
 import { assignmentError, assignReplicasToBrokers } from "./assignment.ts";
+import { logRegistryWriteFailure, registryWriteFailure } from "./registry_failure.ts";
 import { collidingTopic, topicNameError } from "./topic_names.ts";
 import { getDataOrNull, readLiveBrokers, readTopicNames } from "./zk_reads.ts";
 
@@ -57,7 +58,16 @@ export class ZkTopicAdmin implements TopicAdmin {
     private readonly platform: Platform,
     private readonly registry: Registry,
     private readonly metadata: TopicMetadataView,
+    private readonly logger: Logger = silentLogger,
   ) {}
+
+  /** A registry write refused for lack of disk (or a failed disk): logged, answered KAFKA_STORAGE_ERROR. */
+  private storageFailure(e: unknown, what: string, fields: Record<string, unknown>): TopicOutcome | null {
+    const f = registryWriteFailure(e, what);
+    if (f === null) return null;
+    logRegistryWriteFailure(this.logger, f, fields, this.platform.clock.monotonicMs());
+    return fail(f.errorCode, f.errorMessage);
+  }
 
   async createTopic(spec: CreateTopicSpec, validateOnly: boolean, timeoutMs: number): Promise<TopicOutcome> {
     const nameError = topicNameError(spec.name);
@@ -107,11 +117,8 @@ export class ZkTopicAdmin implements TopicAdmin {
         return fail(ErrorCode.TOPIC_ALREADY_EXISTS, `Topic '${spec.name}' already exists.`);
       }
       // The registry could not store it (the embedded registry's disk is full): nothing was
-      // created; the client gets Kafka's answer to an unexpected failure, not a closed connection.
-      if (e instanceof RegistryError && e.code === "SystemError") {
-        return fail(ErrorCode.UNKNOWN_SERVER_ERROR, `Topic '${spec.name}' was not created: ${e.message}`);
-      }
-      throw e;
+      // created (the multi is undone whole).
+      return this.storageFailure(e, `Topic '${spec.name}' was not created`, { topic: spec.name }) ?? throwIt(e);
     }
     const n = assignment.size;
     const ready = await this.metadata.waitUntil(
@@ -154,7 +161,8 @@ export class ZkTopicAdmin implements TopicAdmin {
       } catch (e) {
         if (e instanceof RegistryError && e.code === "BadVersion") continue;
         if (e instanceof RegistryError && e.code === "NoNode") return fail(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, `The topic '${topic}' does not exist.`);
-        throw e;
+        // The assignment stays as it was: no partition was added.
+        return this.storageFailure(e, `The partitions of topic '${topic}' were not created`, { topic, count }) ?? throwIt(e);
       }
       if (timeoutMs <= 0) return ok;
       const ready = await this.metadata.waitUntil(
@@ -233,7 +241,10 @@ export class ZkTopicAdmin implements TopicAdmin {
     try {
       await this.registry.create(DeleteTopicsTopicZNode.path(name), DeleteTopicsTopicZNode.encode());
     } catch (e) {
-      if (!(e instanceof RegistryError && e.code === "NodeExists")) throw e;
+      if (!(e instanceof RegistryError && e.code === "NodeExists")) {
+        // Not queued for deletion: the topic stays whole.
+        return this.storageFailure(e, `Topic '${name}' was not marked for deletion`, { topic: name }) ?? throwIt(e);
+      }
     }
     const gone = await this.metadata.waitUntil(
       () => this.metadata.getTopic(name) === undefined,
@@ -248,6 +259,10 @@ export class ZkTopicAdmin implements TopicAdmin {
     this.platform.randomBytes(b);
     return new DataView(b.buffer).getUint32(0) % n;
   }
+}
+
+function throwIt(e: unknown): never {
+  throw e;
 }
 
 /** A KafkaError's message without the error name its constructor puts in front. */

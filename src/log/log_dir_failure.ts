@@ -42,6 +42,16 @@ export function storageErrorKind(e: Error & { code: string }): StorageErrorKind 
   return "failed";
 }
 
+/** An errno that says the process or the volume is out of something for now (see above), not that the disk failed. */
+export function isTransientErrno(code: string): boolean {
+  return resourceErrorCodes.has(code) || noSpaceErrorCodes.has(code);
+}
+
+/** ENOSPC or EDQUOT: the volume or the quota is full. */
+export function isNoSpaceErrno(code: string): boolean {
+  return noSpaceErrorCodes.has(code);
+}
+
 /** An I/O error that must not take its dir offline (resource exhaustion, a full volume). */
 export function isTransientIoError(e: unknown): e is Error & { code: string } {
   return isIoError(e) && storageErrorKind(e) !== "failed";

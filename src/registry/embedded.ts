@@ -20,12 +20,14 @@
 //   what it changes, not the size of the tree. Watches fire at the group commit, before the
 //   callers resume: a watcher never sees a change that is not on disk. A read from another
 //   session in the same turn may see a change whose fsync is still pending.
-// - If the journal append fails, the transaction is undone and fails with SystemError (as
-//   before). If the fsync fails, the changes cannot be undone (others may have read them): every
+// - If the journal append fails (a full disk: ENOSPC, EDQUOT; no descriptor: EMFILE), the
+//   transaction is undone and fails with SystemError carrying the errno (RegistryError.ioCode),
+//   so callers answer it as a storage error; the next transaction is tried afresh. If the fsync fails, the changes cannot be undone (others may have read them): every
 //   waiting call fails with SystemError and the store refuses all later writes until reopened,
 //   as a database stops after a failed fsync (the kernel may have dropped the dirty pages).
 // - Once the journal is larger than registryJournalCompactBytes and than the last snapshot, the
-//   snapshot is rewritten (writeFileAtomic) after a group commit and the journal emptied. Open
+//   snapshot is rewritten (writeFileAtomic) after a group commit and the journal emptied; a
+//   rewrite that fails (a full disk) is tried again only after registryCompactRetryMs. Open
 //   reads the snapshot, then replays the journal records with a larger zxid (a crash between the
 //   two steps leaves records the snapshot already holds).
 //
@@ -40,9 +42,11 @@ import {
   assert,
   type Logger,
   nodeDataBytesMax,
+  registryCompactRetryMs,
   registryJournalCompactBytes,
   silentLogger,
 } from "../util/mod.ts";
+import { isTransientErrno } from "../log/mod.ts";
 import { EmbeddedSession } from "./embedded_session.ts";
 import { journalFileName, journalHeaderBytes, readJournal, RegistryJournal } from "./journal.ts";
 import { baseName, parentPath, validatePath } from "./paths.ts";
@@ -105,6 +109,10 @@ export class EmbeddedRegistryStore {
   private journalCompactBytes = registryJournalCompactBytes;
   /** Why writes are refused for good (a failed fsync), or null. */
   private broken: string | null = null;
+  /** The errno of the failed fsync ("EIO" when it had none). */
+  private brokenErrno = "EIO";
+  /** A failed snapshot rewrite (disk full) is not tried again before this time. */
+  private compactRetryAtMs = -Infinity;
   // The group commit: watch deliveries and callers waiting for the next fsync.
   private pendingDeliveries: Array<[Watcher, WatchEvent]> = [];
   private waiters: Array<{ resolve: () => void; reject: (e: unknown) => void }> = [];
@@ -196,7 +204,7 @@ export class EmbeddedRegistryStore {
    * the caller then awaits committed() before reporting success.
    */
   applyOps(owner: bigint, ops: readonly Op[], inMulti: boolean): OpResult[] {
-    if (this.broken !== null) throw new RegistryError("SystemError", String(this.journalPath), this.broken);
+    if (this.broken !== null) throw new RegistryError("SystemError", String(this.journalPath), this.broken, this.brokenErrno);
     const txn = new Txn(this.lastZxid + 1n, this.clock.nowMs());
     let results: OpResult[];
     try {
@@ -252,10 +260,9 @@ export class EmbeddedRegistryStore {
     try {
       if (this.broken === null) this.journal?.append(journalRecord(txn.zxid, txn.touched, this.nodes));
     } catch (e) {
-      this.logger.error(
-        { err: String(e), file: this.journalPath },
-        "registry journal write failed on session close",
-      );
+      // A full disk passes: warn. Anything else says the disk itself is failing.
+      const level = isTransientErrno(errnoOf(e) ?? "") ? "warn" : "error";
+      this.logger[level]({ err: String(e), file: this.journalPath }, "registry journal write failed on session close");
     }
     this.commit(txn);
   }
@@ -430,12 +437,13 @@ export class EmbeddedRegistryStore {
         await this.journal.sync();
       } catch (e) {
         this.broken = `registry journal fsync failed (${e}); the broker must be restarted`;
+        this.brokenErrno = errnoOf(e) ?? "EIO";
         this.logger.error({ err: String(e), file: this.journalPath }, "registry journal fsync failed; refusing registry writes");
       }
       this.syncing = false;
       if (this.broken === null) this.maybeCompact();
     }
-    const failure = this.broken === null ? null : new RegistryError("SystemError", String(this.journalPath), this.broken);
+    const failure = this.broken === null ? null : new RegistryError("SystemError", String(this.journalPath), this.broken, this.brokenErrno);
     if (deliveries.length > 0) this.deliver(deliveries);
     for (const w of waiters) {
       if (failure === null) w.resolve();
@@ -462,7 +470,9 @@ export class EmbeddedRegistryStore {
     try {
       this.journal.append(journalRecord(txn.zxid, txn.touched, this.nodes));
     } catch (e) {
-      throw new RegistryError("SystemError", String(this.journalPath), `journal write failed: ${e}`);
+      // Nothing was stored (the append is cut off again): the change is undone by the caller and
+      // may be made again once the disk has room or descriptors are free.
+      throw new RegistryError("SystemError", String(this.journalPath), `journal write failed: ${e}`, errnoOf(e) ?? "EIO");
     }
   }
 
@@ -476,6 +486,8 @@ export class EmbeddedRegistryStore {
     if (journal === null || this.fs === null || this.snapshotPath === null) return;
     const size = journal.size();
     if (size < this.journalCompactBytes || size < this.snapshotBytesLast) return;
+    // After a failed rewrite (a full disk), not at every commit: each try writes the whole tree.
+    if (this.clock.nowMs() < this.compactRetryAtMs) return;
     this.compact();
   }
 
@@ -487,8 +499,13 @@ export class EmbeddedRegistryStore {
       this.fs.writeFileAtomic(this.snapshotPath, bytes);
       this.snapshotBytesLast = bytes.length;
       journal.reset();
+      this.compactRetryAtMs = -Infinity;
     } catch (e) {
-      this.logger.error({ err: String(e), file: this.snapshotPath }, "registry snapshot rewrite failed; the journal keeps every change");
+      // Nothing is lost: the journal keeps every change, and the rewrite is tried again later.
+      // A full disk (or no descriptor) passes by itself: warn; anything else is a failing disk.
+      this.compactRetryAtMs = this.clock.nowMs() + registryCompactRetryMs;
+      const level = isTransientErrno(errnoOf(e) ?? "") ? "warn" : "error";
+      this.logger[level]({ err: String(e), file: this.snapshotPath }, "registry snapshot rewrite failed; the journal keeps every change");
     }
   }
 
@@ -580,6 +597,12 @@ function statOf(node: ZNode): Stat {
 
 function event(type: WatchEvent["type"], path: string): WatchEvent {
   return Object.freeze({ type, path });
+}
+
+/** The errno a failed file operation carries (node:fs and Deno set `code`), or null. */
+function errnoOf(e: unknown): string | null {
+  const code = (e as { code?: unknown } | null)?.code;
+  return typeof code === "string" && /^E[A-Z0-9]+$/.test(code) ? code : null;
 }
 
 function rollBack(txn: Txn): void {

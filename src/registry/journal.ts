@@ -15,8 +15,9 @@
 //   acknowledged): a short tail, or a last record whose CRC does not match, is dropped on open.
 //   A bad record followed by more bytes, or a declared length above the limit, is corruption
 //   and stops the open with an error naming the file.
-// - A failed append is cut off again (truncate to the size before it), so a later record never
-//   follows a partial one.
+// - A failed append is cut off again (truncate to the size before it; if that fails too, before
+//   the next append), so a later record never follows a partial one. A full disk therefore
+//   refuses the transaction and leaves the file as it was: the next one succeeds once there is room.
 
 import type { FileHandle, FileSystem } from "../platform/mod.ts";
 import { assert, crc32c, registryJournalRecordBytesMax, utf8Bytes } from "../util/mod.ts";
@@ -72,6 +73,8 @@ export function readJournal(file: string, bytes: Uint8Array): JournalContent {
 export class RegistryJournal {
   private unsynced = false;
   private closed = false;
+  /** Where a failed append must be cut off, when cutting it failed too; null otherwise. */
+  private tornAt: number | null = null;
 
   private constructor(
     readonly path: string,
@@ -114,13 +117,22 @@ export class RegistryJournal {
     view.setUint32(0, payload.length);
     view.setUint32(4, crc32c(payload));
     record.set(payload, recordHeaderBytes);
+    // A failed append whose cut-off failed too left a partial record: cut it first.
+    if (this.tornAt !== null) {
+      this.handle.truncate(this.tornAt);
+      this.tornAt = null;
+    }
     const before = this.handle.size();
     try {
       this.handle.append(record);
     } catch (e) {
       // A partial record in the middle of the file would read as corruption once another
-      // record follows it. If even the truncate fails, the caller must stop writing.
-      this.handle.truncate(before);
+      // record follows it. If even the truncate fails, the next append tries it first.
+      try {
+        this.handle.truncate(before);
+      } catch {
+        this.tornAt = before;
+      }
       throw e;
     }
     this.unsynced = true;
@@ -145,6 +157,7 @@ export class RegistryJournal {
   /** Empties the journal (after a snapshot that holds every record was made durable). */
   reset(): void {
     this.handle.truncate(header.length);
+    this.tornAt = null; // the torn tail went with the rest
     this.handle.sync();
     this.unsynced = false;
   }

@@ -64,9 +64,26 @@ export type RegistryErrorCode =
 
 export class RegistryError extends Error {
   override name = "RegistryError";
-  constructor(readonly code: RegistryErrorCode, readonly path: string, readonly detail = "") {
+  constructor(
+    readonly code: RegistryErrorCode,
+    readonly path: string,
+    readonly detail = "",
+    /**
+     * For a SystemError of the embedded store: the errno of the file operation that failed
+     * (ENOSPC, EMFILE, EIO, ...), so callers can answer a full disk as a storage error.
+     */
+    readonly ioCode: string | null = null,
+  ) {
     super(`${code}: ${path}${detail ? ` (${detail})` : ""}`);
   }
+}
+
+/**
+ * The errno of a change the registry could not store on its disk (the embedded store's journal
+ * write or fsync failed: ENOSPC, EDQUOT, EMFILE, EIO, ...), or null for any other error.
+ */
+export function registryStorageErrno(e: unknown): string | null {
+  return e instanceof RegistryError && e.code === "SystemError" ? e.ioCode : null;
 }
 
 export type Op =

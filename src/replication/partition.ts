@@ -22,7 +22,7 @@
 
 import type { Log, TopicLogConfig } from "../log/mod.ts";
 import type { BatchSetSummary } from "../protocol/mod.ts";
-import { assert, ErrorCode, KafkaError } from "../util/mod.ts";
+import { assert, ErrorCode, isrChangeRetryBackoffMs, KafkaError } from "../util/mod.ts";
 
 export interface PartitionState {
   topic: string;
@@ -63,14 +63,24 @@ interface FollowerState {
   lastFetchTimeMs: number;
 }
 
-/** Writes an ISR change; resolves the new partitionEpoch, or null when another writer won. */
-export type IsrWriter = (state: PartitionState, newIsr: number[]) => Promise<number | null>;
+/**
+ * Writes an ISR change; resolves the new partitionEpoch, null when another writer won (the
+ * controller's next LeaderAndIsr brings the state that did), or "retry" when it could not be
+ * written for a reason that passes (the registry's disk full, ZooKeeper away): the leader keeps
+ * its ISR and tries again after isrChangeRetryBackoffMs, as Kafka retries AlterPartition.
+ */
+export type IsrWriter = ((state: PartitionState, newIsr: number[]) => Promise<number | null | "retry">) & {
+  /** Writes again what could not be written before (the notifications to the controller). */
+  retryPending?: () => void;
+};
 
 export class Partition {
   state: PartitionState;
   private followers = new Map<number, FollowerState>();
   /** The ISR of a change written but not yet confirmed (null when none is in flight). */
   private pendingIsr: number[] | null = null;
+  /** No ISR change is tried before this time (monotonic ms): the last one could not be written. */
+  private isrRetryAtMs = -Infinity;
   /** The log end offset when this broker became leader in its current epoch (-1 as follower). */
   private leaderEpochStartOffset = -1;
 
@@ -245,8 +255,9 @@ export class Partition {
    * The ISR with a follower added, when it has caught up to the high watermark and into this
    * leader's epoch (Kafka's maybeExpandIsr); null when nothing changes or a change is in flight.
    */
-  isrToExpand(replicaId: number): number[] | null {
+  isrToExpand(replicaId: number, nowMs = Infinity): number[] | null {
     if (!this.isLeader || this.pendingIsr !== null || this.state.isr.includes(replicaId)) return null;
+    if (nowMs < this.isrRetryAtMs) return null;
     if (!this.state.replicas.includes(replicaId) && !(this.state.addingReplicas ?? []).includes(replicaId)) return null;
     const leo = this.followerLogEndOffset(replicaId);
     if (leo < this.highWatermark || leo < this.leaderEpochStartOffset) return null;
@@ -258,7 +269,7 @@ export class Partition {
    * null when nothing changes or a change is in flight. The leader always stays.
    */
   isrToShrink(nowMs: number, lagMaxMs: number): number[] | null {
-    if (!this.isLeader || this.pendingIsr !== null) return null;
+    if (!this.isLeader || this.pendingIsr !== null || nowMs < this.isrRetryAtMs) return null;
     const out = this.state.isr.filter((id) => {
       if (id === this.localBrokerId) return false;
       const f = this.followers.get(id);
@@ -276,12 +287,16 @@ export class Partition {
     if (this.pendingIsr !== null) return false;
     const basis = this.state;
     this.pendingIsr = newIsr;
-    let partitionEpoch: number | null = null;
+    let partitionEpoch: number | null | "retry" = null;
     try {
       partitionEpoch = await write(basis, newIsr);
     } finally {
       // A LeaderAndIsr that arrived meanwhile replaced the state (and cleared pendingIsr).
       if (this.state === basis) this.pendingIsr = null;
+    }
+    if (partitionEpoch === "retry") {
+      this.isrRetryAtMs = nowMs() + isrChangeRetryBackoffMs;
+      return false;
     }
     if (partitionEpoch === null || this.state !== basis) return false;
     this.state = { ...basis, isr: newIsr, partitionEpoch };

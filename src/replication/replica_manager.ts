@@ -75,7 +75,10 @@ export class ReplicaManager implements FollowerLog {
   /** Starts the ISR expiration check (Kafka's isr-expiration task, every lag / 2). */
   startup(): void {
     const every = Math.max(1, Math.floor(this.options.replicaLagTimeMaxMs / 2));
-    this.isrTimer = this.clock.setInterval(() => this.maybeShrinkIsrs(), every);
+    this.isrTimer = this.clock.setInterval(() => {
+      this.maybeShrinkIsrs();
+      this.options.isrWriter?.retryPending?.();
+    }, every);
   }
 
   getPartition(topic: string, partition: number): Partition | undefined {
@@ -393,7 +396,7 @@ export class ReplicaManager implements FollowerLog {
       // says nothing of the follower's position (Kafka updates it only after a successful read).
       if (req.fetchOffset > p.log.logEndOffset || req.fetchOffset < p.log.logStartOffset) continue;
       if (p.updateFollowerFetchState(params.replicaId, req.fetchOffset, p.log.logEndOffset, now)) this.wake(topicPartitionKey(p.topic, p.partition));
-      const grown = p.isrToExpand(params.replicaId);
+      const grown = p.isrToExpand(params.replicaId, now);
       if (grown !== null) void this.changeIsr(p, grown);
     }
   }

@@ -167,6 +167,22 @@ export const partitionWritesInFlightMax = 250;
  * (once the journal is also larger than the last snapshot, so rewrites cost O(1) per byte changed).
  */
 export const registryJournalCompactBytes = 16 * 1024 * 1024;
+/**
+ * After a snapshot rewrite failed (a full disk), the embedded registry waits this long before the
+ * next try, instead of writing the whole tree again at every commit while the disk has no room.
+ */
+export const registryCompactRetryMs = 10_000;
+/**
+ * The controller reads everything again after an event failed half-way; while the registry keeps
+ * failing (its disk full) the pause doubles from 1 s up to this, so a full disk does not make it
+ * re-send every partition's state every second.
+ */
+export const controllerResyncBackoffMaxMs = 30_000;
+/**
+ * A leader whose ISR change could not be written (the registry's disk full, ZooKeeper away)
+ * tries it again after this long (Kafka's AlterPartition retry), not at every follower fetch.
+ */
+export const isrChangeRetryBackoffMs = 1_000;
 
 // --- Kafka client (src/client) -------------------------------------------------------------------
 /**

@@ -115,6 +115,8 @@ export interface HarnessOptions {
   /** A chroot on a real ZooKeeper (its connect string) instead of the embedded registry. */
   zookeeper?: string;
   logger?: Logger;
+  /** The embedded store to run on (e.g. on disk, on a faulty platform) instead of an in-memory one. */
+  store?: EmbeddedRegistryStore;
 }
 
 export class Harness {
@@ -133,7 +135,7 @@ export class Harness {
     const h = new Harness(options);
     const platform = await testPlatform();
     h.clock = options.clock === "manual" ? new ManualClock(platform.clock) : platform.clock;
-    if (options.zookeeper === undefined) h.store = EmbeddedRegistryStore.inMemory(platform);
+    if (options.zookeeper === undefined) h.store = options.store ?? EmbeddedRegistryStore.inMemory(platform);
     h.admin = await h.openSession();
     await ensureKafkaPaths(h.admin);
     for (const id of options.brokers ?? [0, 1, 2, 3]) await h.startBroker(id);

@@ -2,11 +2,13 @@
 // the bytes of requests being read across connections (a connection whose frame does not fit is
 // not read until bytes are released); max.connections and max.connections.per.ip (with overrides)
 // refuse connections at accept; max.connection.creation.rate delays the excess. The broker runs
-// as its own process so its resident memory can be read from /proc.
+// as its own process so its resident memory can be read from /proc. The four connection keys are
+// dynamic broker configs: changed by IncrementalAlterConfigs, they apply to the next connection.
 import assert from "node:assert/strict";
 import { test } from "node:test";
-import { parseBrokerConfig } from "../../src/broker/mod.ts";
-import { ApiVersionsApi, ProduceApi } from "../../src/protocol/api/mod.ts";
+import { ConfigSource, parseBrokerConfig } from "../../src/broker/mod.ts";
+import { ApiVersionsApi, DescribeConfigsApi, IncrementalAlterConfigsApi, ProduceApi } from "../../src/protocol/api/mod.ts";
+import type { Struct } from "../../src/protocol/codec.ts";
 import { ErrorCode } from "../../src/util/errors.ts";
 import { startBroker } from "../helpers/broker.ts";
 import { type BrokerProcess, spawnBrokerProcess } from "../helpers/broker_process.ts";
@@ -14,6 +16,8 @@ import { buildBatch, parseBatches, text } from "../helpers/record_batch.ts";
 import { createTopic, decodeResponse, encodeRequest, fetchOnce, produce, WireClient } from "../helpers/wire.ts";
 
 const MiB = 1024 * 1024;
+const SET = 0;
+const DELETE = 1;
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 async function apiVersionsOk(c: WireClient): Promise<boolean> {
@@ -256,6 +260,141 @@ test("a connection waiting for the pool, and one holding it mid-frame, are close
     const { body } = decodeResponse(ProduceApi, 8, payload);
     const p = (body.responses as { partitionResponses: { errorCode: number }[] }[])[0].partitionResponses[0];
     assert.equal(p.errorCode, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION);
+  } finally {
+    for (const c of open) c.close();
+    await b.stop();
+  }
+});
+
+// --- the connection limits are dynamic broker configs (Kafka's DynamicConnectionQuota) -----------
+
+type Alteration = [name: string, op: number, value: string | null];
+
+async function alterBroker(c: WireClient, resourceName: string, ops: Alteration[]): Promise<{ errorCode: number; errorMessage: string | null }> {
+  const res = await c.request(IncrementalAlterConfigsApi, 1, {
+    resources: [{ resourceType: 4, resourceName, configs: ops.map(([name, configOperation, value]) => ({ name, configOperation, value })) }],
+    validateOnly: false,
+  });
+  const r = (res.responses as { errorCode: number; errorMessage: string | null }[])[0];
+  return { errorCode: r.errorCode, errorMessage: r.errorMessage };
+}
+
+async function describeKey(c: WireClient, key: string): Promise<{ value: string | null; configSource: number; readOnly: boolean }> {
+  const res = await c.request(DescribeConfigsApi, 4, {
+    resources: [{ resourceType: 4, resourceName: "0", configurationKeys: [key] }],
+    includeSynonyms: false,
+    includeDocumentation: false,
+  });
+  const e = ((res.results as Struct[])[0].configs as { value: string | null; configSource: number; readOnly: boolean }[])[0];
+  return { value: e.value, configSource: e.configSource, readOnly: e.readOnly };
+}
+
+test("dynamic connection limits: IncrementalAlterConfigs lowers max.connections.per.ip and the next connection is refused (open ones stay), an override or a higher value lets the next in, DescribeConfigs shows the dynamic source, bad values are refused naming the key, a restart keeps them", { timeout: 120_000 }, async () => {
+  const b = await startBroker();
+  const open: WireClient[] = [];
+  try {
+    const admin = await WireClient.connect(b.port);
+    open.push(admin);
+    for (let i = 0; i < 2; i++) {
+      const s = await served(b.port);
+      open.push(s.c);
+      assert.equal(s.ok, true);
+    }
+    assert.deepEqual(await describeKey(admin, "max.connections.per.ip"), { value: "2147483647", configSource: ConfigSource.DEFAULT_CONFIG, readOnly: false });
+
+    assert.deepEqual(await alterBroker(admin, "0", [["max.connections.per.ip", SET, "3"]]), { errorCode: 0, errorMessage: null });
+    const over = await served(b.port);
+    open.push(over.c);
+    assert.equal(over.ok, false, "a fourth connection from 127.0.0.1 is refused at once");
+    for (const c of open.slice(0, 3)) assert.equal(await apiVersionsOk(c), true, "the three open connections stay");
+    assert.deepEqual(await describeKey(admin, "max.connections.per.ip"), { value: "3", configSource: ConfigSource.DYNAMIC_BROKER_CONFIG, readOnly: false });
+
+    // Lowered below what is open: nothing is closed (Kafka closes none either).
+    assert.equal((await alterBroker(admin, "0", [["max.connections.per.ip", SET, "1"]])).errorCode, 0);
+    for (const c of open.slice(0, 3)) assert.equal(await apiVersionsOk(c), true);
+
+    // The cluster default's override for this address lets the next one in.
+    assert.equal((await alterBroker(admin, "", [["max.connections.per.ip.overrides", SET, "127.0.0.1:4"]])).errorCode, 0);
+    const viaOverride = await served(b.port);
+    open.push(viaOverride.c);
+    assert.equal(viaOverride.ok, true, "the override raises this address's limit");
+    assert.equal((await describeKey(admin, "max.connections.per.ip.overrides")).configSource, ConfigSource.DYNAMIC_DEFAULT_BROKER_CONFIG);
+    // max.connections.per.ip=0 is valid with the overrides the cluster default holds.
+    assert.deepEqual(await alterBroker(admin, "0", [["max.connections.per.ip", SET, "0"]]), { errorCode: 0, errorMessage: null });
+    assert.equal(b.broker.services.dynamicConfig.values.perBroker.get("max.connections.per.ip"), "0", "in force, not ignored");
+    const fifth = await served(b.port);
+    open.push(fifth.c);
+    assert.equal(fifth.ok, false, "and holds at 4");
+
+    // Raised: accepted again.
+    const orphaned = await alterBroker(admin, "", [["max.connections.per.ip.overrides", DELETE, null]]);
+    assert.equal(orphaned.errorCode, ErrorCode.INVALID_CONFIG, "the overrides that max.connections.per.ip=0 needs stay");
+    assert.match(orphaned.errorMessage ?? "", /max.connections.per.ip: 0 refuses every connection/);
+    assert.equal((await alterBroker(admin, "0", [["max.connections.per.ip", SET, "10"]])).errorCode, 0);
+    assert.equal((await alterBroker(admin, "", [["max.connections.per.ip.overrides", DELETE, null]])).errorCode, 0);
+    const raised = await served(b.port);
+    open.push(raised.c);
+    assert.equal(raised.ok, true, "accepted once the limit is raised");
+
+    // max.connections: the same, across addresses.
+    const openNow = b.broker.networkStats().connections;
+    assert.equal((await alterBroker(admin, "0", [["max.connections", SET, String(openNow)]])).errorCode, 0);
+    const full = await served(b.port);
+    open.push(full.c);
+    assert.equal(full.ok, false, "max.connections reached: refused");
+    assert.equal((await alterBroker(admin, "0", [["max.connections", DELETE, null]])).errorCode, 0);
+    const back = await served(b.port);
+    open.push(back.c);
+    assert.equal(back.ok, true, "back to server.properties' value");
+
+    // Refusals name the key; nothing is stored.
+    for (const [key, value, why] of [
+      ["max.connections.per.ip", "-1", /max.connections.per.ip: -1 is below the minimum 0/],
+      ["max.connections", "many", /max.connections: "many" is not an integer/],
+      ["max.connection.creation.rate", "3000000000", /max.connection.creation.rate: 3000000000 is out of range/],
+      ["max.connections.per.ip.overrides", "127.0.0.1", /max.connections.per.ip.overrides/],
+      ["max.connections.per.ip", "0", /max.connections.per.ip: 0 refuses every connection/],
+    ] as const) {
+      const r = await alterBroker(admin, "0", [[key, SET, value]]);
+      assert.equal(r.errorCode, ErrorCode.INVALID_CONFIG, `${key}=${value}`);
+      assert.match(r.errorMessage ?? "", why);
+    }
+    assert.equal((await describeKey(admin, "max.connections.per.ip")).value, "10");
+
+    // A restart starts with the stored values.
+    assert.equal((await alterBroker(admin, "0", [["max.connections.per.ip", SET, "2"]])).errorCode, 0);
+    for (const c of open.splice(0)) c.close();
+    await b.restart();
+    const first = await served(b.port);
+    const second = await served(b.port);
+    const third = await served(b.port);
+    open.push(first.c, second.c, third.c);
+    assert.deepEqual([first.ok, second.ok, third.ok], [true, true, false], "max.connections.per.ip=2 holds after the restart");
+  } finally {
+    for (const c of open) c.close();
+    await b.stop();
+  }
+});
+
+test("dynamic connection limits: max.connection.creation.rate lowered makes new connections wait their turn, raised lets the waiting ones in", { timeout: 120_000 }, async () => {
+  const b = await startBroker();
+  const open: WireClient[] = [];
+  try {
+    const admin = await WireClient.connect(b.port);
+    open.push(admin);
+    assert.equal((await alterBroker(admin, "", [["max.connection.creation.rate", SET, "1"]])).errorCode, 0);
+    // A bucket of one token at one a second: of six connections made together, some wait.
+    const pending = Array.from({ length: 6 }, async () => {
+      const c = await WireClient.connect(b.port);
+      open.push(c);
+      return await apiVersionsOk(c);
+    });
+    for (let t = 0; t < 200 && b.broker.networkStats().connectionsThrottled === 0; t++) await sleep(10);
+    assert.ok(b.broker.networkStats().connectionsThrottled > 0, "connections wait for the rate");
+    assert.equal((await alterBroker(admin, "", [["max.connection.creation.rate", DELETE, null]])).errorCode, 0);
+    for (let t = 0; t < 200 && b.broker.networkStats().connectionsThrottled > 0; t++) await sleep(10);
+    assert.equal(b.broker.networkStats().connectionsThrottled, 0, "the waiting ones are let in when the rate is raised");
+    assert.deepEqual(await Promise.all(pending), [true, true, true, true, true, true]);
   } finally {
     for (const c of open) c.close();
     await b.stop();

@@ -44,13 +44,15 @@ export function tempDir(prefix = "strand-test-"): string {
 /**
  * `logger` lets a test see the broker's log lines (e.g. to check no handler failed). `brokerPlatform`
  * replaces the platform the broker runs on (e.g. one that makes a log dir fail); the embedded
- * registry keeps the runtime's own.
+ * registry keeps the runtime's own, unless `options.registryOnBrokerPlatform` (so a fault injected
+ * under `<logDir>/.strand-registry` reaches the registry's journal too).
  */
 export async function startBroker(
   overrides: Record<string, string> = {},
   logDir = tempDir(),
   logger: Logger = silentLogger,
   brokerPlatform?: Platform,
+  options: { registryOnBrokerPlatform?: boolean } = {},
 ): Promise<TestBroker> {
   const platform = await loadPlatform();
   let port = Number(overrides.port ?? 0);
@@ -67,7 +69,8 @@ export async function startBroker(
     ]);
     const { config } = parseBrokerConfig(raw);
     const admin = withAdmin ? await AdminServer.start(platform, config, { logger, setLogLevel: (l) => logLevelsSet.push(l) }) : null;
-    const store = await openRegistry(platform, config);
+    const onBroker = options.registryOnBrokerPlatform === true && brokerPlatform !== undefined;
+    const store = await openRegistry(onBroker ? brokerPlatform : platform, config, onBroker ? logger : silentLogger);
     let broker: Broker;
     try {
       broker = await Broker.start(brokerPlatform ?? platform, config, store.session(), logger);
@@ -126,9 +129,9 @@ export async function startBroker(
  * embedded store under the first log dir. session() hands out the ZooKeeper session once (the
  * broker's): other sessions on a real ZooKeeper are opened asynchronously by the test itself.
  */
-async function openRegistry(platform: Platform, config: BrokerConfig): Promise<{ session(): Registry; close(): Promise<void> }> {
+async function openRegistry(platform: Platform, config: BrokerConfig, logger: Logger): Promise<{ session(): Registry; close(): Promise<void> }> {
   if (config.zookeeperConnect === null) {
-    return EmbeddedRegistryStore.open(platform, `${config.logDirs[0]}/.strand-registry`);
+    return EmbeddedRegistryStore.open(platform, `${config.logDirs[0]}/.strand-registry`, { logger });
   }
   const zk = await ZooKeeperRegistry.open(platform, {
     connectString: config.zookeeperConnect,

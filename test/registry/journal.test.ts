@@ -1,18 +1,22 @@
 // The embedded registry's journal (src/registry/journal.ts): records replayed on open after the
 // snapshot, a torn last record dropped, corruption anywhere else refused with the file named,
 // snapshot rewrites that empty the journal, old snapshot-only dirs, and the group commit (one
-// fsync for the writes of one turn; a failed fsync fails them and stops later writes).
+// fsync for the writes of one turn; a failed fsync fails them and stops later writes), and a full
+// disk (a refused write names its errno and leaves no half record; snapshot rewrites back off).
 import assert from "node:assert/strict";
 import { existsSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { test } from "node:test";
+import { loadPlatform } from "../../src/platform/mod.ts";
 import {
   EmbeddedRegistryStore,
   journalFileName,
   RegistryError,
+  registryStorageErrno,
   snapshotFileName,
   type Stat,
 } from "../../src/registry/mod.ts";
-import { crc32c, type Logger } from "../../src/util/mod.ts";
+import { crc32c, type Logger, registryCompactRetryMs } from "../../src/util/mod.ts";
+import { faultyPlatform } from "../helpers/faulty_platform.ts";
 import { rejectsWith } from "./contract.ts";
 import { bytes, instrumented, str, withDir } from "./helpers.ts";
 
@@ -285,6 +289,64 @@ test("journal: a failed fsync fails every write waiting on it, and later writes 
     // What was appended before the failure may or may not be on disk; the store opens either way.
     const reopened = EmbeddedRegistryStore.open(base, dir);
     assert.notEqual(await reopened.session().exists("/a"), null);
+    await reopened.close();
+  });
+});
+
+test("journal at ENOSPC: the refused write carries its errno, a half record whose cut-off failed too is cut before the next append, and the journal replays cleanly", async () => {
+  await withDir(async (dir, base) => {
+    const faulty = faultyPlatform(await loadPlatform());
+    const store = EmbeddedRegistryStore.open(faulty, dir);
+    const r = store.session();
+    await r.create("/a", bytes("v0"));
+    const full = faulty.inject(dir, "ENOSPC", { ops: ["write"], partialWrite: true });
+    const stuck = faulty.inject(dir, "EIO", { ops: ["ftruncate"] });
+    const err = await r.setData("/a", bytes("refused")).then(() => null, (e: unknown) => e);
+    assert.equal(registryStorageErrno(err), "ENOSPC", String(err));
+    assert.ok(err instanceof RegistryError && err.message.includes(journalFileName), "names the journal");
+    assert.ok(recordStarts(`${dir}/${journalFileName}`).length > recordStarts(`${dir}/${journalFileName}`).starts.at(-1)!, "half a record is left");
+    full();
+    stuck();
+    await r.setData("/a", bytes("v1"));
+    await r.create("/b", bytes("b"));
+    assert.equal(str((await r.getData("/a")).data), "v1");
+    // Read as a crash would leave it (no snapshot rewrite at close): every record whole.
+    const reopened = EmbeddedRegistryStore.open(base, `${dir}`);
+    const s = reopened.session();
+    assert.equal(str((await s.getData("/a")).data), "v1");
+    assert.equal((await s.getData("/a")).stat.version, 1, "the refused write is not there");
+    assert.equal(str((await s.getData("/b")).data), "b");
+    await reopened.close();
+    await store.close();
+  });
+});
+
+test("journal at ENOSPC: a snapshot rewrite that fails is warned (not error) and tried again only after a pause, not at every commit", async () => {
+  await withDir(async (dir) => {
+    const faulty = faultyPlatform(await loadPlatform());
+    let nowMs = 1_000_000;
+    const clock = { ...faulty.clock, nowMs: () => nowMs };
+    const logger = capturing();
+    const store = EmbeddedRegistryStore.open({ fs: faulty.fs, clock }, dir, { logger, journalCompactBytes: 1 });
+    const r = store.session();
+    const lift = faulty.inject(dir, "ENOSPC", { ops: ["writeAtomic"] });
+    const tries = () => faulty.failures.filter((f) => f.startsWith("writeAtomic")).length;
+    await r.create("/a", bytes("x".repeat(1000)));
+    assert.equal(tries(), 1);
+    for (let i = 0; i < 5; i++) await r.setData("/a", bytes(`v${i}`));
+    assert.equal(tries(), 1, "not tried again at each commit");
+    assert.ok(logger.lines.some((l) => l.startsWith("warn registry snapshot rewrite failed")), logger.lines.join("\n"));
+    assert.deepEqual(logger.lines.filter((l) => l.startsWith("error")), []);
+    nowMs += registryCompactRetryMs;
+    await r.setData("/a", bytes("again"));
+    assert.equal(tries(), 2, "tried again after the pause");
+    lift();
+    nowMs += registryCompactRetryMs;
+    await r.setData("/a", bytes("last"));
+    assert.equal(recordStarts(`${dir}/${journalFileName}`).length, headerBytes, "the rewrite went through and emptied the journal");
+    await store.close();
+    const reopened = EmbeddedRegistryStore.open(faulty, dir);
+    assert.equal(str((await reopened.session().getData("/a")).data), "last");
     await reopened.close();
   });
 });

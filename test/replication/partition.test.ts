@@ -2,7 +2,8 @@
 // ISR (a follower's unknown position holds it back; a pending ISR change counts its larger set),
 // acks=all refused below min.insync.replicas, ISR expansion only once a follower reaches the high
 // watermark and this leader's epoch, ISR shrink after replica.lag.time.max.ms, a lost conditional
-// ISR write leaving the ISR as it was, stale LeaderAndIsr states refused, and KIP-320 epoch checks.
+// ISR write leaving the ISR as it was, an ISR write the registry cannot store retried after a pause
+// (and its notification until written), stale LeaderAndIsr states refused, and KIP-320 epoch checks.
 import assert from "node:assert/strict";
 import * as nodeFs from "node:fs";
 import * as os from "node:os";
@@ -11,9 +12,12 @@ import { test } from "node:test";
 import { Log, logConfigDefaults } from "../../src/log/mod.ts";
 import { loadPlatform } from "../../src/platform/mod.ts";
 import { validateBatches } from "../../src/protocol/mod.ts";
-import { type IsrWriter, Partition, type PartitionState } from "../../src/replication/mod.ts";
+import { EmbeddedRegistryStore, IsrChangeNotificationSequenceZNode, TopicPartitionStateZNode, TopicPartitionZNode } from "../../src/registry/mod.ts";
+import { type IsrWriter, Partition, type PartitionState, registryIsrWriter } from "../../src/replication/mod.ts";
 import { ErrorCode, KafkaError } from "../../src/util/errors.ts";
+import { isrChangeRetryBackoffMs } from "../../src/util/limits.ts";
 import { silentLogger } from "../../src/util/logger.ts";
+import { faultyPlatform, recordingLogger } from "../helpers/faulty_platform.ts";
 import { buildBatch } from "../helpers/record_batch.ts";
 
 const platform = await loadPlatform();
@@ -128,4 +132,55 @@ test("partition: a lost conditional ISR write keeps the ISR; stale LeaderAndIsr 
     // A new leader epoch records its start offset in the leader-epoch cache (KIP-101).
     p.applyState(state({ leader: 1, leaderEpoch: 5, partitionEpoch: 8 }), 3000);
     assert.deepEqual(p.log.endOffsetForEpoch(4), { leaderEpoch: 3, endOffset: 3 });
+  }));
+
+test("partition: an ISR change the registry cannot store (its disk full) is kept out, tried again after isrChangeRetryBackoffMs (not at once), and made once there is room; a notification refused after its state is written again until it is", () =>
+  withPartition(1, async (p) => {
+    const faulty = faultyPlatform(platform);
+    const dir = nodeFs.mkdtempSync(nodePath.join(os.tmpdir(), "strand-isr-registry-"));
+    const logger = recordingLogger();
+    const store = EmbeddedRegistryStore.open(faulty, dir);
+    try {
+      const r = store.session();
+      const path = TopicPartitionStateZNode.path("t", 0);
+      await r.ensurePath(TopicPartitionZNode.path("t", 0));
+      await r.create(path, TopicPartitionStateZNode.encode({ leaderAndIsr: { leader: 1, leaderEpoch: 3, isr: [1, 2, 3], leaderRecoveryState: 0 }, controllerEpoch: 1 }));
+      for (let i = 0; i < 5; i++) await r.setData(path, (await r.getData(path)).data); // version 5, the partition epoch
+      let now = 41_000;
+      const writer = registryIsrWriter(r, logger, () => now);
+      const lift = faulty.inject(dir, "ENOSPC", { ops: ["write"] });
+      const shrunk = p.isrToShrink(now, 30_000);
+      assert.deepEqual(shrunk, [1]);
+      assert.equal(await p.changeIsr(shrunk!, writer, () => now), false);
+      assert.deepEqual([p.state.isr, p.state.partitionEpoch], [[1, 2, 3], 5], "the ISR stays as it was");
+      assert.equal(p.isrToShrink(now + 10, 30_000), null, "not tried again at once");
+      assert.ok(logger.lines.some((l) => l.level === "warn" && /ISR change not written/.test(l.msg)));
+      now += isrChangeRetryBackoffMs;
+      assert.deepEqual(p.isrToShrink(now, 30_000), [1], "tried again after the pause");
+      lift();
+      // The state goes through, then its notification is refused: it is kept and written later.
+      let liftNotice = () => {};
+      const write: IsrWriter = Object.assign((s: PartitionState, isr: number[]) => {
+        const v = writer(s, isr); // the state's journal append happens in this call
+        liftNotice = faulty.inject(dir, "ENOSPC", { ops: ["write"] }); // the notification's, after it
+        return v;
+      }, { retryPending: writer.retryPending });
+      assert.equal(await p.changeIsr([1, 2], write, () => now), true);
+      assert.deepEqual([p.state.isr, p.state.partitionEpoch], [[1, 2], 6]);
+      const notices = async () => (await r.getChildren("/isr_change_notification").catch(() => [] as string[])).length;
+      assert.equal(await notices(), 0, "the notification was refused");
+      writer.retryPending!();
+      await new Promise((res) => setTimeout(res, 20));
+      assert.equal(await notices(), 0, "still refused");
+      liftNotice();
+      writer.retryPending!();
+      await new Promise((res) => setTimeout(res, 20));
+      assert.equal(await notices(), 1, "written once there is room");
+      const notice = await r.getChildren("/isr_change_notification");
+      assert.deepEqual(IsrChangeNotificationSequenceZNode.decode((await r.getData(`/isr_change_notification/${notice[0]}`)).data), [{ topic: "t", partition: 0 }]);
+      assert.deepEqual(logger.lines.filter((l) => l.level === "error"), []);
+    } finally {
+      await store.close().catch(() => {});
+      nodeFs.rmSync(dir, { recursive: true, force: true });
+    }
   }));

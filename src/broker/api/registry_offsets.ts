@@ -1,7 +1,7 @@
 // Offsets of Kafka 0.8-style consumers (OffsetCommit v0, OffsetFetch v0), kept in the registry
 // at /consumers/<group>/offsets/<topic>/<partition> as decimal text, exactly where ZooKeeper-based
 // consumers and tools look for them.
-import { topicNameError } from "../../controller/mod.ts";
+import { logRegistryWriteFailure, registryWriteFailure, topicNameError } from "../../controller/mod.ts";
 import { ConsumerOffset, pathProblem, RegistryError } from "../../registry/mod.ts";
 import { ErrorCode } from "../../util/mod.ts";
 import type { BrokerServices } from "../services.ts";
@@ -25,9 +25,17 @@ export async function commitToRegistry(
       continue;
     }
     const path = ConsumerOffset.path(groupId, o.topic, o.partition);
-    await s.registry.ensurePath(path);
-    await s.registry.setData(path, ConsumerOffset.encode(o.offset));
-    out.push({ errorCode: ErrorCode.NONE });
+    try {
+      await s.registry.ensurePath(path);
+      await s.registry.setData(path, ConsumerOffset.encode(o.offset));
+      out.push({ errorCode: ErrorCode.NONE });
+    } catch (e) {
+      // The registry's disk is full: this offset is not committed (the one stored stays).
+      const f = registryWriteFailure(e, `offset of ${o.topic}-${o.partition} for group ${groupId} not committed`);
+      if (f === null) throw e;
+      logRegistryWriteFailure(s.logger, f, { group: groupId, topic: o.topic, partition: o.partition }, s.clock.monotonicMs());
+      out.push({ errorCode: f.errorCode });
+    }
   }
   return out;
 }
