@@ -12,7 +12,9 @@
 // does not parse is logged and gives no credential, never a crash.
 //
 // DescribeUserScramCredentials and AlterUserScramCredentials follow Kafka's ZkAdminManager,
-// messages and error codes included; the response never carries a key or a salt.
+// messages and error codes included; the response never carries a key or a salt. A change the
+// registry cannot store (its disk full) answers KAFKA_STORAGE_ERROR for that user, nothing applied.
+import { registryWriteFailure } from "../controller/mod.ts";
 import {
   ConfigEntityChangeNotificationSequenceZNode,
   ConfigEntityTypeZNode,
@@ -272,6 +274,8 @@ async function alterOneUser(
     }
     return { errorCode: ErrorCode.UNKNOWN_SERVER_ERROR, errorMessage: `the config of user ${user} kept changing under this request; try again` };
   } catch (e) {
+    const storage = registryWriteFailure(e, `The SCRAM credentials of ${user}`);
+    if (storage !== null) return { errorCode: storage.errorCode, errorMessage: storage.errorMessage };
     return { errorCode: registryErrorCode(e), errorMessage: message(e) };
   }
 }
