@@ -22,6 +22,7 @@ import type { Struct } from "../../src/protocol/codec.ts";
 import { ErrorCode } from "../../src/util/errors.ts";
 import { startBroker, tempDir } from "../helpers/broker.ts";
 import { faultyPlatform, recordingLogger } from "../helpers/faulty_platform.ts";
+import { alterScram, scramUpsertion } from "../helpers/sasl.ts";
 import { buildBatch, parseBatches, text } from "../helpers/record_batch.ts";
 import { createTopic, fetchOnce, produce, WireClient } from "../helpers/wire.ts";
 
@@ -123,6 +124,8 @@ test("registry at ENOSPC: CreateTopics, CreatePartitions, AlterConfigs (topic an
     refused(await alterBroker(c, "0", "log.retention.ms", "3000"), "IncrementalAlterConfigs broker");
     refused(await deleteTopic(c, "t"), "DeleteTopics");
     assert.equal(await commitV0(c, "old", "t", 2n), ErrorCode.KAFKA_STORAGE_ERROR, "OffsetCommit v0");
+    const scram = (await alterScram(c, [await scramUpsertion("sam", "SCRAM-SHA-256", "pw")]))[0];
+    refused(scram, "AlterUserScramCredentials");
     const post = await adminJson(`${b.adminUrl}/v1/topics`, "POST", { name: "h" });
     assert.equal(post.status, 507, post.body.error ?? "");
     assert.match(post.body.error ?? "", /ENOSPC/);
@@ -154,6 +157,7 @@ test("registry at ENOSPC: CreateTopics, CreatePartitions, AlterConfigs (topic an
     assert.equal((await alterBroker(c, "", "log.retention.ms", "2000")).errorCode, 0);
     assert.equal((await describe(c, BROKER, "0", "log.retention.ms")).value, "2000");
     assert.equal(await commitV0(c, "old", "t", 2n), 0);
+    assert.equal((await alterScram(c, [await scramUpsertion("sam", "SCRAM-SHA-256", "pw")]))[0].errorCode, 0);
     assert.equal((await adminJson(`${b.adminUrl}/v1/topics`, "POST", { name: "h" })).status, 201);
     assert.equal((await deleteTopic(c, "u")).errorCode, 0);
     assert.equal(await partitionCount(c, "u"), 0);
