@@ -56,7 +56,7 @@ export class CertDir {
     const name = this.next("leaf");
     const keyType = o.keyType ?? "rsa";
     const newKey = keyType === "rsa" ? ["-newkey", "rsa:2048"] : ["-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256"];
-    openssl(["req", ...newKey, "-nodes", "-keyout", `${name}.key`, "-out", `${name}.csr`, "-multivalue-rdn", "-subj", o.subject], this.dir);
+    openssl(["req", ...newKey, "-nodes", "-keyout", `${name}.key`, "-out", `${name}.csr`, "-utf8", "-multivalue-rdn", "-subj", o.subject], this.dir);
     fs.writeFileSync(path.join(this.dir, `${name}.ext`),
       `subjectAltName=${o.san ?? "DNS:localhost,IP:127.0.0.1"}\nbasicConstraints=CA:FALSE\nextendedKeyUsage=serverAuth,clientAuth\n`);
     openssl(["x509", "-req", "-in", `${name}.csr`, "-CA", ca.certPath, "-CAkey", ca.keyPath, "-CAcreateserial", "-out", `${name}.pem`,
