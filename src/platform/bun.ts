@@ -485,8 +485,8 @@ function bunTlsOptions(p: PreparedTls): Bun.TLSOptions {
 }
 
 function bunServerTlsOptions(p: PreparedTls): Bun.TLSOptions {
-  // "requested" lets the handshake finish without a certificate; a bad one is refused in
-  // acceptHandshake (as Java's wantClientAuth refuses it).
+  // "requested" lets the handshake finish without a certificate; a bad one is refused by
+  // refusal() (as Java's wantClientAuth refuses it).
   return { ...bunTlsOptions(p), requestCert: p.clientAuth !== "none", rejectUnauthorized: p.clientAuth === "required", isServer: true } as Bun.TLSOptions;
 }
 
@@ -573,6 +573,7 @@ async function connectTls(opts: ConnectOptions, tlsOpts: TlsClientOptions, where
   const p = prepareTls(tlsOpts, "client");
   const verifyHostname = tlsOpts.verifyHostname ?? true;
   let socket: BunSocket | undefined;
+  let timedOut = false;
   const attempt = new Promise<BunConnection>((resolve, reject) => {
     const failed = (s: BunSocket, reason: string) => {
       if (s.data !== undefined) s.data.closeReason ??= reason;
@@ -607,9 +608,14 @@ async function connectTls(opts: ConnectOptions, tlsOpts: TlsClientOptions, where
       socket: handlers as unknown as SocketHandler<BunConnection | undefined>,
     }).then((s) => {
       socket = s;
+      // Connected only after the deadline: nobody waits for this handshake any more.
+      if (timedOut) s.terminate();
     }, (err) => reject(connectError(where, err)));
   });
-  return await withConnectTimeout(attempt, opts.timeoutMs ?? tlsHandshakeTimeoutMs, where, () => socket?.terminate());
+  return await withConnectTimeout(attempt, opts.timeoutMs ?? tlsHandshakeTimeoutMs, where, () => {
+    timedOut = true;
+    socket?.terminate();
+  });
 }
 
 // ---------------------------------------------------------------------------------------------
