@@ -472,7 +472,10 @@ const altNameInvalid = "ERR_TLS_CERT_ALTNAME_INVALID";
 
 function bunTlsOptions(p: PreparedTls): Bun.TLSOptions {
   if (p.maxVersion === "TLSv1.3" && p.tls13Ciphers !== undefined && !tls13Suites.every((s) => p.tls13Ciphers!.includes(s))) {
-    throw new Error(`TLS cipherSuites: Bun (BoringSSL) always offers every TLS 1.3 suite (${tls13Suites.join(", ")}); list them all or disable TLSv1.3`);
+    throw new Error(
+      `TLS cipherSuites: Bun (BoringSSL) always offers every TLS 1.3 suite (${tls13Suites.join(", ")}); ` +
+        "list them all or disable TLSv1.3",
+    );
   }
   let secureOptions = sslOpNoTlsV1 | sslOpNoTlsV1_1;
   if (p.minVersion === "TLSv1.3") secureOptions |= sslOpNoTlsV1_2;
@@ -487,7 +490,12 @@ function bunTlsOptions(p: PreparedTls): Bun.TLSOptions {
 function bunServerTlsOptions(p: PreparedTls): Bun.TLSOptions {
   // "requested" lets the handshake finish without a certificate; a bad one is refused by
   // refusal() (as Java's wantClientAuth refuses it).
-  return { ...bunTlsOptions(p), requestCert: p.clientAuth !== "none", rejectUnauthorized: p.clientAuth === "required", isServer: true } as Bun.TLSOptions;
+  return {
+    ...bunTlsOptions(p),
+    requestCert: p.clientAuth !== "none",
+    rejectUnauthorized: p.clientAuth === "required",
+    isServer: true,
+  } as Bun.TLSOptions;
 }
 
 /** Why a server handshake is refused, or null to accept it. */
@@ -594,7 +602,8 @@ async function connectTls(opts: ConnectOptions, tlsOpts: TlsClientOptions, where
       },
       close(s: BunSocket, err?: Error) {
         s.data?.onClosed(err);
-        reject(new Error(`TLS connect to ${where} failed: ${err !== undefined ? tlsErrorReason(err) : "closed during the handshake"}`));
+        const why = err !== undefined ? tlsErrorReason(err) : "closed during the handshake";
+        reject(new Error(`TLS connect to ${where} failed: ${why}`));
       },
     };
     Bun.connect<BunConnection | undefined>({

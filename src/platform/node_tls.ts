@@ -219,7 +219,8 @@ export async function connectNodeTls(opts: ConnectOptions, tlsOpts: TlsClientOpt
     s.once("close", () => reject(new Error(`TLS connect to ${where} failed: closed during the handshake`)));
     s.once("secureConnect", () => {
       s.off("error", onError);
-      resolve(new NodeTlsConnection(s, { protocol: s.getProtocol() ?? "unknown", peerCertificate: derBytes(s.getPeerCertificate()?.raw) }));
+      const peerCertificate = derBytes(s.getPeerCertificate()?.raw);
+      resolve(new NodeTlsConnection(s, { protocol: s.getProtocol() ?? "unknown", peerCertificate }));
     });
   });
   return await withConnectTimeout(attempt, opts.timeoutMs ?? tlsHandshakeTimeoutMs, where, () => socket?.destroy());

@@ -115,7 +115,8 @@ function readKey(pem: string, password: string | undefined, chain: string): stri
   }
   const leaf = firstCertificate(chain, "certificateChain");
   if (!leaf.checkPrivateKey(key)) {
-    throw new Error(`TLS privateKey does not belong to the first certificate of certificateChain (${leaf.subject.replaceAll("\n", ", ")})`);
+    const subject = leaf.subject.replaceAll("\n", ", ");
+    throw new Error(`TLS privateKey does not belong to the first certificate of certificateChain (${subject})`);
   }
   return key.export({ type: "pkcs8", format: "pem" }) as string;
 }

@@ -50,7 +50,9 @@ function parseReplacement(text: string, groups: number, rule: string): Piece[] {
     } else if (text[i + 1] === "{") {
       const close = text.indexOf("}", i + 2);
       const name = close < 0 ? "" : text.slice(i + 2, close);
-      if (!/^[A-Za-z][A-Za-z0-9]*$/.test(name)) throw new Error(`ssl.principal.mapping.rules: ${rule}: bad group name in replacement`);
+      if (!/^[A-Za-z][A-Za-z0-9]*$/.test(name)) {
+        throw new Error(`ssl.principal.mapping.rules: ${rule}: bad group name in replacement`);
+      }
       flush();
       out.push({ name });
       i = close;
@@ -123,7 +125,8 @@ export class SslPrincipalMapper {
       const rule = m[1];
       const r = ruleParser.exec(rule)!;
       if (r[0].length !== rule.length) {
-        throw new Error(`ssl.principal.mapping.rules: invalid rule \`${rule}\`, unmatched substring: \`${rule.slice(r[0].length)}\``);
+        const rest = rule.slice(r[0].length);
+        throw new Error(`ssl.principal.mapping.rules: invalid rule \`${rule}\`, unmatched substring: \`${rest}\``);
       }
       if (r[1] !== undefined) parsed.push(defaultRule);
       else if (r[2] !== undefined) parsed.push(makeRule(rule, r[2], r[4], r[6]));
