@@ -6,12 +6,19 @@
 // (fetch), plaintext then TLS (server-only TLS, TLS 1.3 unless --protocol says otherwise); the
 // median of --rounds is reported with the TLS/plaintext ratio. Issue 13 asks the broker for TLS
 // at >= 60% of plaintext; this shows what the platform layer alone allows.
+// It then measures the same with the client in another process (tls_peer.ts, Bun's native sockets),
+// which is the broker's case: the measured process does only the server's work.
 // On Deno it also times Deno.listenTls/connectTls directly (not used by the platform: no client
 // certificates), to show what Deno's own TLS would give.
 import { parseArgs } from "node:util";
 import { loadPlatform } from "../../src/platform/mod.ts";
 import type { Connection, ConnectOptions, ListenOptions, TlsProtocol } from "../../src/platform/mod.ts";
+import { spawn } from "node:child_process";
+import { fileURLToPath } from "node:url";
 import { CertDir } from "../helpers/certs.ts";
+
+const bunBin = fileURLToPath(new URL("../../node_modules/.bin/bun", import.meta.url));
+const peerScript = fileURLToPath(new URL("./tls_peer.ts", import.meta.url));
 
 declare const Deno: {
   args: string[];
@@ -119,6 +126,42 @@ async function denoNative(): Promise<number | null> {
   return mbs;
 }
 
+/**
+ * MiB/s at the platform listener's end with the client in another process (tls_peer.ts under
+ * Bun, native sockets): the broker's case, where this process does only the server's work.
+ * "recv": the peer sends (produce); "send": this side sends (fetch).
+ */
+async function measureExternal(tls: boolean, direction: "recv" | "send"): Promise<number> {
+  let accepted!: (c: Connection) => void;
+  const serverSide = new Promise<Connection>((r) => (accepted = r));
+  const listenOpts: ListenOptions = { host: "127.0.0.1", port: 0 };
+  if (tls) listenOpts.tls = { certificateChain: server.cert, privateKey: server.key, protocols: [protocol] };
+  const listener = await platform.net.listen(listenOpts, accepted);
+  const mib = String(totalBytes / (1024 * 1024));
+  const peer = spawn(bunBin, [peerScript, String(listener.port), tls ? "tls" : "plain", direction === "recv" ? "send" : "recv", mib, ca.certPath], {
+    stdio: ["ignore", "inherit", "inherit"],
+  });
+  const exited = new Promise<void>((r) => peer.on("close", () => r()));
+  const conn = await serverSide;
+  const t0 = performance.now();
+  if (direction === "recv") {
+    let got = 0;
+    while (got < totalBytes) {
+      const c = await conn.read();
+      if (c === null) throw new Error(`closed after ${got} bytes: ${conn.closeReason}`);
+      got += c.length;
+    }
+  } else {
+    const chunk = new Uint8Array(chunkBytes).fill(7);
+    for (let sent = 0; sent < totalBytes; sent += chunkBytes) await conn.write(chunk);
+  }
+  const mibs = totalBytes / (1024 * 1024) / ((performance.now() - t0) / 1000);
+  await exited;
+  conn.close();
+  await listener.close();
+  return mibs;
+}
+
 /** Sequential connects (each waited for on both sides, then closed) per second. */
 async function connectRate(tls: boolean, n: number): Promise<number> {
   let accepted = 0;
@@ -146,13 +189,33 @@ async function connectRate(tls: boolean, n: number): Promise<number> {
 }
 
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
-const samples = { plainProduce: [] as number[], plainFetch: [] as number[], tlsProduce: [] as number[], tlsFetch: [] as number[], denoNative: [] as number[] };
+const samples = {
+  plainProduce: [] as number[],
+  plainFetch: [] as number[],
+  tlsProduce: [] as number[],
+  tlsFetch: [] as number[],
+  denoNative: [] as number[],
+  extPlainProduce: [] as number[],
+  extTlsProduce: [] as number[],
+  extPlainFetch: [] as number[],
+  extTlsFetch: [] as number[],
+};
 console.log(`${platform.name} ${platform.version}: ${values.mb} MiB per direction, ${values["chunk-kb"]} KiB writes, ${protocol}, ${rounds} rounds`);
 try {
   for (let r = 0; r < rounds; r++) {
     const plain = await measure(false);
     const tls = await measure(true);
     const native = await denoNative();
+    const ext = {
+      plainProduce: await measureExternal(false, "recv"),
+      tlsProduce: await measureExternal(true, "recv"),
+      plainFetch: await measureExternal(false, "send"),
+      tlsFetch: await measureExternal(true, "send"),
+    };
+    samples.extPlainProduce.push(ext.plainProduce);
+    samples.extTlsProduce.push(ext.tlsProduce);
+    samples.extPlainFetch.push(ext.plainFetch);
+    samples.extTlsFetch.push(ext.tlsFetch);
     samples.plainProduce.push(plain.produce);
     samples.plainFetch.push(plain.fetch);
     samples.tlsProduce.push(tls.produce);
@@ -162,6 +225,10 @@ try {
       `  round ${r + 1}: plaintext ${plain.produce.toFixed(0)} / ${plain.fetch.toFixed(0)} MiB/s, ` +
         `TLS ${tls.produce.toFixed(0)} / ${tls.fetch.toFixed(0)} MiB/s (client->server / server->client)` +
         (native !== null ? `, Deno.listenTls direct ${native.toFixed(0)} MiB/s` : ""),
+    );
+    console.log(
+      `           client in another process: plaintext ${ext.plainProduce.toFixed(0)} / ${ext.plainFetch.toFixed(0)} MiB/s, ` +
+        `TLS ${ext.tlsProduce.toFixed(0)} / ${ext.tlsFetch.toFixed(0)} MiB/s (to / from this process)`,
     );
   }
   const handshakes = Number(values.handshakes);
@@ -193,6 +260,12 @@ const result = {
     tlsFetch: best(samples.tlsFetch),
   },
   denoNative: samples.denoNative.length > 0 ? median(samples.denoNative) : null,
+  external: {
+    plainProduce: median(samples.extPlainProduce),
+    tlsProduce: median(samples.extTlsProduce),
+    plainFetch: median(samples.extPlainFetch),
+    tlsFetch: median(samples.extTlsFetch),
+  },
   plainConnects: (samples as { plainConnects?: number }).plainConnects ?? null,
   tlsConnects: (samples as { tlsConnects?: number }).tlsConnects ?? null,
 };
