@@ -197,3 +197,19 @@ export function issuerDistinguishedName(der: Uint8Array): string | null {
   const n = names(der);
   return n === null ? null : nameString(der, n.issuer);
 }
+
+/**
+ * The blocks of a PEM file, by kind: Kafka's PEM keystore (ssl.keystore.type=PEM) holds the
+ * private key and its certificate chain in one file, and a truststore holds certificates. Each
+ * block is returned whole (BEGIN to END line, with a newline), in file order; text outside blocks
+ * (comments, bag attributes openssl writes) is dropped.
+ */
+export function splitPem(text: string): { privateKeys: string[]; certificates: string[] } {
+  const out = { privateKeys: [] as string[], certificates: [] as string[] };
+  const block = /-----BEGIN ([A-Z0-9 ]+)-----[\s\S]*?-----END \1-----/g;
+  for (let m = block.exec(text); m !== null; m = block.exec(text)) {
+    if (m[1] === "CERTIFICATE") out.certificates.push(`${m[0]}\n`);
+    else if (m[1].endsWith("PRIVATE KEY")) out.privateKeys.push(`${m[0]}\n`);
+  }
+  return out;
+}

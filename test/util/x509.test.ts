@@ -3,20 +3,24 @@
 // JDK when this test was written), since Kafka's ssl.principal.mapping.rules are matched against it.
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { issuerDistinguishedName, subjectDistinguishedName } from "../../src/util/x509.ts";
+import { issuerDistinguishedName, splitPem, subjectDistinguishedName } from "../../src/util/x509.ts";
 import { CertDir, type KeyPair, skipUnlessOpenssl } from "../helpers/certs.ts";
 
 const skip = skipUnlessOpenssl();
 
 let dir: CertDir | undefined;
 let ca: KeyPair | undefined;
-function leaf(subject: string): Uint8Array {
+function certDir(): { dir: CertDir; ca: KeyPair } {
   if (dir === undefined) {
     dir = new CertDir();
     process.on("exit", () => dir?.cleanup());
   }
   ca ??= dir.ca("dn test CA");
-  return dir.leaf(ca, { subject, keyType: "ec" }).der;
+  return { dir, ca };
+}
+function leaf(subject: string): Uint8Array {
+  const c = certDir();
+  return c.dir.leaf(c.ca, { subject, keyType: "ec" }).der;
 }
 
 test("x509: RDNs come out in reverse order of the certificate's, as RFC 2253 asks", { skip }, () => {
@@ -70,4 +74,16 @@ test("x509: a malformed or truncated certificate gives null, never a throw", { s
     const dn = subjectDistinguishedName(junk);
     assert.ok(dn === null || typeof dn === "string");
   }
+});
+
+test("x509: splitPem takes a PEM keystore apart into its key and its certificate chain", { skip }, () => {
+  const c = certDir();
+  const pair = c.dir.leaf(c.ca, { subject: "/CN=broker", keyFormat: "encrypted", password: "pw" });
+  const keystore = `Bag Attributes\n    friendlyName: broker\n${pair.key}${pair.cert}${c.ca.cert}`;
+  const parts = splitPem(keystore);
+  assert.equal(parts.privateKeys.length, 1);
+  assert.match(parts.privateKeys[0], /^-----BEGIN ENCRYPTED PRIVATE KEY-----\n[\s\S]+-----END ENCRYPTED PRIVATE KEY-----\n$/);
+  assert.deepEqual(parts.certificates, [pair.cert, c.ca.cert]);
+  assert.deepEqual(splitPem("no pem here"), { privateKeys: [], certificates: [] });
+  assert.deepEqual(splitPem("-----BEGIN CERTIFICATE-----\nabc\n-----END PRIVATE KEY-----\n"), { privateKeys: [], certificates: [] });
 });
