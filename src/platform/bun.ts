@@ -18,7 +18,7 @@
 import * as fs from "node:fs";
 import * as os from "node:os";
 import process from "node:process";
-import { assert } from "../util/mod.ts";
+import { assert, tlsHandshakeTimeoutMs } from "../util/mod.ts";
 import {
   connectError,
   connectionClosedError,
@@ -32,7 +32,9 @@ import {
   webClock,
   withConnectTimeout,
 } from "./shared.ts";
+import { checkReload, derBytes, type PreparedTls, prepareTls, tls13Suites, tlsErrorReason } from "./tls.ts";
 import type {
+  ConnectOptions,
   Connection,
   FileHandle,
   FileStat,
@@ -47,6 +49,9 @@ import type {
   OpenMode,
   Platform,
   ProcessInfo,
+  TlsClientOptions,
+  TlsServerOptions,
+  TlsSession,
 } from "./types.ts";
 
 // ---------------------------------------------------------------------------------------------
@@ -281,6 +286,11 @@ class BunConnection implements Connection {
   readonly remoteAddress: string;
   readonly remotePort: number;
   readonly localPort: number;
+  /** Set once the TLS handshake has settled, before the connection is handed to its owner. */
+  tls: TlsSession | null = null;
+  closeReason: string | null = null;
+  /** A TLS connection's handshake deadline, cleared when the handshake settles. */
+  handshakeTimer: ReturnType<typeof setTimeout> | undefined;
   private readonly incoming: ReadQueue;
   private readonly outgoing: PendingWrite[] = [];
   private paused = false;
@@ -342,6 +352,8 @@ class BunConnection implements Connection {
 
   /** The socket is gone (peer closed, error, or our own end()). Queued reads stay readable. */
   onClosed(err?: Error): void {
+    clearTimeout(this.handshakeTimer);
+    if (err !== undefined && !this.closed) this.closeReason ??= tlsErrorReason(err);
     this.shutDown(connectionClosedError(err?.message ?? "closed by peer"));
     this.incoming.end();
   }
@@ -395,6 +407,7 @@ function socketHandlers(open: (socket: BunSocket) => void): SocketHandler<BunCon
 const bunNetwork: Network = {
   listen(opts: ListenOptions, onConnection: (conn: Connection) => void): Promise<Listener> {
     try {
+      if (opts.tls !== undefined) return Promise.resolve(listenTls(opts, opts.tls, onConnection));
       const server = Bun.listen<BunConnection | undefined>({
         hostname: opts.host,
         port: opts.port,
@@ -406,6 +419,9 @@ const bunNetwork: Network = {
         port: server.port,
         // stop(false): accepted connections belong to their owners and stay open.
         close: () => Promise.resolve(server.stop(false)),
+        setTls() {
+          throw new Error(`listener ${opts.host}:${server.port} is plaintext: it has no TLS settings to replace`);
+        },
       };
       return Promise.resolve(listener);
     } catch (err) {
@@ -413,8 +429,9 @@ const bunNetwork: Network = {
     }
   },
 
-  async connect(opts: { host: string; port: number; timeoutMs?: number }): Promise<Connection> {
+  async connect(opts: ConnectOptions): Promise<Connection> {
     const where = `${opts.host}:${opts.port}`;
+    if (opts.tls !== undefined) return await connectTls(opts, opts.tls, where);
     const attempt = Bun.connect<BunConnection | undefined>({
       hostname: opts.host,
       port: opts.port,
@@ -427,6 +444,188 @@ const bunNetwork: Network = {
     return await withConnectTimeout(attempt, opts.timeoutMs, where);
   },
 };
+
+// ---------------------------------------------------------------------------------------------
+// TLS
+//
+// Bun facts (checked on Bun 1.4.5, BoringSSL underneath):
+// - Bun.listen's `tls` is fixed for the listener's life (its reload() swaps handlers only), so a
+//   TLS listener is a plaintext Bun.listen whose sockets upgradeTLS({ isServer: true }) in `open`
+//   with the settings current at that moment: setTls() rotates certificates for new connections
+//   and leaves open ones alone. Measured as fast as a native tls listener (test/bench/tls_bench.ts).
+// - With a `handshake` handler, `open` runs before the handshake and `handshake(socket, ok, err)`
+//   after it; bytes written before it are lost, so a connection is handed over only after it.
+// - A server with requestCert and rejectUnauthorized false reports ok=true with an error when the
+//   client sent no certificate ("unable to get issuer certificate") as well as when it sent a bad
+//   one; getPeerCertificate().raw tells the two apart.
+// - A client with rejectUnauthorized false still verifies: a bad chain is in `err` (ok stays true),
+//   a name mismatch is ok=false with ERR_TLS_CERT_ALTNAME_INVALID (checked only after the chain).
+// - No minVersion/maxVersion strings: the versions are SSL_OP_NO_* bits in secureOptions.
+// - After a failed server handshake Bun does not close the socket by itself: we end() it.
+// - TLS 1.3 suites cannot be chosen (BoringSSL always offers its three); `ciphers` is TLS 1.2's.
+
+const sslOpNoTlsV1 = 0x04000000;
+const sslOpNoTlsV1_1 = 0x10000000;
+const sslOpNoTlsV1_2 = 0x08000000;
+const sslOpNoTlsV1_3 = 0x20000000;
+const altNameInvalid = "ERR_TLS_CERT_ALTNAME_INVALID";
+
+function bunTlsOptions(p: PreparedTls): Bun.TLSOptions {
+  if (p.maxVersion === "TLSv1.3" && p.tls13Ciphers !== undefined && !tls13Suites.every((s) => p.tls13Ciphers!.includes(s))) {
+    throw new Error(
+      `TLS cipherSuites: Bun (BoringSSL) always offers every TLS 1.3 suite (${tls13Suites.join(", ")}); ` +
+        "list them all or disable TLSv1.3",
+    );
+  }
+  let secureOptions = sslOpNoTlsV1 | sslOpNoTlsV1_1;
+  if (p.minVersion === "TLSv1.3") secureOptions |= sslOpNoTlsV1_2;
+  if (p.maxVersion === "TLSv1.2") secureOptions |= sslOpNoTlsV1_3;
+  const out: Bun.TLSOptions = { secureOptions };
+  if (p.key !== undefined) Object.assign(out, { key: p.key, cert: p.cert });
+  if (p.ca !== undefined) out.ca = p.ca;
+  if (p.tls12Ciphers !== undefined && p.tls12Ciphers.length > 0) out.ciphers = p.tls12Ciphers.join(":");
+  return out;
+}
+
+function bunServerTlsOptions(p: PreparedTls): Bun.TLSOptions {
+  // "requested" lets the handshake finish without a certificate; a bad one is refused by
+  // refusal() (as Java's wantClientAuth refuses it).
+  return {
+    ...bunTlsOptions(p),
+    requestCert: p.clientAuth !== "none",
+    rejectUnauthorized: p.clientAuth === "required",
+    isServer: true,
+  } as Bun.TLSOptions;
+}
+
+/** Why a server handshake is refused, or null to accept it. */
+function refusal(p: PreparedTls, ok: boolean, err: Error | null, peer: Uint8Array | null): string | null {
+  if (!ok) return err !== null ? tlsErrorReason(err) : "handshake failed";
+  if (p.clientAuth === "none") return null;
+  if (peer === null) return p.clientAuth === "required" ? "client sent no certificate (ssl.client.auth=required)" : null;
+  return err !== null ? `client certificate refused: ${tlsErrorReason(err)}` : null;
+}
+
+function listenTls(opts: ListenOptions, tlsOpts: TlsServerOptions, onConnection: (conn: Connection) => void): Listener {
+  let prepared = prepareTls(tlsOpts, "server");
+  let bunTls = bunServerTlsOptions(prepared);
+  const timeoutMs = opts.tlsHandshakeTimeoutMs ?? tlsHandshakeTimeoutMs;
+  // handshakeTimer is set from open until the handshake settles: while set, the connection is
+  // not its owner's yet, and its end is a failed handshake to report.
+  const fail = (socket: BunSocket, reason: string) => {
+    const conn = socket.data;
+    if (conn === undefined || conn.handshakeTimer === undefined) return;
+    clearTimeout(conn.handshakeTimer);
+    conn.handshakeTimer = undefined;
+    conn.closeReason = reason;
+    opts.onTlsFailure?.({ remoteAddress: socket.remoteAddress, remotePort: socket.remotePort, reason });
+    socket.end();
+  };
+  const base = socketHandlers((socket) => {
+    const conn = attach(socket);
+    conn.handshakeTimer = setTimeout(() => fail(socket, `TLS handshake not done after ${timeoutMs} ms`), timeoutMs);
+  });
+  const tlsHandlers = {
+    ...base,
+    close(socket: BunSocket, err?: Error) {
+      fail(socket, err !== undefined ? tlsErrorReason(err) : "closed by the client during the TLS handshake");
+      socket.data?.onClosed(err);
+    },
+    handshake(socket: BunSocket, ok: boolean, err: Error | null) {
+      const conn = socket.data;
+      if (conn === undefined || conn.handshakeTimer === undefined) return;
+      const peer = prepared.clientAuth === "none" ? null : derBytes(socket.getPeerCertificate()?.raw);
+      // The settings this socket was upgraded with may have been replaced since; a reload never
+      // changes clientAuth, so the current ones judge it the same.
+      const why = refusal(prepared, ok, err, peer);
+      if (why !== null) return fail(socket, why);
+      clearTimeout(conn.handshakeTimer);
+      conn.handshakeTimer = undefined;
+      conn.tls = { protocol: socket.getTLSVersion(), peerCertificate: peer };
+      onConnection(conn);
+    },
+  };
+  const server = Bun.listen<undefined>({
+    hostname: opts.host,
+    port: opts.port,
+    data: undefined,
+    socket: {
+      open(raw) {
+        try {
+          // deno-lint-ignore no-explicit-any
+          (raw as any).upgradeTLS({ data: undefined, tls: bunTls, socket: tlsHandlers });
+        } catch (err) {
+          opts.onTlsFailure?.({ remoteAddress: raw.remoteAddress, remotePort: raw.remotePort, reason: tlsErrorReason(err) });
+          raw.end();
+        }
+      },
+      // Bun wants a data handler; after the upgrade the TLS socket's handlers get the bytes.
+      data() {},
+    },
+  });
+  return {
+    host: opts.host,
+    port: server.port,
+    close: () => Promise.resolve(server.stop(false)),
+    setTls(next: TlsServerOptions) {
+      const p = prepareTls(next, "server");
+      checkReload(prepared, p);
+      const b = bunServerTlsOptions(p);
+      prepared = p;
+      bunTls = b;
+    },
+  };
+}
+
+async function connectTls(opts: ConnectOptions, tlsOpts: TlsClientOptions, where: string): Promise<Connection> {
+  const p = prepareTls(tlsOpts, "client");
+  const verifyHostname = tlsOpts.verifyHostname ?? true;
+  let socket: BunSocket | undefined;
+  let timedOut = false;
+  const attempt = new Promise<BunConnection>((resolve, reject) => {
+    const failed = (s: BunSocket, reason: string) => {
+      if (s.data !== undefined) s.data.closeReason ??= reason;
+      reject(new Error(`TLS connect to ${where} failed: ${reason}`));
+      s.end();
+    };
+    const base = socketHandlers(attach);
+    const handlers = {
+      ...base,
+      handshake(s: BunSocket, ok: boolean, err: Error | null) {
+        const conn = s.data;
+        if (conn === undefined) return;
+        const nameOnly = err !== null && (err as { code?: string }).code === altNameInvalid;
+        if (err !== null && !(nameOnly && !verifyHostname)) return failed(s, tlsErrorReason(err));
+        if (!ok && !nameOnly) return failed(s, "handshake failed");
+        conn.tls = { protocol: s.getTLSVersion(), peerCertificate: derBytes(s.getPeerCertificate()?.raw) };
+        resolve(conn);
+      },
+      close(s: BunSocket, err?: Error) {
+        s.data?.onClosed(err);
+        const why = err !== undefined ? tlsErrorReason(err) : "closed during the handshake";
+        reject(new Error(`TLS connect to ${where} failed: ${why}`));
+      },
+    };
+    Bun.connect<BunConnection | undefined>({
+      hostname: opts.host,
+      port: opts.port,
+      data: undefined,
+      // Bun aborts a bad handshake with an alert the server can log only when it rejects by
+      // itself; without hostname verification it must not (a name mismatch is fatal there), and
+      // `handshake` judges the chain instead, after which the server sees a plain close.
+      tls: { ...bunTlsOptions(p), serverName: tlsOpts.serverName ?? opts.host, rejectUnauthorized: verifyHostname },
+      socket: handlers as unknown as SocketHandler<BunConnection | undefined>,
+    }).then((s) => {
+      socket = s;
+      // Connected only after the deadline: nobody waits for this handshake any more.
+      if (timedOut) s.terminate();
+    }, (err) => reject(connectError(where, err)));
+  });
+  return await withConnectTimeout(attempt, opts.timeoutMs ?? tlsHandshakeTimeoutMs, where, () => {
+    timedOut = true;
+    socket?.terminate();
+  });
+}
 
 // ---------------------------------------------------------------------------------------------
 // HTTP

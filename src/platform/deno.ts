@@ -26,7 +26,9 @@ import {
   webClock,
   withConnectTimeout,
 } from "./shared.ts";
+import { connectNodeTls, listenNodeTls } from "./node_tls.ts";
 import type {
+  ConnectOptions,
   Connection,
   FileHandle,
   FileStat,
@@ -261,6 +263,8 @@ class DenoConnection implements Connection {
   readonly remoteAddress: string;
   readonly remotePort: number;
   readonly localPort: number;
+  readonly tls = null;
+  closeReason: string | null = null;
   private readonly incoming: ReadQueue;
   private readonly scratch = new Uint8Array(readChunkBytes);
   private pumping = false;
@@ -325,8 +329,9 @@ class DenoConnection implements Connection {
         let n: number | null;
         try {
           n = await this.conn.read(this.scratch);
-        } catch {
+        } catch (err) {
           n = null; // reset, or our own close() interrupting the read
+          if (!this.closed) this.closeReason ??= (err as Error).message;
         }
         if (n === null) {
           this.fail();
@@ -380,6 +385,7 @@ async function acceptLoop(listener: Deno.TcpListener, onConnection: (conn: Conne
 
 const denoNetwork: Network = {
   listen(opts: ListenOptions, onConnection: (conn: Connection) => void): Promise<Listener> {
+    if (opts.tls !== undefined) return listenNodeTls(opts, opts.tls, onConnection);
     let listener: Deno.TcpListener;
     try {
       listener = Deno.listen({ hostname: opts.host, port: opts.port, transport: "tcp" });
@@ -398,10 +404,14 @@ const denoNetwork: Network = {
         })();
         return closing;
       },
+      setTls() {
+        throw new Error(`listener ${opts.host}:${listener.addr.port} is plaintext: it has no TLS settings to replace`);
+      },
     });
   },
 
-  async connect(opts: { host: string; port: number; timeoutMs?: number }): Promise<Connection> {
+  async connect(opts: ConnectOptions): Promise<Connection> {
+    if (opts.tls !== undefined) return await connectNodeTls(opts, opts.tls);
     const abort = new AbortController();
     const where = `${opts.host}:${opts.port}`;
     const attempt = Deno.connect({

@@ -90,6 +90,84 @@ export interface Connection {
   write(data: Uint8Array): Promise<void>;
   /** Closes both directions; pending reads return null, pending writes reject. Idempotent. */
   close(): void;
+  /** What the TLS handshake settled, or null on a plaintext connection. */
+  readonly tls: TlsSession | null;
+  /**
+   * Why the connection ended when it was not a clean close (a TLS alert, a bad record, a reset),
+   * for the owner's log line; null while open or after a clean close by either side.
+   */
+  readonly closeReason: string | null;
+}
+
+/** A TLS protocol version as Kafka's ssl.enabled.protocols names it. */
+export type TlsProtocol = "TLSv1.2" | "TLSv1.3";
+
+/** Kafka's ssl.client.auth: whether a TLS listener asks for a client certificate. */
+export type TlsClientAuth = "none" | "requested" | "required";
+
+/**
+ * TLS settings both sides share. Certificates and keys are PEM text, as Kafka's PEM keystores
+ * (KIP-651) hold them. privateKey may be PKCS#8 ("PRIVATE KEY"), PKCS#1 ("RSA PRIVATE KEY"), SEC1
+ * ("EC PRIVATE KEY"), or encrypted ("ENCRYPTED PRIVATE KEY", or a legacy Proc-Type header) with
+ * privateKeyPassword. A key that cannot be read or does not match the certificate is refused when
+ * the options are given (listen, connect, setTls), never per connection.
+ */
+export interface TlsCommonOptions {
+  /** The own certificate first, then its intermediates (ssl.keystore.certificate.chain). */
+  certificateChain?: string;
+  /** ssl.keystore.key. */
+  privateKey?: string;
+  /** ssl.key.password. */
+  privateKeyPassword?: string;
+  /**
+   * PEM certificates to verify the peer against (ssl.truststore.certificates); they replace the
+   * runtime's default roots. Unset: the runtime's default roots (a client) or none (a server).
+   */
+  trustedCertificates?: string;
+  /** ssl.enabled.protocols; default both. */
+  protocols?: TlsProtocol[];
+  /**
+   * ssl.cipher.suites, by IANA name (TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256, as Java names them)
+   * or OpenSSL name. Unset: the runtime's defaults. A runtime that cannot honour the list refuses
+   * it with an error naming the reason, rather than ignoring it.
+   */
+  cipherSuites?: string[];
+}
+
+export interface TlsServerOptions extends TlsCommonOptions {
+  certificateChain: string;
+  privateKey: string;
+  /**
+   * "requested": a client may send no certificate, but one it sends must verify against
+   * trustedCertificates (as Java's setWantClientAuth). Default "none".
+   */
+  clientAuth?: TlsClientAuth;
+}
+
+export interface TlsClientOptions extends TlsCommonOptions {
+  /** SNI and the name the certificate is checked against; default the host connected to. */
+  serverName?: string;
+  /**
+   * Check the server certificate's names against serverName (Kafka's
+   * ssl.endpoint.identification.algorithm=https, its default); false for the empty value. The
+   * chain is verified either way.
+   */
+  verifyHostname?: boolean;
+}
+
+/** A TLS connection's settled handshake, for the broker's principal. */
+export interface TlsSession {
+  /** The negotiated version ("TLSv1.2", "TLSv1.3"). */
+  readonly protocol: string;
+  /** The peer's certificate (the leaf) as DER, or null when it sent none. */
+  readonly peerCertificate: Uint8Array | null;
+}
+
+/** A listener's TLS handshake that failed: no Connection was handed to the owner for it. */
+export interface TlsHandshakeFailure {
+  readonly remoteAddress: string;
+  readonly remotePort: number;
+  readonly reason: string;
 }
 
 export interface Listener {
@@ -98,16 +176,41 @@ export interface Listener {
   readonly port: number;
   /** Stops accepting; open connections are left to their owners. */
   close(): Promise<void>;
+  /**
+   * TLS listeners only: new connections use opts from now on (certificate rotation without a
+   * restart); open connections keep what they negotiated. Throws, leaving the old settings, when
+   * opts cannot be used (unreadable key, key not matching the certificate) or would change
+   * clientAuth. On a plaintext listener it throws.
+   */
+  setTls(opts: TlsServerOptions): void;
 }
 
 export interface ListenOptions {
   host: string;
   port: number;
+  /**
+   * Serve TLS. A connection is handed to onConnection only once its handshake has completed
+   * (and its client certificate, if any, verified); one that fails or stalls past
+   * tlsHandshakeTimeoutMs is closed and reported to onTlsFailure.
+   */
+  tls?: TlsServerOptions;
+  onTlsFailure?: (failure: TlsHandshakeFailure) => void;
+  /** Overrides tlsHandshakeTimeoutMs (tests, or an operator's own bound). */
+  tlsHandshakeTimeoutMs?: number;
+}
+
+export interface ConnectOptions {
+  host: string;
+  port: number;
+  /** Bounds the connect and, with tls, the handshake (default tlsHandshakeTimeoutMs for it). */
+  timeoutMs?: number;
+  /** Speak TLS; connect() resolves once the handshake has completed and the server verified. */
+  tls?: TlsClientOptions;
 }
 
 export interface Network {
   listen(opts: ListenOptions, onConnection: (conn: Connection) => void): Promise<Listener>;
-  connect(opts: { host: string; port: number; timeoutMs?: number }): Promise<Connection>;
+  connect(opts: ConnectOptions): Promise<Connection>;
 }
 
 export interface Timer {

@@ -142,6 +142,12 @@ export const cleanerSyncIntervalBytes = 8 * 1024 * 1024;
 export const readQueueChunksMax = 4;
 /** Bytes asked of the kernel per read where the runtime lets us choose (Deno). */
 export const readChunkBytes = 64 * 1024;
+/**
+ * Longest a TLS handshake may take, on a listener (from accept) and in connect() when no timeout
+ * is given: a peer that opens a socket and never finishes the handshake (a plaintext client
+ * waiting for a reply, a stalled scanner) holds a socket the owner has not been handed yet.
+ */
+export const tlsHandshakeTimeoutMs = 10_000;
 /** crypto.getRandomValues refuses more than this per call (Web Crypto's quota). */
 export const randomBytesPerCallMax = 65_536;
 /** ZooKeeper's default jute.maxbuffer: the largest payload a ZooKeeper server accepts per node. */

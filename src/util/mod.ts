@@ -11,3 +11,5 @@ export * from "./limits.ts";
 export * as limits from "./limits.ts";
 export * from "./logger.ts";
 export * from "./time_slice.ts";
+export * from "./ssl_principal.ts";
+export * from "./x509.ts";
