@@ -158,6 +158,12 @@ export const registryJournalRecordBytesMax = 64 * 1024 * 1024;
  */
 export const eventLoopSliceMs = 20;
 /**
+ * New partition logs whose files (dir, .log, .index, .timeindex) are created together on the
+ * runtime's I/O pool before they are applied (LogManager.prepareNewLogs): enough to keep the
+ * pool busy, few enough that the descriptors held meanwhile (up to 3 each) stay small.
+ */
+export const logCreationsInFlightMax = 64;
+/**
  * Partition state writes the controller issues together (one group commit of the embedded
  * registry, one pipelined round of ZooKeeper requests) before it awaits their answers.
  */
