@@ -390,8 +390,9 @@ export class KafkaController {
     const slice = new TimeSlice();
     for (let i = 0; i < all.length;) {
       const batch: Promise<PartitionState>[] = [];
-      do batch.push(this.readPartition(entry, all[i][0], all[i++][1])); while (i < all.length && batch.length < partitionWritesInFlightMax && !slice.due);
-      for (const s of await Promise.all(batch)) entry.partitions.set(s.partition, s);
+      const size = slice.groupSize(partitionWritesInFlightMax);
+      do batch.push(this.readPartition(entry, all[i][0], all[i++][1])); while (i < all.length && batch.length < size && !slice.due);
+      for (const s of await slice.settle(batch)) entry.partitions.set(s.partition, s);
       await slice.yield();
     }
     return entry;
@@ -430,8 +431,9 @@ export class KafkaController {
     const slice = new TimeSlice();
     for (let i = 0; i < states.length;) {
       const batch: Promise<PartitionState | null>[] = [];
-      do batch.push(this.initPartition(states[i++])); while (i < states.length && batch.length < partitionWritesInFlightMax && !slice.due);
-      for (const s of await Promise.all(batch)) if (s !== null) created.push(s);
+      const size = slice.groupSize(partitionWritesInFlightMax);
+      do batch.push(this.initPartition(states[i++])); while (i < states.length && batch.length < size && !slice.due);
+      for (const s of await slice.settle(batch)) if (s !== null) created.push(s);
       await slice.yield();
     }
     return created;
