@@ -128,7 +128,7 @@ export async function startBroker(
  */
 async function openRegistry(platform: Platform, config: BrokerConfig): Promise<{ session(): Registry; close(): Promise<void> }> {
   if (config.zookeeperConnect === null) {
-    return EmbeddedRegistryStore.open(platform, `${config.logDirs[0]}/.strand-registry`);
+    return await EmbeddedRegistryStore.openGradually(platform, `${config.logDirs[0]}/.strand-registry`);
   }
   const zk = await ZooKeeperRegistry.open(platform, {
     connectString: config.zookeeperConnect,
