@@ -1044,8 +1044,15 @@ function isRecord(v: unknown): v is Record<string, unknown> {
   return typeof v === "object" && v !== null && !Array.isArray(v);
 }
 
-// btoa/atob are web globals in both runtimes; they work on "binary strings", one char per byte.
+// Uint8Array's own base64 (ES2026; Bun 1.4 and Deno 2.9 have it) is some ten times faster than
+// btoa over a binary string: a topic znode of 10,000 partitions is ~100 KB, encoded at every
+// journal record and snapshot. btoa/atob (web globals in both runtimes, one char per byte) stay
+// as the fallback.
+const nativeBase64 = typeof (Uint8Array.prototype as { toBase64?: unknown }).toBase64 === "function" &&
+  typeof (Uint8Array as { fromBase64?: unknown }).fromBase64 === "function";
+
 function toBase64(bytes: Uint8Array): string {
+  if (nativeBase64) return (bytes as unknown as { toBase64(): string }).toBase64();
   let binary = "";
   const chunk = 0x8000;
   for (let i = 0; i < bytes.length; i += chunk) {
@@ -1057,6 +1064,7 @@ function toBase64(bytes: Uint8Array): string {
 function fromBase64(text: string): Uint8Array | null {
   if (!/^[A-Za-z0-9+/]*={0,2}$/.test(text) || text.length % 4 !== 0) return null;
   try {
+    if (nativeBase64) return (Uint8Array as unknown as { fromBase64(t: string): Uint8Array }).fromBase64(text);
     const binary = atob(text);
     const out = new Uint8Array(binary.length);
     for (let i = 0; i < binary.length; i++) out[i] = binary.charCodeAt(i);
