@@ -164,8 +164,9 @@ export const eventLoopSliceMs = 20;
  */
 export const logCreationsInFlightMax = 64;
 /**
- * Partition state writes the controller issues together (one group commit of the embedded
- * registry, one pipelined round of ZooKeeper requests) before it awaits their answers.
+ * Most partition state writes the controller issues together (one group commit of the embedded
+ * registry, one pipelined round of ZooKeeper requests) before it awaits their answers; within it,
+ * TimeSlice.settle sizes each group by the measured time of the last one's completions.
  */
 export const partitionWritesInFlightMax = 250;
 /**
