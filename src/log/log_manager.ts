@@ -279,10 +279,10 @@ export class LogManager {
   private async loadDir(dir: string, brokerId: number, clusterId: string): Promise<void> {
     this.platform.fs.mkdirp(dir);
     this.checkMetaProperties(dir, brokerId, clusterId);
-    const state = this.readDirState(dir);
-    const pending: { topic: string; partition: number }[] = [];
-    // One slice for the dir's listing and its workers: 10,000 stat calls alone took 20-40 ms.
+    // One slice for the dir's checkpoints, listing and workers: 10,000 stat calls alone took 20-40 ms.
     const slice = new TimeSlice();
+    const state = await this.readDirState(dir, slice);
+    const pending: { topic: string; partition: number }[] = [];
     for (const name of this.platform.fs.readdir(dir)) {
       await slice.yield();
       if (name.endsWith("-delete")) {
@@ -354,7 +354,7 @@ export class LogManager {
   }
 
   /** The dir's marker and checkpoints; a damaged checkpoint counts as absent (recover more). */
-  private readDirState(dir: string): DirLoadState {
+  private async readDirState(dir: string, slice: TimeSlice): Promise<DirLoadState> {
     const read = (file: string): CheckpointEntries => {
       try {
         return new OffsetCheckpointFile(this.platform, `${dir}/${file}`).read();
@@ -363,12 +363,15 @@ export class LogManager {
         return new Map();
       }
     };
-    return {
-      hadCleanShutdown: this.platform.fs.stat(`${dir}/${CleanShutdownFile}`) !== null,
-      recoveryPoints: read(RecoveryPointCheckpointFile),
-      logStartOffsets: read(LogStartOffsetCheckpointFile),
-      highWatermarks: read(ReplicationOffsetCheckpointFile),
-    };
+    // One file per slice: each has a line per log (10,000 lines, about 10 ms to parse).
+    const hadCleanShutdown = this.platform.fs.stat(`${dir}/${CleanShutdownFile}`) !== null;
+    const recoveryPoints = read(RecoveryPointCheckpointFile);
+    await slice.yield();
+    const logStartOffsets = read(LogStartOffsetCheckpointFile);
+    await slice.yield();
+    const highWatermarks = read(ReplicationOffsetCheckpointFile);
+    await slice.yield();
+    return { hadCleanShutdown, recoveryPoints, logStartOffsets, highWatermarks };
   }
 
   private loadStateOf(dir: DirLoadState, topic: string, partition: number): LogLoadState {

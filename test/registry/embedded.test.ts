@@ -346,15 +346,18 @@ test("embedded: openGradually reads the tree open reads, and refuses what open r
     // Damage within the one-node-per-line layout that the gradual parse reads line by line.
     const good = readFileSync(file, "utf8");
     const lines = good.split("\n");
+    assert.equal(lines.length, 302 + 3, "close wrote one node per line (head, nodes, end, empty)");
+    assert.doesNotThrow(() => JSON.parse(good), "and one JSON document");
     const variants: Array<[string, string]> = [
       ["a line that is not JSON", [...lines.slice(0, 3), "{", ...lines.slice(4)].join("\n")],
       ["a missing comma", [...lines.slice(0, 2), lines[2].slice(0, -1), ...lines.slice(3)].join("\n")],
       ["bad base64", good.replace(/"data":"[^"]*"/g, (m, at) => at > lines[0].length + lines[1].length + 2 && at < good.length / 2 ? '"data":"!!"' : m)],
       ["a duplicate node", [...lines.slice(0, 3), lines[2], ...lines.slice(3)].join("\n")],
       ["truncated", good.slice(0, good.length - 40)],
+      ["not UTF-8 in a line", good.replace('"path":"/t/5"', '"path":"/t/\u00ff5"').replace("\u00ff", "\xff")],
     ];
     for (const [what, content] of variants) {
-      writeFileSync(file, content);
+      writeFileSync(file, what === "not UTF-8 in a line" ? Uint8Array.from(content, (c) => c.charCodeAt(0) & 0xff) : content);
       let expected = "";
       assert.throws(() => EmbeddedRegistryStore.open(platform, dir), (e: unknown) => {
         expected = (e as Error).message;
