@@ -346,7 +346,7 @@ export class Broker {
     await this.server.stop();
     this.services.coordinator.shutdown();
     this.services.replicaManager.shutdown();
-    this.logManager.shutdown();
+    await this.logManager.shutdownGradually();
     try {
       await this.registry.delete(BrokerIdZNode.path(this.brokerId));
     } catch {

@@ -27,7 +27,7 @@
 import type { BrokerInfo, ConfigAdmin, ControllerChannel, TopicInfo } from "../controller/mod.ts";
 import { effectiveLogConfig, type TopicLogConfig } from "../log/mod.ts";
 import type { ReplicaManager } from "../replication/mod.ts";
-import { ErrorCode, KafkaError, TimeSlice } from "../util/mod.ts";
+import { ErrorCode, KafkaError, logCreationsInFlightMax, TimeSlice } from "../util/mod.ts";
 import type { BrokerEndpoint, MetadataCache } from "./metadata_cache.ts";
 
 export class LocalControllerChannel implements ControllerChannel {
@@ -79,12 +79,20 @@ export class LocalControllerChannel implements ControllerChannel {
     const slice = new TimeSlice();
     for (const t of topics) {
       const config = effectiveLogConfig(this.logDefaults, configs.get(t.name)!);
-      for (const p of t.partitions) {
-        if (slice.due) {
-          await slice.yield();
-          this.checkEpoch(controllerEpoch);
+      const mine = t.partitions.filter((p) => p.replicas.includes(brokerId) || (p.addingReplicas ?? []).includes(brokerId));
+      for (let i = 0; i < mine.length;) {
+        // New logs' files are created off the event loop, a group at a time, then applied.
+        const group = mine.slice(i, i + logCreationsInFlightMax);
+        await this.replicaManager.prepareLogs(group);
+        this.checkEpoch(controllerEpoch);
+        for (const p of group) {
+          if (slice.due) {
+            await slice.yield();
+            this.checkEpoch(controllerEpoch);
+          }
+          this.replicaManager.becomeLeaderOrFollower(p, config);
+          i++;
         }
-        if (p.replicas.includes(brokerId) || (p.addingReplicas ?? []).includes(brokerId)) this.replicaManager.becomeLeaderOrFollower(p, config);
       }
     }
   }

@@ -98,7 +98,7 @@ async function openRegistry(
   }
   try {
     platform.fs.mkdirp(config.logDirs[0]);
-    const store = EmbeddedRegistryStore.open(platform, `${config.logDirs[0]}/.strand-registry`, { logger });
+    const store = await EmbeddedRegistryStore.openGradually(platform, `${config.logDirs[0]}/.strand-registry`, { logger });
     return { registry: store.session(), close: () => store.close() };
   } catch (e) {
     fail(`cannot open the embedded registry: ${(e as Error).message}`, 1);

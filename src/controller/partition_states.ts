@@ -58,8 +58,9 @@ export class PartitionStateMachine {
     const slice = new TimeSlice();
     for (let i = 0; i < states.length;) {
       const batch: Promise<PartitionState | null>[] = [];
-      do batch.push(this.initPartition(states[i++])); while (i < states.length && batch.length < partitionWritesInFlightMax && !slice.due);
-      for (const s of await Promise.all(batch)) if (s !== null) created.push(s);
+      const size = slice.groupSize(partitionWritesInFlightMax);
+      do batch.push(this.initPartition(states[i++])); while (i < states.length && batch.length < size && !slice.due);
+      for (const s of await slice.settle(batch)) if (s !== null) created.push(s);
       await slice.yield();
     }
     return created;

@@ -136,8 +136,9 @@ export class ControllerStore {
     }
     for (let i = 0; i < children.length;) {
       const batch: Promise<void>[] = [];
-      do batch.push(this.deleteRecursive(`${path}/${children[i++]}`, slice)); while (i < children.length && batch.length < partitionWritesInFlightMax && !slice.due);
-      await Promise.all(batch);
+      const size = slice.groupSize(partitionWritesInFlightMax);
+      do batch.push(this.deleteRecursive(`${path}/${children[i++]}`, slice)); while (i < children.length && batch.length < size && !slice.due);
+      await slice.settle(batch);
       await slice.yield();
     }
     await this.delete(path);

@@ -80,8 +80,9 @@ export class TopicEvents {
     const slice = new TimeSlice();
     for (let i = 0; i < all.length;) {
       const batch: Promise<PartitionState>[] = [];
-      do batch.push(this.states.readPartition(entry, all[i][0], all[i++][1])); while (i < all.length && batch.length < partitionWritesInFlightMax && !slice.due);
-      for (const s of await Promise.all(batch)) entry.partitions.set(s.partition, s);
+      const size = slice.groupSize(partitionWritesInFlightMax);
+      do batch.push(this.states.readPartition(entry, all[i][0], all[i++][1])); while (i < all.length && batch.length < size && !slice.due);
+      for (const s of await slice.settle(batch)) entry.partitions.set(s.partition, s);
       await slice.yield();
     }
     return entry;

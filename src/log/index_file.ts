@@ -75,6 +75,11 @@ export class IndexFile {
     return { file: new IndexFile(platform, path, entryBytes, size), bytes: bytes.subarray(0, n - (n % entryBytes)), sizeBytes: size };
   }
 
+  /** The file at path, which its creator has just made empty (LogManager.prepareNewLogs): no I/O. */
+  static created(platform: Platform, path: string, entryBytes: number): IndexFile {
+    return new IndexFile(platform, path, entryBytes, 0);
+  }
+
   /** Runs fn on the file, opened for it alone. */
   private withHandle(fn: (h: FileHandle) => void): void {
     assert(!this.closed, "an index file is not written after close");

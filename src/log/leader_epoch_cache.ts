@@ -254,6 +254,15 @@ export class LeaderEpochFileCache {
     this.unsynced = true;
   }
 
+  /**
+   * Told that the file already holds these entries, written unsynced by the log's creator
+   * (LogManager.prepareNewLogs, off the event loop): the next flush makes it durable, as after
+   * write().
+   */
+  writtenUnsynced(): void {
+    this.unsynced = true;
+  }
+
   /** Set while the file lags the list (its last write failed: a full disk, no descriptor). */
   private stale = false;
 

@@ -44,13 +44,18 @@
 // - appendRefusal (the LogManager's free-space check) refuses appends before any byte is written
 //   while the log dir is short of space; reads go on.
 
-import type { Platform, Timer } from "../platform/mod.ts";
+import type { FileHandle, Platform, Timer } from "../platform/mod.ts";
 import { assignOffsets, BatchField, batchSizeAt, view } from "../protocol/mod.ts";
 import { assert, ErrorCode, KafkaError, schedulerIntervalMsMax } from "../util/mod.ts";
 import type { Logger } from "../util/mod.ts";
 import { isIoError, KafkaStorageError, logDirOf, type LogDirFailureHandler, storageErrorKind } from "./log_dir_failure.ts";
 import { checkFetchedBatches, type FetchedBatch } from "./follower_batches.ts";
-import { type LeaderEpochFileCache, UNDEFINED_EPOCH_OFFSET } from "./leader_epoch_cache.ts";
+import {
+  LeaderEpochCheckpointFile,
+  LeaderEpochCheckpointFileName,
+  LeaderEpochFileCache,
+  UNDEFINED_EPOCH_OFFSET,
+} from "./leader_epoch_cache.ts";
 import { type LogConfig, logConfigDefaults } from "./log_config.ts";
 import { loadLog, type LogLoadState } from "./log_loader.ts";
 import { DeletedFileSuffix, LogSegment, type TimestampOffset } from "./segment.ts";
@@ -142,6 +147,33 @@ export class Log {
     const log = logger.child({ topic, partition });
     const loaded = loadLog(platform, dir, { ...logConfigDefaults, ...config }, state, log);
     return new Log(platform, dir, topic, partition, config, loaded.segments, loaded.leaderEpochCache, log, state);
+  }
+
+  /**
+   * A new, empty log in dir, whose directory and first segment's files were just created (off
+   * the event loop, LogManager.prepareNewLogs); `segmentLog` is that segment's open `.log`. What
+   * open() would find there and do, without its I/O: one empty segment at 0, nothing to recover,
+   * and no epochs (no leader-epoch-checkpoint) unless `writtenEpoch`: then the creator has also
+   * written the checkpoint with that epoch starting at 0, which is what becoming the leader of
+   * the new log assigns (so it writes nothing more).
+   */
+  static created(
+    platform: Platform,
+    dir: string,
+    topic: string,
+    partition: number,
+    config: LogConfig,
+    logger: Logger,
+    segmentLog: FileHandle,
+    writtenEpoch: number | null,
+  ): Log {
+    const log = logger.child({ topic, partition });
+    const segment = LogSegment.created(platform, dir, 0, { ...logConfigDefaults, ...config }, segmentLog);
+    const checkpoint = new LeaderEpochCheckpointFile(platform, `${dir}/${LeaderEpochCheckpointFileName}`);
+    const epochCache = new LeaderEpochFileCache(checkpoint, log, writtenEpoch === null ? [] : [{ epoch: writtenEpoch, startOffset: 0 }]);
+    if (writtenEpoch !== null) epochCache.writtenUnsynced();
+    const fresh: LogLoadState = { hadCleanShutdown: true, recoveryPoint: 0, logStartOffset: 0, highWatermark: null };
+    return new Log(platform, dir, topic, partition, config, [segment], epochCache, log, fresh);
   }
 
   get config(): Required<LogConfig> {

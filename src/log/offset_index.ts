@@ -38,6 +38,11 @@ export class OffsetIndex {
     return idx;
   }
 
+  /** The index of a new segment whose file was just created empty: no I/O. */
+  static created(platform: Platform, path: string, baseOffset: number, maxIndexBytes: number): OffsetIndex {
+    return new OffsetIndex(baseOffset, IndexFile.created(platform, path, ENTRY_BYTES), Math.floor(maxIndexBytes / ENTRY_BYTES));
+  }
+
   private load(bytes: Uint8Array, logSizeBytes: number): void {
     const dv = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
     let lastRel = -1;

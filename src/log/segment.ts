@@ -141,6 +141,16 @@ export class LogSegment {
   }
 
   /**
+   * A new, empty segment whose three files its caller has just created empty, off the event loop
+   * (LogManager.prepareNewLogs): `log` is its open `.log`. No I/O here.
+   */
+  static created(platform: Platform, dir: string, baseOffset: number, config: SegmentConfig, log: FileHandle): LogSegment {
+    const index = OffsetIndex.created(platform, `${dir}/${segmentFileName(baseOffset, ".index")}`, baseOffset, config.segmentIndexBytes);
+    const timeIndex = TimeIndex.created(platform, `${dir}/${segmentFileName(baseOffset, ".timeindex")}`, baseOffset, config.segmentIndexBytes);
+    return new LogSegment(platform, dir, baseOffset, log, index, timeIndex, config, 0, baseOffset, platform.clock.nowMs());
+  }
+
+  /**
    * Opens an existing segment. Batches after the last index entry are walked to find the next
    * offset; the first one that does not look whole or fails its CRC32C (a torn tail) is cut off,
    * with everything after it, and the count of bytes cut is returned in `truncatedBytes`. A

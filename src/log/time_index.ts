@@ -60,6 +60,11 @@ export class TimeIndex {
     return idx;
   }
 
+  /** The index of a new segment whose file was just created empty: no I/O. */
+  static created(platform: Platform, path: string, baseOffset: number, maxIndexBytes: number): TimeIndex {
+    return new TimeIndex(baseOffset, IndexFile.created(platform, path, ENTRY_BYTES), Math.floor(maxIndexBytes / ENTRY_BYTES));
+  }
+
   private load(bytes: Uint8Array, relEnd: number, fileSize: number): void {
     const dv = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
     let lastHi = -1;

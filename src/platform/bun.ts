@@ -179,6 +179,20 @@ const bunFileSystem: FileSystem = {
     }
   },
 
+  async openAsync(path: string, mode: OpenMode): Promise<FileHandle> {
+    // The callback form hands over a plain descriptor (a promises FileHandle would close it when
+    // collected).
+    const fd = await new Promise<number>((resolve, reject) =>
+      fs.open(path, openFlags(mode), fileModeNew, (err, fd) => (err ? reject(err) : resolve(fd)))
+    );
+    try {
+      return new BunFile(path, fd, mode !== "read");
+    } catch (err) {
+      fs.closeSync(fd);
+      throw err;
+    }
+  },
+
   readFile(path: string): Uint8Array | null {
     try {
       return plainBytes(fs.readFileSync(path));
@@ -214,12 +228,20 @@ const bunFileSystem: FileSystem = {
     fs.renameSync(from, to);
   },
 
+  renameAsync(from: string, to: string): Promise<void> {
+    return fs.promises.rename(from, to);
+  },
+
   remove(path: string): void {
     fs.rmSync(path, { recursive: true, force: true });
   },
 
   mkdirp(path: string): void {
     fs.mkdirSync(path, { recursive: true });
+  },
+
+  async mkdirpAsync(path: string): Promise<void> {
+    await fs.promises.mkdir(path, { recursive: true });
   },
 
   readdir(path: string): string[] {

@@ -158,6 +158,16 @@ const denoFileSystem: FileSystem = {
     }
   },
 
+  async openAsync(path: string, mode: OpenMode): Promise<FileHandle> {
+    const file = await Deno.open(path, openOptions(mode));
+    try {
+      return new DenoFile(path, file, mode !== "read");
+    } catch (err) {
+      file.close();
+      throw err;
+    }
+  },
+
   readFile(path: string): Uint8Array | null {
     try {
       return Deno.readFileSync(path);
@@ -193,6 +203,10 @@ const denoFileSystem: FileSystem = {
     Deno.renameSync(from, to);
   },
 
+  renameAsync(from: string, to: string): Promise<void> {
+    return Deno.rename(from, to);
+  },
+
   remove(path: string): void {
     try {
       Deno.removeSync(path, { recursive: true });
@@ -203,6 +217,10 @@ const denoFileSystem: FileSystem = {
 
   mkdirp(path: string): void {
     Deno.mkdirSync(path, { recursive: true });
+  },
+
+  mkdirpAsync(path: string): Promise<void> {
+    return Deno.mkdir(path, { recursive: true });
   },
 
   readdir(path: string): string[] {

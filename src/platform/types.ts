@@ -7,6 +7,11 @@
 //   one owner, so an append must finish before the next event runs ("no await between a check and
 //   the mutation it guards"). Writes go to the page cache and take microseconds; fsync is the only
 //   slow call and runs from the flush scheduler, not per request.
+// - Except creation, which also has an async form (mkdirpAsync, openAsync, renameAsync) run on
+//   the runtime's I/O thread pool: creating a file, a directory or a name waits on the
+//   filesystem's journal (one call can take several ms on a busy ext4), and thousands of them
+//   (a topic of 10,000 partitions) would hold the event loop for seconds. Callers prepare what
+//   they create with these, then change their state synchronously.
 // - Paths are plain strings joined with "/".
 // - A Connection applies backpressure both ways: a producer that is not read from stops being
 //   read (the runtime pauses the socket), and write() resolves only once the bytes are queued
@@ -55,15 +60,21 @@ export type OpenMode =
 
 export interface FileSystem {
   open(path: string, mode: OpenMode): FileHandle;
+  /** open() on the runtime's I/O thread pool (see the file comment); same modes and errors. */
+  openAsync(path: string, mode: OpenMode): Promise<FileHandle>;
   /** Whole file, or null when it does not exist. */
   readFile(path: string): Uint8Array | null;
   /** Writes a temp file beside path, fsyncs it, renames it over path, fsyncs the directory. */
   writeFileAtomic(path: string, data: Uint8Array): void;
   rename(from: string, to: string): void;
+  /** rename() on the runtime's I/O thread pool. */
+  renameAsync(from: string, to: string): Promise<void>;
   /** Removes a file or a directory tree; no error when it does not exist. */
   remove(path: string): void;
   /** Creates the directory and its parents; no error when it exists. */
   mkdirp(path: string): void;
+  /** mkdirp() on the runtime's I/O thread pool. */
+  mkdirpAsync(path: string): Promise<void>;
   /** Entry names (not paths), or [] when the directory does not exist. */
   readdir(path: string): string[];
   /** Null when nothing is at path. */

@@ -145,6 +145,22 @@ export class ReplicaManager implements FollowerLog {
   }
 
   /**
+   * Creates off the event loop the files of the logs becomeLeaderOrFollower would create for
+   * these states (LogManager.prepareNewLogs); call it first when applying many at once.
+   */
+  prepareLogs(states: readonly PartitionState[]): Promise<void> {
+    const fresh = states.filter((s) => !this.partitions.has(topicPartitionKey(s.topic, s.partition)));
+    if (fresh.length === 0) return Promise.resolve();
+    return this.logManager.prepareNewLogs(fresh.map((s) => ({
+      topic: s.topic,
+      partition: s.partition,
+      isNew: s.isNew ?? false,
+      // Becoming its leader assigns this epoch at the new log's end, 0 (Partition.becomeLeader).
+      leaderEpoch: s.leader === this.brokerId && s.leaderEpoch >= 0 ? s.leaderEpoch : null,
+    })));
+  }
+
+  /**
    * LeaderAndIsr for one partition this broker is a replica of (Kafka's becomeLeaderOrFollower).
    * A stale state (older leader epoch, or the same epoch with an older partition epoch) is
    * skipped with STALE_CONTROLLER_EPOCH; the answer is the partition's error code.

@@ -164,8 +164,15 @@ export const registryJournalRecordBytesMax = 64 * 1024 * 1024;
  */
 export const eventLoopSliceMs = 20;
 /**
- * Partition state writes the controller issues together (one group commit of the embedded
- * registry, one pipelined round of ZooKeeper requests) before it awaits their answers.
+ * New partition logs whose files (dir, .log, .index, .timeindex) are created together on the
+ * runtime's I/O pool before they are applied (LogManager.prepareNewLogs): enough to keep the
+ * pool busy, few enough that the descriptors held meanwhile (up to 3 each) stay small.
+ */
+export const logCreationsInFlightMax = 64;
+/**
+ * Most partition state writes the controller issues together (one group commit of the embedded
+ * registry, one pipelined round of ZooKeeper requests) before it awaits their answers; within it,
+ * TimeSlice.settle sizes each group by the measured time of the last one's completions.
  */
 export const partitionWritesInFlightMax = 250;
 /**

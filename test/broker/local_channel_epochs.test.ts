@@ -27,6 +27,8 @@ function setup() {
   const metadata = new MetadataCache(0);
   const applied: string[] = [];
   const replicaManager = {
+    // Log files are created by becomeLeaderOrFollower here; nothing to prepare.
+    prepareLogs: () => Promise.resolve(),
     becomeLeaderOrFollower: (s: PartitionState) => {
       applied.push(`leaderAndIsr ${s.topic}-${s.partition} leader ${s.leader} epoch ${s.leaderEpoch}`);
       return ErrorCode.NONE;

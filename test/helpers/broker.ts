@@ -131,7 +131,7 @@ export async function startBroker(
  */
 async function openRegistry(platform: Platform, config: BrokerConfig, logger: Logger): Promise<{ session(): Registry; close(): Promise<void> }> {
   if (config.zookeeperConnect === null) {
-    return EmbeddedRegistryStore.open(platform, `${config.logDirs[0]}/.strand-registry`, { logger });
+    return await EmbeddedRegistryStore.openGradually(platform, `${config.logDirs[0]}/.strand-registry`, { logger });
   }
   const zk = await ZooKeeperRegistry.open(platform, {
     connectString: config.zookeeperConnect,

@@ -111,6 +111,10 @@ export function faultyPlatform(inner: Platform): FaultyPlatform {
       check("open", path);
       return wrapHandle(f.open(path, mode));
     },
+    async openAsync(path: string, mode: OpenMode) {
+      check("open", path);
+      return wrapHandle(await f.openAsync(path, mode));
+    },
     readFile(path) {
       check("read", path);
       return f.readFile(path);
@@ -125,6 +129,11 @@ export function faultyPlatform(inner: Platform): FaultyPlatform {
       check("rename", to);
       f.rename(from, to);
     },
+    async renameAsync(from, to) {
+      check("rename", from);
+      check("rename", to);
+      await f.renameAsync(from, to);
+    },
     remove(path) {
       check("unlink", path);
       f.remove(path);
@@ -132,6 +141,10 @@ export function faultyPlatform(inner: Platform): FaultyPlatform {
     mkdirp(path) {
       check("mkdir", path);
       f.mkdirp(path);
+    },
+    async mkdirpAsync(path) {
+      check("mkdir", path);
+      await f.mkdirpAsync(path);
     },
     readdir(path) {
       check("scandir", path);

@@ -180,6 +180,35 @@ test("fs: open modes refuse what they must", async () => {
   });
 });
 
+test("fs: the async creation calls (mkdirpAsync, openAsync, renameAsync) act as their synchronous forms", async () => {
+  await withTempDir(async (dir) => {
+    const fs = platform.fs;
+    await fs.mkdirpAsync(`${dir}/a/b/c`);
+    await fs.mkdirpAsync(`${dir}/a/b/c`); // no error when it exists
+    assert.ok(fs.stat(`${dir}/a/b/c`)?.isDirectory);
+
+    const f = await fs.openAsync(`${dir}/a/new.log`, "create-new");
+    f.append(bytes("hello"));
+    f.writeAt(bytes("J"), 0);
+    assert.equal(f.size(), 5);
+    f.close();
+    await assert.rejects(fs.openAsync(`${dir}/a/new.log`, "create-new"), "create-new refuses an existing file");
+    await assert.rejects(fs.openAsync(`${dir}/a/missing`, "read"), "read needs the file");
+    const rw = await fs.openAsync(`${dir}/a/new.log`, "readwrite");
+    assert.equal(rw.size(), 5, "a writable handle starts at the file's end");
+    rw.append(bytes("!"));
+    rw.close();
+
+    await fs.renameAsync(`${dir}/a/new.log`, `${dir}/a/b/moved.log`);
+    assert.equal(fs.stat(`${dir}/a/new.log`), null);
+    assert.equal(new TextDecoder().decode(fs.readFile(`${dir}/a/b/moved.log`)!), "Jello!");
+    const r = await fs.openAsync(`${dir}/a/b/moved.log`, "read");
+    const buf = new Uint8Array(6);
+    assert.equal(r.readAt(buf, 0), 6);
+    r.close();
+  });
+});
+
 test("fs: readFile, writeFileAtomic, rename, remove, mkdirp, readdir, stat, syncDir", async () => {
   await withTempDir((dir) => {
     assert.equal(platform.fs.readFile(`${dir}/absent`), null);

@@ -318,3 +318,55 @@ test("embedded: a closing session hears nothing, not even its own ephemerals' de
   assert.deepEqual(theirs.events, [{ type: "deleted", path: "/e" }]);
   await store.close();
 });
+
+test("embedded: openGradually reads the tree open reads, and refuses what open refuses with the same error", async () => {
+  await withDir(async (dir, platform) => {
+    const file = `${dir}/${snapshotFileName}`;
+    const store = EmbeddedRegistryStore.open(platform, dir);
+    const r = store.session();
+    await r.create("/t", bytes("topics"));
+    await Promise.all(Array.from({ length: 300 }, (_, i) => r.create(`/t/${i}`, bytes(`state ${i}`))));
+    await r.setData("/t/7", bytes("changed"));
+    await store.close();
+    const dump = async (s: EmbeddedRegistryStore) => {
+      const session = s.session();
+      const out: string[] = [];
+      for (const path of ["/", "/t", ...(await session.getChildren("/t")).map((c) => `/t/${c}`)]) {
+        const { data, stat } = await session.getData(path);
+        out.push(`${path} ${str(data)} ${JSON.stringify(stat, (_, v) => typeof v === "bigint" ? String(v) : v)}`);
+      }
+      await s.close();
+      return out;
+    };
+    const whole = await dump(EmbeddedRegistryStore.open(platform, dir));
+    const gradual = await dump(await EmbeddedRegistryStore.openGradually(platform, dir));
+    assert.equal(gradual.length, 302);
+    assert.deepEqual(gradual, whole);
+
+    // Damage within the one-node-per-line layout that the gradual parse reads line by line.
+    const good = readFileSync(file, "utf8");
+    const lines = good.split("\n");
+    assert.equal(lines.length, 302 + 3, "close wrote one node per line (head, nodes, end, empty)");
+    assert.doesNotThrow(() => JSON.parse(good), "and one JSON document");
+    const variants: Array<[string, string]> = [
+      ["a line that is not JSON", [...lines.slice(0, 3), "{", ...lines.slice(4)].join("\n")],
+      ["a missing comma", [...lines.slice(0, 2), lines[2].slice(0, -1), ...lines.slice(3)].join("\n")],
+      ["bad base64", good.replace(/"data":"[^"]*"/g, (m, at) => at > lines[0].length + lines[1].length + 2 && at < good.length / 2 ? '"data":"!!"' : m)],
+      ["a duplicate node", [...lines.slice(0, 3), lines[2], ...lines.slice(3)].join("\n")],
+      ["truncated", good.slice(0, good.length - 40)],
+      ["not UTF-8 in a line", good.replace('"path":"/t/5"', '"path":"/t/\u00ff5"').replace("\u00ff", "\xff")],
+    ];
+    for (const [what, content] of variants) {
+      writeFileSync(file, what === "not UTF-8 in a line" ? Uint8Array.from(content, (c) => c.charCodeAt(0) & 0xff) : content);
+      let expected = "";
+      assert.throws(() => EmbeddedRegistryStore.open(platform, dir), (e: unknown) => {
+        expected = (e as Error).message;
+        return /corrupt/.test(expected) && expected.includes(file);
+      }, what);
+      await assert.rejects(EmbeddedRegistryStore.openGradually(platform, dir), (e: unknown) => {
+        assert.equal((e as Error).message, expected, what);
+        return true;
+      });
+    }
+  });
+});

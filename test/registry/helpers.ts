@@ -69,7 +69,7 @@ export async function withDir(body: (dir: string, platform: RegistryPlatform) =>
 /**
  * The platform with an fs whose journal appends and fsyncs are counted and can be made to fail
  * (a failing append writes half its bytes first, as a full disk would), and whose
- * writeFileAtomic (snapshot rewrites) is counted.
+ * snapshot rewrites (writeFileAtomic, or close()'s async rename of snapshot.json) are counted.
  */
 export function instrumented(platform: RegistryPlatform) {
   const state = { writes: 0, syncs: 0, snapshots: 0, failWrites: false, failSyncs: false };
@@ -77,6 +77,11 @@ export function instrumented(platform: RegistryPlatform) {
   fs.writeFileAtomic = (path: string, data: Uint8Array) => {
     state.snapshots++;
     platform.fs.writeFileAtomic(path, data);
+  };
+  // close() writes its snapshot with the async calls; its rename into place is the rewrite.
+  fs.renameAsync = async (from: string, to: string) => {
+    if (to.endsWith("/snapshot.json")) state.snapshots++;
+    await platform.fs.renameAsync(from, to);
   };
   fs.open = (path, mode) => {
     const handle = platform.fs.open(path, mode);
