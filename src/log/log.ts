@@ -45,19 +45,14 @@
 //   while the log dir is short of space; reads go on.
 
 import type { FileHandle, Platform, Timer } from "../platform/mod.ts";
-import { assignOffsets, BatchField, batchSizeAt, view } from "../protocol/mod.ts";
+import { assignOffsets } from "../protocol/mod.ts";
 import { assert, ErrorCode, KafkaError, schedulerIntervalMsMax } from "../util/mod.ts";
 import type { Logger } from "../util/mod.ts";
 import { isIoError, KafkaStorageError, logDirOf, type LogDirFailureHandler, storageErrorKind } from "./log_dir_failure.ts";
 import { checkFetchedBatches, type FetchedBatch } from "./follower_batches.ts";
-import {
-  LeaderEpochCheckpointFile,
-  LeaderEpochCheckpointFileName,
-  LeaderEpochFileCache,
-  UNDEFINED_EPOCH_OFFSET,
-} from "./leader_epoch_cache.ts";
+import { type LeaderEpochFileCache, UNDEFINED_EPOCH_OFFSET } from "./leader_epoch_cache.ts";
 import { type LogConfig, logConfigDefaults } from "./log_config.ts";
-import { loadLog, type LogLoadState } from "./log_loader.ts";
+import { createdLog, loadLog, type LogLoadState, trimToOffset } from "./log_loader.ts";
 import { DeletedFileSuffix, LogSegment, type TimestampOffset } from "./segment.ts";
 import { SwapFileSuffix } from "./swap.ts";
 import type { Timestamp } from "./timestamp.ts";
@@ -150,12 +145,8 @@ export class Log {
   }
 
   /**
-   * A new, empty log in dir, whose directory and first segment's files were just created (off
-   * the event loop, LogManager.prepareNewLogs); `segmentLog` is that segment's open `.log`. What
-   * open() would find there and do, without its I/O: one empty segment at 0, nothing to recover,
-   * and no epochs (no leader-epoch-checkpoint) unless `writtenEpoch`: then the creator has also
-   * written the checkpoint with that epoch starting at 0, which is what becoming the leader of
-   * the new log assigns (so it writes nothing more).
+   * A new, empty log in dir whose directory and first segment's files were just created off the
+   * event loop (LogManager.prepareNewLogs): see createdLog in log_loader.ts.
    */
   static created(
     platform: Platform,
@@ -168,12 +159,8 @@ export class Log {
     writtenEpoch: number | null,
   ): Log {
     const log = logger.child({ topic, partition });
-    const segment = LogSegment.created(platform, dir, 0, { ...logConfigDefaults, ...config }, segmentLog);
-    const checkpoint = new LeaderEpochCheckpointFile(platform, `${dir}/${LeaderEpochCheckpointFileName}`);
-    const epochCache = new LeaderEpochFileCache(checkpoint, log, writtenEpoch === null ? [] : [{ epoch: writtenEpoch, startOffset: 0 }]);
-    if (writtenEpoch !== null) epochCache.writtenUnsynced();
-    const fresh: LogLoadState = { hadCleanShutdown: true, recoveryPoint: 0, logStartOffset: 0, highWatermark: null };
-    return new Log(platform, dir, topic, partition, config, [segment], epochCache, log, fresh);
+    const made = createdLog(platform, dir, { ...logConfigDefaults, ...config }, log, segmentLog, writtenEpoch);
+    return new Log(platform, dir, topic, partition, config, made.segments, made.leaderEpochCache, log, cleanLoad);
   }
 
   get config(): Required<LogConfig> {
@@ -799,14 +786,4 @@ export class Log {
     this.close();
     this.platform.fs.remove(this.dir);
   }
-}
-
-/** The prefix of whole batches that start below maxOffset (the high watermark, for consumers). */
-function trimToOffset(records: Uint8Array, maxOffset: number): Uint8Array {
-  const dv = view(records);
-  let pos = 0;
-  while (pos < records.length && Number(dv.getBigInt64(pos + BatchField.baseOffset)) < maxOffset) {
-    pos += batchSizeAt(dv, pos);
-  }
-  return pos === records.length ? records : records.subarray(0, pos);
 }

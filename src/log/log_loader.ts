@@ -17,7 +17,8 @@
 //    past the log end offset go (data lost in the crash) and the first one is moved up to the log
 //    start offset.
 
-import type { Platform } from "../platform/mod.ts";
+import type { FileHandle, Platform } from "../platform/mod.ts";
+import { BatchField, batchSizeAt, view } from "../protocol/mod.ts";
 import type { Logger } from "../util/mod.ts";
 import { CheckpointFormatError } from "./checkpoint.ts";
 import { type EpochEntry, LeaderEpochCheckpointFile, LeaderEpochCheckpointFileName, LeaderEpochFileCache } from "./leader_epoch_cache.ts";
@@ -190,4 +191,35 @@ function logTruncation(logger: Logger, seg: LogSegment, truncatedBytes: number, 
     { segment: seg.logPath, position: seg.sizeBytes, truncatedBytes, reason, nextOffset: seg.nextOffset },
     "truncated torn tail of segment",
   );
+}
+
+/**
+ * What Log.open() would find in a new log's dir and do, without its I/O: one empty segment at 0
+ * (`segmentLog` is its open `.log`), nothing to recover, and no epochs (no leader-epoch-checkpoint)
+ * unless `writtenEpoch`: then the creator has also written the checkpoint with that epoch starting
+ * at 0, which is what becoming the leader of the new log assigns (so it writes nothing more).
+ */
+export function createdLog(
+  platform: Platform,
+  dir: string,
+  config: Required<LogConfig>,
+  logger: Logger,
+  segmentLog: FileHandle,
+  writtenEpoch: number | null,
+): LoadedLog {
+  const segment = LogSegment.created(platform, dir, 0, config, segmentLog);
+  const checkpoint = new LeaderEpochCheckpointFile(platform, `${dir}/${LeaderEpochCheckpointFileName}`);
+  const epochCache = new LeaderEpochFileCache(checkpoint, logger, writtenEpoch === null ? [] : [{ epoch: writtenEpoch, startOffset: 0 }]);
+  if (writtenEpoch !== null) epochCache.writtenUnsynced();
+  return { segments: [segment], leaderEpochCache: epochCache };
+}
+
+/** The prefix of whole batches that start below maxOffset (the high watermark, for consumers). */
+export function trimToOffset(records: Uint8Array, maxOffset: number): Uint8Array {
+  const dv = view(records);
+  let pos = 0;
+  while (pos < records.length && Number(dv.getBigInt64(pos + BatchField.baseOffset)) < maxOffset) {
+    pos += batchSizeAt(dv, pos);
+  }
+  return pos === records.length ? records : records.subarray(0, pos);
 }
