@@ -10,7 +10,9 @@
 // power-of-two sizes from frameBufferBytesMin to frameBufferReuseBytesMax (a larger frame gets
 // its own buffer, never kept), and the idle ones hold at most frameBuffersIdleBytesMax across all
 // connections; the bytes of a frame being read or handled are counted by the MemoryPool as before
-// (a buffer's slack past its frame is not).
+// (a buffer's slack past its frame is not: less than the frame itself and under 1 MiB, since
+// sizes are powers of two up to frameBufferReuseBytesMax; the large frames a pool bounds against
+// get buffers of their exact size).
 
 import { assert, frameBufferReuseBytesMax, frameBuffersIdleBytesMax } from "../util/mod.ts";
 
