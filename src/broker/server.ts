@@ -28,6 +28,8 @@ import {
 } from "../util/mod.ts";
 import { MemoryPool } from "./memory_pool.ts";
 import { type AuthAction, SaslServerAuthenticator, type SaslServerSettings } from "./sasl_authenticator.ts";
+import { FrameBufferCache } from "./frame_buffers.ts";
+import { ProduceApi } from "../protocol/mod.ts";
 import type { Logger } from "../util/mod.ts";
 
 /** What the server needs from the layer that handles requests. */
@@ -122,6 +124,8 @@ export class SocketServer {
   private nextConnectionId = 1;
   private stopping = false;
   readonly pool: MemoryPool;
+  /** Buffers for frames that span reads, shared by the connections (frame_buffers.ts). */
+  private readonly frameBuffers = new FrameBufferCache();
   private readonly throttle: ConnectionThrottle;
   /** The connection limits in force (replaced whole by setConnectionLimits). */
   private limits: ConnectionLimits;
@@ -282,7 +286,8 @@ export class SocketServer {
     const { conn, info } = state;
     // Before authentication a peer may not make the broker read more than a SASL token's worth
     // (Kafka's sasl.server.max.receive.size); socket.request.max.bytes applies once it has.
-    const frames = new FrameReader(state.authenticator === null ? this.options.socketRequestMaxBytes : Math.min(this.options.socketRequestMaxBytes, saslTokenBytesMax));
+    const maxFrameBytes = state.authenticator === null ? this.options.socketRequestMaxBytes : Math.min(this.options.socketRequestMaxBytes, saslTokenBytesMax);
+    const frames = new FrameReader(maxFrameBytes, this.frameBuffers);
     const responses = new ResponseWriter(conn);
     for (;;) {
       const reserved = this.reserveFrame(state, frames);
@@ -310,6 +315,10 @@ export class SocketServer {
         const response = state.authenticator === null || state.authenticator.authenticated && !isSaslHandshake(frame)
           ? await this.handler.handle(frame, info)
           : await this.authenticate(state, frame, frames);
+        // A Produce request's bytes are not looked at once it is answered (its records were
+        // written to the log, synchronously, or up-converted into a new buffer), so its buffer
+        // can take the next frame. Others may keep views of theirs (JoinGroup metadata, ...).
+        frames.handled(apiKeyOf(frame) === ProduceApi.apiKey);
         // Handled: its bytes go back to the pool (a response is not counted, as in Kafka).
         this.pool.release(4 + frame.length);
         state.held -= 4 + frame.length;
@@ -380,10 +389,25 @@ export class FrameReader {
   /** The frame being assembled (its declared size) and how much of it has arrived. */
   private assembling: Uint8Array | null = null;
   private filled = 0;
+  /** The last frame next() returned that was assembled in a buffer of `buffers`, until handled(). */
+  private handedOut: Uint8Array | null = null;
   badSize = 0;
 
-  /** Raised once a SASL connection has authenticated (see serveFrames). */
-  constructor(public maxFrameBytes: number) {}
+  /**
+   * buffers: where frames spanning chunks are assembled (null: a new buffer for each).
+   * maxFrameBytes is raised once a SASL connection has authenticated (see serveFrames).
+   */
+  constructor(public maxFrameBytes: number, private readonly buffers: FrameBufferCache | null = null) {}
+
+  /**
+   * The frame next() returned last was handled. With `reusable` (nothing keeps a view of its
+   * bytes) its buffer, if it was assembled in one of `buffers`, goes back for a later frame.
+   */
+  handled(reusable: boolean): void {
+    const frame = this.handedOut;
+    this.handedOut = null;
+    if (frame !== null && reusable) this.buffers!.give(frame);
+  }
 
   /** Bytes held: queued chunks and the frame being assembled (its prefix included). */
   get buffered(): number {
@@ -419,6 +443,7 @@ export class FrameReader {
     if (frame !== null) {
       if (this.filled < frame.length) return null;
       this.assembling = null;
+      if (this.buffers !== null) this.handedOut = frame;
       return frame;
     }
     if (this.queued < 4) return null;
@@ -429,7 +454,7 @@ export class FrameReader {
     if (this.chunks[0].length >= 4 + size || this.queued === 4) return null;
     // The frame spans chunks: assemble it in its own buffer from here on.
     this.take(4);
-    this.assembling = new Uint8Array(size);
+    this.assembling = this.buffers === null ? new Uint8Array(size) : this.buffers.take(size);
     this.filled = 0;
     const parts = this.chunks;
     this.chunks = [];
@@ -477,6 +502,11 @@ export class FrameReader {
     this.queued -= n;
     return out;
   }
+}
+
+/** The API key of a request frame (size prefix removed); frames are at least a header long. */
+function apiKeyOf(frame: Uint8Array): number {
+  return (frame[0] << 8) | frame[1];
 }
 
 /**

@@ -148,6 +148,14 @@ export const readChunkBytes = 64 * 1024;
  * waiting for a reply, a stalled scanner) holds a socket the owner has not been handed yet.
  */
 export const tlsHandshakeTimeoutMs = 10_000;
+/**
+ * Largest buffer a request frame spanning several reads is assembled in and then kept for the next
+ * one (broker/frame_buffers.ts): clients' Produce requests stay near 1 MB (max.request.size,
+ * message.max.bytes), and a larger frame gets a buffer of its own, let go after.
+ */
+export const frameBufferReuseBytesMax = 2 * 1024 * 1024;
+/** Bytes of idle reusable frame buffers kept across all connections (frame_buffers.ts). */
+export const frameBuffersIdleBytesMax = 16 * 1024 * 1024;
 /** crypto.getRandomValues refuses more than this per call (Web Crypto's quota). */
 export const randomBytesPerCallMax = 65_536;
 /** ZooKeeper's default jute.maxbuffer: the largest payload a ZooKeeper server accepts per node. */
