@@ -148,6 +148,13 @@ export const readChunkBytes = 64 * 1024;
  * waiting for a reply, a stalled scanner) holds a socket the owner has not been handed yet.
  */
 export const tlsHandshakeTimeoutMs = 10_000;
+/**
+ * How often a TLS listener's keystore and truststore files are checked for a change (mtime, size)
+ * to reload the certificates without a restart: a renewed certificate is in use within this long.
+ */
+export const sslFileCheckIntervalMs = 5_000;
+/** At most one warn line per this long for failed TLS handshakes on a listener (scanners, plaintext clients). */
+export const tlsFailureLogIntervalMs = 10_000;
 /** crypto.getRandomValues refuses more than this per call (Web Crypto's quota). */
 export const randomBytesPerCallMax = 65_536;
 /** ZooKeeper's default jute.maxbuffer: the largest payload a ZooKeeper server accepts per node. */
