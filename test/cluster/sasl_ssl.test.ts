@@ -1,0 +1,101 @@
+// Three brokers on a real ZooKeeper whose one listener is SASL_SSL: every byte between brokers
+// (controller channel, replica fetchers, controlled shutdown) and from clients goes over TLS, the
+// brokers log in with PLAIN as `broker`, clients with SCRAM-SHA-512 users stored in ZooKeeper. A
+// leader SIGKILLed under acks=all load loses nothing, the restarted broker catches up into the ISR
+// over TLS, and a client without TLS gets nothing.
+import assert from "node:assert/strict";
+import { test } from "node:test";
+import { writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { Kafka, logLevel } from "kafkajs";
+import { KafkaConnection } from "../../src/client/mod.ts";
+import { loadPlatform } from "../../src/platform/mod.ts";
+import { CertDir, skipUnlessOpenssl } from "../helpers/certs.ts";
+import { skipUnlessZooKeeper, withCluster } from "../helpers/cluster.ts";
+import { alterScram, scramUpsertion } from "../helpers/sasl.ts";
+import { run, skipUnless } from "../helpers/tools.ts";
+import type { WireClient } from "../helpers/wire.ts";
+
+const skip = skipUnlessZooKeeper() || skipUnless("kcat") || skipUnlessOpenssl();
+const jaas = 'org.apache.kafka.common.security.plain.PlainLoginModule required username="broker" password="broker-secret" ' +
+  'user_broker="broker-secret" user_admin="admin-secret";';
+
+test("cluster over SASL_SSL only: inter-broker PLAIN over TLS, client SCRAM, a SIGKILLed leader under acks=all loses nothing", { skip, timeout: 240_000 }, async () => {
+  const certs = new CertDir();
+  try {
+    const ca = certs.ca("strand cluster CA");
+    const server = certs.leaf(ca, { subject: "/O=strand/CN=localhost" });
+    const keystore = join(certs.dir, "broker-keystore.pem");
+    writeFileSync(keystore, server.key + server.cert);
+    const platform = await loadPlatform();
+    const tls = { trustedCertificates: ca.cert };
+    await withCluster(3, {
+      budgetMs: 230_000,
+      label: "strand-cluster-sasl-ssl-",
+      listenerProtocol: "SASL_SSL",
+      overrides: {
+        "sasl.enabled.mechanisms": "PLAIN,SCRAM-SHA-512",
+        "sasl.mechanism.inter.broker.protocol": "PLAIN",
+        "listener.name.sasl_ssl.plain.sasl.jaas.config": jaas,
+        "ssl.keystore.type": "PEM",
+        "ssl.keystore.location": keystore,
+        "ssl.truststore.type": "PEM",
+        "ssl.truststore.location": ca.certPath,
+      },
+    }, async (c) => {
+      const first = c.broker(0);
+      const admin = await KafkaConnection.connect(platform, { host: "127.0.0.1", port: first.port, tls, sasl: { mechanism: "PLAIN", username: "admin", password: "admin-secret" } });
+      const wire = { request: (api: never, v: number, body: never) => admin.request(api, v, body, 10_000) } as unknown as WireClient;
+      assert.equal((await alterScram(wire, [await scramUpsertion("app", "SCRAM-SHA-512", "app-secret")]))[0].errorCode, 0);
+      admin.close();
+      const sasl = { mechanism: "scram-sha-512" as const, username: "app", password: "app-secret" };
+      // Every broker learns of the new user through /config/changes.
+      for (const b of c.brokers) {
+        await c.waitFor(async () => {
+          const k = await KafkaConnection.connect(platform, { host: "127.0.0.1", port: b.port, tls, sasl: { mechanism: "SCRAM-SHA-512", username: "app", password: "app-secret" } })
+            .catch(() => null);
+          k?.close();
+          return k !== null;
+        }, 15_000, `broker ${b.id} accepts the SCRAM user`);
+      }
+      const kafka = () => new Kafka({ clientId: "sasl-ssl-cluster", brokers: c.liveBootstrap.split(","), ssl: { ca: [ca.cert] }, sasl, logLevel: logLevel.NOTHING, retry: { retries: 10 } });
+      const ka = kafka().admin();
+      await ka.connect();
+      await ka.createTopics({ topics: [{ topic: "secure", numPartitions: 1, replicationFactor: 3, configEntries: [{ name: "min.insync.replicas", value: "2" }] }] });
+      await ka.disconnect();
+      const leader = await c.waitLeader("secure", 0, 30_000);
+      // acks=all with min.insync.replicas=2 is what proves the followers fetch (over SASL_SSL).
+      const acked: string[] = [];
+      const send = async (from: number, n: number) => {
+        const p = kafka().producer();
+        await p.connect();
+        for (let i = from; i < from + n; i += 50) {
+          const batch = Array.from({ length: 50 }, (_, k) => ({ value: `m-${i + k}` }));
+          await p.send({ topic: "secure", acks: -1, messages: batch });
+          acked.push(...batch.map((m) => m.value));
+        }
+        await p.disconnect();
+      };
+      await send(0, 1000);
+      await c.broker(leader).kill("SIGKILL");
+      const next = await c.waitLeader("secure", 0, 60_000, leader);
+      assert.notEqual(next, leader);
+      await send(1000, 1000);
+      await c.broker(leader).start();
+      await c.waitFor(async () => (await c.partitionState("secure", 0))?.isr.length === 3, 60_000, "the restarted broker rejoins the ISR over SASL_SSL");
+
+      const bootstrap = c.liveBootstrap.split(",")[0];
+      const args = ["-b", bootstrap, "-X", "security.protocol=SASL_SSL", "-X", `ssl.ca.location=${ca.certPath}`,
+        "-X", "sasl.mechanisms=SCRAM-SHA-512", "-X", "sasl.username=app", "-X", "sasl.password=app-secret"];
+      const out = await run("kcat", [...args, "-C", "-t", "secure", "-p", "0", "-e", "-q", "-o", "beginning"], { timeoutMs: 60_000 });
+      assert.equal(out.code, 0, out.stderr);
+      const got = out.stdout.toString().trim().split("\n");
+      assert.equal(new Set(got).size, got.length, "no record twice");
+      for (const v of acked) assert.ok(got.includes(v), `acknowledged ${v} is there`);
+      const plaintext = await run("kcat", ["-b", bootstrap, "-X", "security.protocol=SASL_PLAINTEXT", "-X", "sasl.mechanisms=PLAIN", "-X", "sasl.username=admin", "-X", "sasl.password=admin-secret", "-L", "-m", "3"], { timeoutMs: 30_000 });
+      assert.notEqual(plaintext.code, 0, "a client without TLS gets no metadata");
+    });
+  } finally {
+    certs.cleanup();
+  }
+});
