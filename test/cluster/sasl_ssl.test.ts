@@ -2,7 +2,8 @@
 // (controller channel, replica fetchers, controlled shutdown) and from clients goes over TLS, the
 // brokers log in with PLAIN as `broker`, clients with SCRAM-SHA-512 users stored in ZooKeeper. A
 // leader SIGKILLed under acks=all load loses nothing, the restarted broker catches up into the ISR
-// over TLS, and a client without TLS gets nothing.
+// over TLS, and a client without TLS gets nothing. Then an SSL cluster with ssl.client.auth=required:
+// the brokers present their keystore's certificate to each other, and replication works.
 import assert from "node:assert/strict";
 import { test } from "node:test";
 import { writeFileSync } from "node:fs";
@@ -94,6 +95,48 @@ test("cluster over SASL_SSL only: inter-broker PLAIN over TLS, client SCRAM, a S
       for (const v of acked) assert.ok(got.includes(v), `acknowledged ${v} is there`);
       const plaintext = await run("kcat", ["-b", bootstrap, "-X", "security.protocol=SASL_PLAINTEXT", "-X", "sasl.mechanisms=PLAIN", "-X", "sasl.username=admin", "-X", "sasl.password=admin-secret", "-L", "-m", "3"], { timeoutMs: 30_000 });
       assert.notEqual(plaintext.code, 0, "a client without TLS gets no metadata");
+    });
+  } finally {
+    certs.cleanup();
+  }
+});
+
+test("cluster over SSL with ssl.client.auth=required: brokers present their own certificate to each other; replication under acks=all", { skip, timeout: 180_000 }, async () => {
+  const certs = new CertDir();
+  try {
+    const ca = certs.ca("strand cluster CA");
+    const server = certs.leaf(ca, { subject: "/O=strand/CN=broker" });
+    const client = certs.leaf(ca, { subject: "/O=strand/CN=app" });
+    const keystore = join(certs.dir, "broker-keystore.pem");
+    writeFileSync(keystore, server.key + server.cert);
+    await withCluster(3, {
+      budgetMs: 170_000,
+      label: "strand-cluster-ssl-",
+      listenerProtocol: "SSL",
+      overrides: {
+        "ssl.keystore.location": keystore,
+        "ssl.truststore.location": ca.certPath,
+        "ssl.client.auth": "required",
+        "ssl.principal.mapping.rules": "RULE:^CN=([^,]+),.*$/$1/",
+      },
+    }, async (c) => {
+      const ssl = ["-X", "security.protocol=SSL", "-X", `ssl.ca.location=${ca.certPath}`,
+        "-X", `ssl.certificate.location=${client.certPath}`, "-X", `ssl.key.location=${client.keyPath}`];
+      const kafka = new Kafka({ clientId: "ssl-cluster", brokers: c.liveBootstrap.split(","), ssl: { ca: [ca.cert], cert: client.cert, key: client.key }, logLevel: logLevel.NOTHING });
+      const ka = kafka.admin();
+      await ka.connect();
+      await ka.createTopics({ topics: [{ topic: "mtls", numPartitions: 1, replicationFactor: 3, configEntries: [{ name: "min.insync.replicas", value: "3" }] }] });
+      await ka.disconnect();
+      await c.waitLeader("mtls", 0, 30_000);
+      const input = Array.from({ length: 500 }, (_, i) => `r-${i}`).join("\n") + "\n";
+      // min.insync.replicas=3: every follower must fetch over mutual TLS for acks=all to succeed.
+      const p = await run("kcat", ["-b", c.liveBootstrap, ...ssl, "-P", "-t", "mtls", "-p", "0", "-X", "acks=all"], { input, timeoutMs: 60_000 });
+      assert.equal(p.code, 0, p.stderr);
+      const out = await run("kcat", ["-b", c.liveBootstrap, ...ssl, "-C", "-t", "mtls", "-p", "0", "-e", "-q", "-o", "beginning"], { timeoutMs: 60_000 });
+      assert.equal(out.code, 0, out.stderr);
+      assert.equal(out.stdout.toString(), input);
+      const noCert = await run("kcat", ["-b", c.liveBootstrap, "-X", "security.protocol=SSL", "-X", `ssl.ca.location=${ca.certPath}`, "-L", "-m", "3"], { timeoutMs: 30_000 });
+      assert.notEqual(noCert.code, 0, "a client without a certificate gets no metadata");
     });
   } finally {
     certs.cleanup();
