@@ -13,6 +13,7 @@ import { KafkaConnection } from "../../src/client/mod.ts";
 import { loadPlatform } from "../../src/platform/mod.ts";
 import { CertDir, skipUnlessOpenssl } from "../helpers/certs.ts";
 import { skipUnlessZooKeeper, withCluster } from "../helpers/cluster.ts";
+import { leaderKilledUnderAcksAll } from "../helpers/kafkajs_roundtrip.ts";
 import { alterScram, scramUpsertion } from "../helpers/sasl.ts";
 import { run, skipUnless } from "../helpers/tools.ts";
 import type { WireClient } from "../helpers/wire.ts";
@@ -60,30 +61,7 @@ test("cluster over SASL_SSL only: inter-broker PLAIN over TLS, client SCRAM, a S
         }, 15_000, `broker ${b.id} accepts the SCRAM user`);
       }
       const kafka = () => new Kafka({ clientId: "sasl-ssl-cluster", brokers: c.liveBootstrap.split(","), ssl: { ca: [ca.cert] }, sasl, logLevel: logLevel.NOTHING, retry: { retries: 10 } });
-      const ka = kafka().admin();
-      await ka.connect();
-      await ka.createTopics({ topics: [{ topic: "secure", numPartitions: 1, replicationFactor: 3, configEntries: [{ name: "min.insync.replicas", value: "2" }] }] });
-      await ka.disconnect();
-      const leader = await c.waitLeader("secure", 0, 30_000);
-      // acks=all with min.insync.replicas=2 is what proves the followers fetch (over SASL_SSL).
-      const acked: string[] = [];
-      const send = async (from: number, n: number) => {
-        const p = kafka().producer();
-        await p.connect();
-        for (let i = from; i < from + n; i += 50) {
-          const batch = Array.from({ length: 50 }, (_, k) => ({ value: `m-${i + k}` }));
-          await p.send({ topic: "secure", acks: -1, messages: batch });
-          acked.push(...batch.map((m) => m.value));
-        }
-        await p.disconnect();
-      };
-      await send(0, 1000);
-      await c.broker(leader).kill("SIGKILL");
-      const next = await c.waitLeader("secure", 0, 60_000, leader);
-      assert.notEqual(next, leader);
-      await send(1000, 1000);
-      await c.broker(leader).start();
-      await c.waitFor(async () => (await c.partitionState("secure", 0))?.isr.length === 3, 60_000, "the restarted broker rejoins the ISR over SASL_SSL");
+      const acked = await leaderKilledUnderAcksAll(c, kafka, "secure", "SASL_SSL");
 
       const bootstrap = c.liveBootstrap.split(",")[0];
       const args = ["-b", bootstrap, "-X", "security.protocol=SASL_SSL", "-X", `ssl.ca.location=${ca.certPath}`,

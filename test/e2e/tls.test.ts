@@ -17,6 +17,7 @@ import type { TlsClientOptions } from "../../src/platform/mod.ts";
 import type { Logger, LogFields } from "../../src/util/logger.ts";
 import { startBroker, type TestBroker } from "../helpers/broker.ts";
 import { CertDir, type KeyPair, skipUnlessOpenssl } from "../helpers/certs.ts";
+import { kafkajsRoundTrip } from "../helpers/kafkajs_roundtrip.ts";
 import { alterScram, scramUpsertion } from "../helpers/sasl.ts";
 import { run, skipUnless } from "../helpers/tools.ts";
 import { WireClient } from "../helpers/wire.ts";
@@ -279,31 +280,6 @@ test("kcat over SASL_SSL with PLAIN and SCRAM-SHA-512; a wrong password fails", 
     assert.ok(principals.has("User:alice") && principals.has("User:carol"), [...principals].join(","));
   });
 });
-
-async function kafkajsRoundTrip(kafka: Kafka, topic: string) {
-  const producer = kafka.producer();
-  await producer.connect();
-  await producer.send({ topic, acks: -1, messages: Array.from({ length: 100 }, (_, i) => ({ key: `k${i}`, value: `v${i}` })) });
-  await producer.disconnect();
-  const consumer = kafka.consumer({ groupId: `g-${topic}` });
-  await consumer.connect();
-  await consumer.subscribe({ topic, fromBeginning: true });
-  const seen: string[] = [];
-  await new Promise<void>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`consumed ${seen.length} of 100 in 60 s`)), 60_000);
-    consumer.run({
-      eachMessage: async ({ message }) => {
-        seen.push(String(message.value));
-        if (seen.length === 100) {
-          clearTimeout(timer);
-          resolve();
-        }
-      },
-    }).catch(reject);
-  });
-  await consumer.disconnect();
-  assert.deepEqual(seen, Array.from({ length: 100 }, (_, i) => `v${i}`), topic);
-}
 
 test("kafkajs produces and consumes over SSL (client certificate required) and SASL_SSL with PLAIN and SCRAM-SHA-512", { skip }, async () => {
   const c = getCerts();
