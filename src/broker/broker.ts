@@ -31,7 +31,7 @@ import type { BrokerConfig } from "./config.ts";
 import { ConfigChangeWatcher } from "./config_change_watcher.ts";
 import { requestControlledShutdown } from "./controlled_shutdown.ts";
 import { listenerSaslSettings } from "./sasl_settings.ts";
-import { type LoadedTls, loadListenerTls, TlsFileWatcher } from "./tls_settings.ts";
+import { type LoadedTls, loadListenerTls, TlsFileWatcher, tlsSettingsError } from "./tls_settings.ts";
 import { ScramCredentialStore } from "./scram_credentials.ts";
 import { DynamicBrokerConfig } from "./dynamic_config.ts";
 import { watchLogDirFailures } from "./log_dir_events.ts";
@@ -264,6 +264,7 @@ export class Broker {
         sasl: listenerSaslSettings(config.security, l.name, scramCredentials, platform),
         tls: tlsByListener.get(l.name)?.server,
         principalMapper: config.security.listeners.get(l.name)?.ssl?.principalMapper,
+        tlsError: (e: Error) => tlsSettingsError(config.security.listeners.get(l.name)!.ssl!, l.name, e),
       })),
       failedAuthenticationDelayMs: config.security.connectionFailedAuthenticationDelayMs,
       socketRequestMaxBytes: config.socketRequestMaxBytes,

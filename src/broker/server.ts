@@ -78,6 +78,8 @@ export interface ServerListener {
   tls?: TlsServerOptions;
   /** ssl.principal.mapping.rules: an SSL listener's principal from the client certificate's subject. */
   principalMapper?: SslPrincipalMapper;
+  /** Turns the platform's refusal of `tls` (a wrong key password, a key not matching) into the configuration's error. */
+  tlsError?: (e: Error) => Error;
 }
 
 export interface ServerOptions extends ConnectionLimits {
@@ -196,7 +198,13 @@ export class SocketServer {
     const bound = [];
     for (const l of this.options.listeners) {
       const tls = l.tls === undefined ? {} : { tls: l.tls, onTlsFailure: (f: TlsHandshakeFailure) => this.tlsFailed(l.name, f) };
-      const listener = await this.platform.net.listen({ host: l.host, port: l.port, ...tls }, (c) => this.throttle.admit(c, () => this.accept(c, l)));
+      let listener: Listener;
+      try {
+        listener = await this.platform.net.listen({ host: l.host, port: l.port, ...tls }, (c) => this.throttle.admit(c, () => this.accept(c, l)));
+      } catch (e) {
+        await this.stop();
+        throw l.tls !== undefined && l.tlsError !== undefined && /^TLS /.test((e as Error).message) ? l.tlsError(e as Error) : e;
+      }
       this.listeners.push(listener);
       this.byName.set(l.name, listener);
       bound.push({ name: l.name, host: listener.host, port: listener.port });

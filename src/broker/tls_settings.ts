@@ -72,6 +72,22 @@ export function loadListenerTls(fs: FileSystem, ssl: ListenerSsl): LoadedTls {
   };
 }
 
+/**
+ * The platform refused a listener's TLS options ("TLS privateKey cannot be read: ..."): the
+ * configuration's error, naming the key to fix.
+ */
+export function tlsSettingsError(ssl: ListenerSsl, listener: string, e: Error): ConfigError {
+  const m = e.message;
+  const key = /privateKeyPassword/.test(m)
+    ? "ssl.key.password"
+    : /cipher suite/i.test(m)
+    ? "ssl.cipher.suites"
+    : /protocol/i.test(m)
+    ? "ssl.enabled.protocols"
+    : ssl.keystore.key;
+  return new ConfigError(key, `listener ${listener}: ${m.replace(/privateKeyPassword/g, "ssl.key.password")}`);
+}
+
 /** The files a listener's TLS settings come from (keystore, truststore), for the watcher. */
 export function tlsFiles(ssl: ListenerSsl): string[] {
   const files: string[] = [];

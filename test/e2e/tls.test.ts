@@ -198,9 +198,24 @@ test("invalid SSL settings stop start-up with an error naming the key", { skip }
     [{ "ssl.principal.mapping.rules": "RULE:oops" }, /ssl\.principal\.mapping\.rules/],
     [{ "listener.name.ssl.ssl.truststore.location": join(c.dir.dir, "missing.pem") }, /listener\.name\.ssl\.ssl\.truststore\.location/],
   ];
+  // What only the TLS library can tell: the key's password, a key not matching the certificate, an unknown suite.
+  const encrypted = c.dir.leaf(c.ca, { subject: "/CN=localhost", keyFormat: "encrypted", password: "right" });
+  const encryptedKeystore = join(c.dir.dir, "encrypted-keystore.pem");
+  writeFileSync(encryptedKeystore, encrypted.key + encrypted.cert);
+  const mismatched = join(c.dir.dir, "mismatched-keystore.pem");
+  writeFileSync(mismatched, c.client.key + c.server.cert);
+  cases.push(
+    [{ "ssl.keystore.location": encryptedKeystore, "ssl.key.password": "wrong" }, /invalid value for ssl\.key\.password/],
+    [{ "ssl.keystore.location": encryptedKeystore }, /invalid value for ssl\.key\.password/],
+    [{ "ssl.keystore.location": mismatched }, /invalid value for ssl\.keystore\.location: listener SSL: .*does not belong/],
+    [{ "ssl.cipher.suites": "NOPE_SUITE" }, /invalid value for ssl\.cipher\.suites/],
+  );
   for (const [extra, pattern] of cases) {
     await assert.rejects(startBroker(sslBroker(extra)), pattern, JSON.stringify(extra));
   }
+  await withBroker(sslBroker({ "ssl.keystore.location": encryptedKeystore, "ssl.key.password": "right" }), async (b) => {
+    (await KafkaConnection.connect(platform, { host: "127.0.0.1", port: b.port, tls: clientTls() })).close();
+  });
   // Inline PEM (KIP-651) instead of a file works.
   const inline = sslBroker({ "ssl.keystore.certificate.chain": c.server.cert, "ssl.keystore.key": c.server.key });
   delete (inline as Record<string, string>)["ssl.keystore.location"];
