@@ -360,6 +360,12 @@ test("the tools take an SSL --command-config (truststore, client keystore) and a
     writeFileSync(noCert, `security.protocol=SSL\nssl.truststore.location=${c.ca.certPath}\n`);
     const refused = await strand(["topics", "list", "--bootstrap-server", `localhost:${b.port}`, "--command-config", noCert, "--request-timeout-ms", "5000"]);
     assert.equal(refused.code, 1, refused.stderr);
+    // A client keystore strand cannot read is a bad command line (exit 2) naming the key.
+    const jks = join(c.dir.dir, "client-jks.properties");
+    writeFileSync(jks, `security.protocol=SSL\nssl.keystore.type=JKS\nssl.keystore.location=/x.jks\n`);
+    const bad = await strand(["topics", "list", "--bootstrap-server", `localhost:${b.port}`, "--command-config", jks]);
+    assert.equal(bad.code, 2, bad.stderr);
+    assert.match(bad.stderr, /ssl\.keystore\.type: JKS is not supported/);
   });
   await withBroker(saslSslBroker(), async (b) => {
     const port = b.broker.boundPorts.find((p) => p.name === "SASL_SSL")!.port;
