@@ -132,8 +132,8 @@ export function normalizeIp(address: string): string {
 export class SocketServer {
   private listeners: Listener[] = [];
   private readonly byName = new Map<string, Listener>();
-  /** Failed TLS handshakes since the last line said so (one warn line per tlsFailureLogIntervalMs at most). */
-  private tlsFailures = { count: 0, lastLogMs: -Infinity, last: null as (TlsHandshakeFailure & { listener: string }) | null };
+  /** TLS connections refused since the last line said so (one warn line per tlsFailureLogIntervalMs at most). */
+  private tlsFailures = { count: 0, lastLogMs: -Infinity };
   private connections = new Set<Connection>();
   private states = new Set<ConnectionState>();
   private perIp = new Map<string, number>();
@@ -219,16 +219,16 @@ export class SocketServer {
   }
 
   /**
-   * A TLS handshake that failed: a plaintext client on a TLS port, an untrusted certificate, a
-   * scanner. The peer's problem, so a warn line at most, and one per interval with the count.
+   * A TLS connection refused: a failed handshake (a plaintext client on a TLS port, an untrusted
+   * certificate, a scanner) or a subject no principal rule maps. The peer's problem, so a warn
+   * line at most, and one per interval with the count, so a client retrying cannot flood the log.
    */
-  private tlsFailed(listener: string, f: TlsHandshakeFailure): void {
+  private tlsFailed(listener: string, f: TlsHandshakeFailure, msg = "TLS handshake failed; connection closed"): void {
     const t = this.tlsFailures;
     t.count++;
-    t.last = { ...f, listener };
     const now = this.platform.clock.monotonicMs();
     if (now - t.lastLogMs < tlsFailureLogIntervalMs) return;
-    this.logger.warn({ listener, failed: t.count, remote: `${f.remoteAddress}:${f.remotePort}`, reason: f.reason }, "TLS handshake failed; connection closed");
+    this.logger.warn({ listener, failed: t.count, remote: `${f.remoteAddress}:${f.remotePort}`, reason: f.reason }, msg);
     t.count = 0;
     t.lastLogMs = now;
   }
@@ -263,9 +263,10 @@ export class SocketServer {
     if (conn.tls !== null && sasl === undefined) {
       const p = this.sslPrincipal(conn, l);
       if (p === null) {
+        conn.close();
         const dn = conn.tls.peerCertificate === null ? null : subjectDistinguishedName(conn.tls.peerCertificate);
-        this.logger.warn({ listener, remote: `${conn.remoteAddress}:${conn.remotePort}`, subject: dn }, "closing connection: no ssl.principal.mapping.rules rule maps the client certificate's subject");
-        return conn.close();
+        const f = { remoteAddress: conn.remoteAddress, remotePort: conn.remotePort, reason: `subject ${dn ?? "(unreadable)"}` };
+        return this.tlsFailed(listener, f, "closing connection: no ssl.principal.mapping.rules rule maps the client certificate's subject");
       }
       principal = p;
     }
