@@ -14,7 +14,7 @@
 import { KafkaController, RemoteControllerChannel, requestElectLeaders, ZkConfigAdmin, ZkTopicAdmin } from "../controller/mod.ts";
 import type { TopicLogConfig } from "../log/mod.ts";
 import { LogDirsFailedError, LogManager } from "../log/mod.ts";
-import type { Platform } from "../platform/mod.ts";
+import type { Platform, TlsClientOptions } from "../platform/mod.ts";
 import {
   BrokerIdZNode,
   BrokerSequenceIdZNode,
@@ -31,6 +31,7 @@ import type { BrokerConfig } from "./config.ts";
 import { ConfigChangeWatcher } from "./config_change_watcher.ts";
 import { requestControlledShutdown } from "./controlled_shutdown.ts";
 import { listenerSaslSettings } from "./sasl_settings.ts";
+import { type LoadedTls, loadListenerTls, TlsFileWatcher, tlsSettingsError } from "./tls_settings.ts";
 import { ScramCredentialStore } from "./scram_credentials.ts";
 import { DynamicBrokerConfig } from "./dynamic_config.ts";
 import { watchLogDirFailures } from "./log_dir_events.ts";
@@ -74,7 +75,13 @@ export class Broker {
     private readonly logger: Logger,
     private readonly configWatcher: ConfigChangeWatcher,
     private readonly platform: Platform,
-    private readonly network: { local: LocalControllerChannel; channel: RemoteControllerChannel; fetchers: ReplicaFetcherManager },
+    private readonly network: {
+      local: LocalControllerChannel;
+      channel: RemoteControllerChannel;
+      fetchers: ReplicaFetcherManager;
+      tlsWatchers: TlsFileWatcher[];
+      interBrokerTls: TlsClientOptions | undefined;
+    },
   ) {
     this.fatal = new Promise((resolve) => (this.resolveFatal = resolve));
   }
@@ -115,6 +122,14 @@ export class Broker {
   }
 
   static async start(platform: Platform, config: BrokerConfig, registry: Registry, logger: Logger): Promise<Broker> {
+    // TLS listeners' PEM files are read first: a missing or malformed one stops start-up, naming its key.
+    const tlsByListener = new Map<string, LoadedTls>();
+    for (const [name, sec] of config.security.listeners) {
+      if (sec.ssl !== null) tlsByListener.set(name, loadListenerTls(platform.fs, sec.ssl));
+    }
+    // The broker's own connections speak TLS as the inter-broker listener does (a copy: reloads update it in place).
+    const interTls = tlsByListener.get(config.security.interBrokerListener)?.client;
+    const interBrokerTls: TlsClientOptions | undefined = interTls === undefined ? undefined : { ...interTls };
     await ensureKafkaPaths(registry);
     const clusterId = await getOrCreateClusterId(platform, registry, config.clusterId);
     const logDefaults: TopicLogConfig = {
@@ -184,6 +199,7 @@ export class Broker {
       requestTimeoutMs: config.replication.controllerSocketTimeoutMs,
       backoffMs: CONTROLLER_CHANNEL_BACKOFF_MS,
       sasl: interBrokerSasl,
+      tls: interBrokerTls,
     });
     const fetchers = new ReplicaFetcherManager(platform, brokerId, replicaManager, (id) => local.brokerEndpoint(id), log, {
       numReplicaFetchers: config.replication.numReplicaFetchers,
@@ -194,6 +210,7 @@ export class Broker {
       replicaFetchBackoffMs: config.replication.replicaFetchBackoffMs,
       requestTimeoutMs: config.replication.replicaSocketTimeoutMs,
       sasl: interBrokerSasl,
+      tls: interBrokerTls,
     });
     replicaManager.fetchers = fetchers;
     const listenerName = config.security.interBrokerListener;
@@ -229,7 +246,7 @@ export class Broker {
         if (endpoint === undefined) {
           return partitions.map((p) => ({ ...p, errorCode: ErrorCode.NOT_CONTROLLER, errorMessage: "no controller is known" }));
         }
-        const r = await requestElectLeaders(platform, endpoint, electionType, partitions, config.replication.controllerSocketTimeoutMs, interBrokerSasl);
+        const r = await requestElectLeaders(platform, endpoint, electionType, partitions, config.replication.controllerSocketTimeoutMs, interBrokerSasl, interBrokerTls);
         if (r.errorCode !== ErrorCode.NONE) return partitions.map((p) => ({ ...p, errorCode: r.errorCode, errorMessage: null }));
         return r.results;
       },
@@ -242,7 +259,13 @@ export class Broker {
     const scramCredentials = new ScramCredentialStore(registry, log);
     await scramCredentials.load();
     const server = new SocketServer(platform, {
-      listeners: config.listeners.map((l) => ({ ...l, sasl: listenerSaslSettings(config.security, l.name, scramCredentials, platform) })),
+      listeners: config.listeners.map((l) => ({
+        ...l,
+        sasl: listenerSaslSettings(config.security, l.name, scramCredentials, platform),
+        tls: tlsByListener.get(l.name)?.server,
+        principalMapper: config.security.listeners.get(l.name)?.ssl?.principalMapper,
+        tlsError: (e: Error) => tlsSettingsError(config.security.listeners.get(l.name)!.ssl!, l.name, e),
+      })),
       failedAuthenticationDelayMs: config.security.connectionFailedAuthenticationDelayMs,
       socketRequestMaxBytes: config.socketRequestMaxBytes,
       connectionsMaxIdleMs: config.connectionsMaxIdleMs,
@@ -260,6 +283,18 @@ export class Broker {
       logManager.shutdown();
       throw e;
     }
+    // Certificates renewed on disk are taken up without a restart.
+    const tlsWatchers: TlsFileWatcher[] = [];
+    for (const [name, sec] of config.security.listeners) {
+      const listener = server.listener(name);
+      if (sec.ssl === null || listener === undefined) continue;
+      const onClient = name === config.security.interBrokerListener && interBrokerTls !== undefined
+        ? (client: TlsClientOptions) => Object.assign(interBrokerTls, client)
+        : undefined;
+      const w = new TlsFileWatcher(platform, name, sec.ssl, listener, log, onClient);
+      w.start();
+      tlsWatchers.push(w);
+    }
     replicaManager.startup();
     const configWatcher = new ConfigChangeWatcher(registry, configAdmin, metadata, replicaManager, logDefaults, platform.clock, log, dynamicConfig);
     configWatcher.userChanged = (user) => scramCredentials.refresh(user);
@@ -271,6 +306,8 @@ export class Broker {
       local,
       channel,
       fetchers,
+      tlsWatchers,
+      interBrokerTls,
     });
     // A ZooKeeper session can expire: its replacement registers again, and the controller re-runs.
     self.stopReRegistering = registry.onNewSession(() => {
@@ -327,6 +364,7 @@ export class Broker {
       epoch,
       this.config.replication.controllerSocketTimeoutMs,
       this.config.security.interBrokerSasl ?? undefined,
+      this.network.interBrokerTls,
     );
   }
 
@@ -343,6 +381,7 @@ export class Broker {
     await this.network.channel.shutdown();
     await this.network.fetchers.shutdown();
     await this.configWatcher.shutdown();
+    for (const w of this.network.tlsWatchers) w.stop();
     await this.server.stop();
     this.services.coordinator.shutdown();
     this.services.replicaManager.shutdown();

@@ -322,6 +322,11 @@ export interface BrokerConfig {
   raw: Map<string, string>;
   /** The known keys given explicitly (server.properties, --override, STRAND_*): Kafka's static configs. */
   configured: Set<string>;
+  /**
+   * The security keys outside the key table (ssl.*, listener.name.<l>.*), as given: static, and
+   * kept out of raw (they hold keys and passwords), but needed to parse the config again.
+   */
+  securityInput: Map<string, string>;
 }
 
 /** queued.max.request.bytes resolved: at least socket.request.max.bytes, as Kafka requires. */
@@ -388,10 +393,12 @@ function checkValue(key: string, def: KeyDef, v: string): void {
 export function parseBrokerConfig(input: Map<string, string>): { config: BrokerConfig; unknownKeys: string[] } {
   const raw = new Map<string, string>();
   const unknownKeys: string[] = [];
+  const securityInput = new Map<string, string>();
   for (const [k, v] of input) {
     const def = brokerConfigKeys[k];
     if (def === undefined) {
-      if (!isListenerPrefixedSecurityKey(k)) unknownKeys.push(k);
+      if (isListenerPrefixedSecurityKey(k)) securityInput.set(k, v);
+      else unknownKeys.push(k);
       continue;
     }
     checkValue(k, def, v);
@@ -409,12 +416,6 @@ export function parseBrokerConfig(input: Map<string, string>): { config: BrokerC
   const names = new Set(listeners.map((l) => l.name));
   if (names.size !== listeners.length) throw new ConfigError("listeners", "each listener needs its own name");
   const security = parseSecurityConfig(input, listeners.map((l) => l.name));
-  for (const l of listeners) {
-    const protocol = security.listeners.get(l.name)!.protocol;
-    if (protocol !== "PLAINTEXT" && protocol !== "SASL_PLAINTEXT") {
-      throw new ConfigError("listeners", `listener ${l.name}: ${protocol} needs TLS, which is not supported yet (PLAINTEXT and SASL_PLAINTEXT are)`);
-    }
-  }
   const advertised = opt("advertised.listeners") === null
     ? listeners
     : splitList(raw.get("advertised.listeners")!).map((l) => parseListener(l)!);
@@ -533,6 +534,7 @@ export function parseBrokerConfig(input: Map<string, string>): { config: BrokerC
     adminAuthTokenFile: opt("admin.auth.token.file"),
     raw,
     configured,
+    securityInput,
   };
   // Kafka's rules: a zero per-ip limit needs overrides to let anyone in.
   if (config.maxConnectionsPerIp === 0 && config.maxConnectionsPerIpOverrides.size === 0) {

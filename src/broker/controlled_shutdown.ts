@@ -2,7 +2,7 @@
 // (ControlledShutdown v3, what Kafka 3.x's brokers send). One request on its own connection; the
 // caller retries (controlled.shutdown.max.retries) while partitions remain or the call fails.
 import { KafkaConnection, type SaslCredentials } from "../client/mod.ts";
-import type { Platform } from "../platform/mod.ts";
+import type { Platform, TlsClientOptions } from "../platform/mod.ts";
 import { ControlledShutdownApi } from "../protocol/mod.ts";
 
 export const CONTROLLED_SHUTDOWN_VERSION = 3;
@@ -25,6 +25,7 @@ export async function requestControlledShutdown(
   brokerEpoch: bigint,
   timeoutMs: number,
   sasl?: SaslCredentials,
+  tls?: TlsClientOptions,
 ): Promise<ControlledShutdownResult> {
   const conn = await KafkaConnection.connect(platform, {
     host: endpoint.host,
@@ -32,6 +33,7 @@ export async function requestControlledShutdown(
     clientId: `strand-broker-${brokerId}`,
     connectTimeoutMs: timeoutMs,
     sasl,
+    tls,
   });
   try {
     const res = await conn.request(ControlledShutdownApi, CONTROLLED_SHUTDOWN_VERSION, { brokerId, brokerEpoch }, timeoutMs);

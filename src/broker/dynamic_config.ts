@@ -245,6 +245,7 @@ export class DynamicBrokerConfig {
   private parseMerged(clusterDefault: ReadonlyMap<string, string>, perBroker: ReadonlyMap<string, string>): BrokerConfig {
     const merged = new Map<string, string>();
     for (const k of this.staticConfig.configured) merged.set(k, this.staticConfig.raw.get(k)!);
+    for (const [k, v] of this.staticConfig.securityInput) merged.set(k, v);
     for (const [k, v] of clusterDefault) merged.set(k, v);
     for (const [k, v] of perBroker) merged.set(k, v);
     return parseBrokerConfig(merged).config;

@@ -15,6 +15,7 @@
 // a PLAIN listener has a JAAS config with PlainLoginModule; errors name the key.
 import { jaasPlainUsers, type JaasLoginModule, parseJaasConfig } from "../protocol/mod.ts";
 import { ConfigError, splitList } from "./config.ts";
+import { isSslKey, type ListenerSsl, parseListenerSsl } from "./ssl_config.ts";
 
 export type SecurityProtocol = "PLAINTEXT" | "SSL" | "SASL_PLAINTEXT" | "SASL_SSL";
 const securityProtocols: readonly SecurityProtocol[] = ["PLAINTEXT", "SSL", "SASL_PLAINTEXT", "SASL_SSL"];
@@ -34,6 +35,8 @@ export interface ListenerSecurity {
   readonly protocol: SecurityProtocol;
   /** Set when the protocol is SASL_PLAINTEXT or SASL_SSL. */
   readonly sasl: ListenerSasl | null;
+  /** Set when the protocol is SSL or SASL_SSL (ssl_config.ts). */
+  readonly ssl: ListenerSsl | null;
 }
 
 /** What the broker's own connections to other brokers log in with (Kafka's inter-broker SASL). */
@@ -59,7 +62,7 @@ export interface SecurityConfig {
 
 /** Keys this file reads besides the fixed ones: listener-prefixed SASL settings. */
 export function isListenerPrefixedSecurityKey(key: string): boolean {
-  return /^listener\.name\.[a-z0-9_]+\.(sasl\.enabled\.mechanisms|[a-z0-9-]+\.sasl\.jaas\.config)$/.test(key);
+  return isSslKey(key) || /^listener\.name\.[a-z0-9_]+\.(sasl\.enabled\.mechanisms|[a-z0-9-]+\.sasl\.jaas\.config)$/.test(key);
 }
 
 /** The security protocol map, NAME:PROTOCOL pairs; throws ConfigError naming the key. */
@@ -103,7 +106,9 @@ export function parseSecurityConfig(input: ReadonlyMap<string, string>, listener
     if (protocol === undefined) {
       throw new ConfigError("listener.security.protocol.map", `listener ${name} has no security protocol (add ${name}:PLAINTEXT, ${name}:SASL_SSL, ...)`);
     }
-    listeners.set(name, { protocol, sasl: protocol.startsWith("SASL_") ? listenerSasl(input, name) : null });
+    const sasl = protocol.startsWith("SASL_") ? listenerSasl(input, name) : null;
+    const ssl = protocol.endsWith("SSL") ? parseListenerSsl(input, name, sasl !== null) : null;
+    listeners.set(name, { protocol, sasl, ssl });
   }
   return {
     listeners,

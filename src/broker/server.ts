@@ -18,13 +18,16 @@
 // platform's few queued chunks. Connections: max.connections and max.connections.per.ip
 // (.overrides) close a new connection at accept; max.connection.creation.rate delays the excess.
 
-import type { Connection, Listener, Platform } from "../platform/mod.ts";
+import type { Connection, Listener, Platform, TlsHandshakeFailure, TlsServerOptions } from "../platform/mod.ts";
 import {
   assert,
   connectionsThrottledMax,
   requestHeaderBytesMin,
   requestsInFlightPerConnectionMax,
   saslTokenBytesMax,
+  type SslPrincipalMapper,
+  subjectDistinguishedName,
+  tlsFailureLogIntervalMs,
 } from "../util/mod.ts";
 import { MemoryPool } from "./memory_pool.ts";
 import { type AuthAction, SaslServerAuthenticator, type SaslServerSettings } from "./sasl_authenticator.ts";
@@ -68,9 +71,21 @@ export interface ConnectionLimits {
   maxConnectionCreationRate?: number;
 }
 
+/** One listener: `sasl` set, every connection authenticates first; `tls` set, it speaks TLS (SSL, SASL_SSL). */
+export interface ServerListener {
+  name: string;
+  host: string;
+  port: number;
+  sasl?: SaslServerSettings;
+  tls?: TlsServerOptions;
+  /** ssl.principal.mapping.rules: an SSL listener's principal from the client certificate's subject. */
+  principalMapper?: SslPrincipalMapper;
+  /** Turns the platform's refusal of `tls` (a wrong key password, a key not matching) into the configuration's error. */
+  tlsError?: (e: Error) => Error;
+}
+
 export interface ServerOptions extends ConnectionLimits {
-  /** `sasl` set: the listener speaks SASL (SASL_PLAINTEXT), and every connection authenticates first. */
-  listeners: { name: string; host: string; port: number; sasl?: SaslServerSettings }[];
+  listeners: ServerListener[];
   /** connection.failed.authentication.delay.ms: how long the answer to a failed login waits. */
   failedAuthenticationDelayMs?: number;
   socketRequestMaxBytes: number;
@@ -118,6 +133,9 @@ export function normalizeIp(address: string): string {
 
 export class SocketServer {
   private listeners: Listener[] = [];
+  private readonly byName = new Map<string, Listener>();
+  /** TLS connections refused since the last line said so (one warn line per tlsFailureLogIntervalMs at most). */
+  private tlsFailures = { count: 0, lastLogMs: -Infinity };
   private connections = new Set<Connection>();
   private states = new Set<ConnectionState>();
   private perIp = new Map<string, number>();
@@ -183,15 +201,58 @@ export class SocketServer {
   async start(): Promise<{ name: string; host: string; port: number }[]> {
     const bound = [];
     for (const l of this.options.listeners) {
-      const listener = await this.platform.net.listen({ host: l.host, port: l.port }, (c) => this.throttle.admit(c, () => this.accept(c, l.name, l.sasl)));
+      const tls = l.tls === undefined ? {} : { tls: l.tls, onTlsFailure: (f: TlsHandshakeFailure) => this.tlsFailed(l.name, f) };
+      let listener: Listener;
+      try {
+        listener = await this.platform.net.listen({ host: l.host, port: l.port, ...tls }, (c) => this.throttle.admit(c, () => this.accept(c, l)));
+      } catch (e) {
+        await this.stop();
+        throw l.tls !== undefined && l.tlsError !== undefined && /^TLS /.test((e as Error).message) ? l.tlsError(e as Error) : e;
+      }
       this.listeners.push(listener);
+      this.byName.set(l.name, listener);
       bound.push({ name: l.name, host: listener.host, port: listener.port });
       this.logger.info({ listener: l.name, host: listener.host, port: listener.port }, "listening");
     }
     return bound;
   }
 
-  private accept(conn: Connection, listener: string, sasl: SaslServerSettings | undefined): void {
+  /** The bound listener of that name (for certificate reloads), once start() has bound it. */
+  listener(name: string): Listener | undefined {
+    return this.byName.get(name);
+  }
+
+  /**
+   * A TLS connection refused: a failed handshake (a plaintext client on a TLS port, an untrusted
+   * certificate, a scanner) or a subject no principal rule maps. The peer's problem, so a warn
+   * line at most, and one per interval with the count, so a client retrying cannot flood the log.
+   */
+  private tlsFailed(listener: string, f: TlsHandshakeFailure, msg = "TLS handshake failed; connection closed"): void {
+    const t = this.tlsFailures;
+    t.count++;
+    const now = this.platform.clock.monotonicMs();
+    if (now - t.lastLogMs < tlsFailureLogIntervalMs) return;
+    this.logger.warn({ listener, failed: t.count, remote: `${f.remoteAddress}:${f.remotePort}`, reason: f.reason }, msg);
+    t.count = 0;
+    t.lastLogMs = now;
+  }
+
+  /**
+   * The principal of a connection on an SSL listener: the client certificate's subject through
+   * ssl.principal.mapping.rules; ANONYMOUS without a certificate; null (close it) when no rule
+   * maps the subject (Kafka's NoMatchingRule fails the authentication).
+   */
+  private sslPrincipal(conn: Connection, l: ServerListener): string | null {
+    const der = conn.tls?.peerCertificate ?? null;
+    if (der === null || l.principalMapper === undefined) return anonymousPrincipal;
+    const dn = subjectDistinguishedName(der);
+    if (dn === null) return null;
+    const name = l.principalMapper.name(dn);
+    return name === null ? null : `User:${name}`;
+  }
+
+  private accept(conn: Connection, l: ServerListener): void {
+    const { name: listener, sasl } = l;
     if (this.stopping) return conn.close();
     const ip = normalizeIp(conn.remoteAddress);
     const ipCount = this.perIp.get(ip) ?? 0;
@@ -202,9 +263,23 @@ export class SocketServer {
     // max.connections.per.ip.
     if (this.connections.size >= (limits.maxConnections ?? Infinity)) return this.refuse(conn, ip, "max.connections");
     if (ipCount >= ipMax) return this.refuse(conn, ip, "max.connections.per.ip");
+    let principal = anonymousPrincipal;
+    if (conn.tls !== null && sasl === undefined) {
+      const p = this.sslPrincipal(conn, l);
+      if (p === null) {
+        conn.close();
+        const dn = conn.tls.peerCertificate === null ? null : subjectDistinguishedName(conn.tls.peerCertificate);
+        const f = { remoteAddress: conn.remoteAddress, remotePort: conn.remotePort, reason: `subject ${dn ?? "(unreadable)"}` };
+        return this.tlsFailed(listener, f, "closing connection: no ssl.principal.mapping.rules rule maps the client certificate's subject");
+      }
+      principal = p;
+    }
     this.connections.add(conn);
     this.perIp.set(ip, ipCount + 1);
-    const info = { id: this.nextConnectionId++, listener, remote: `${conn.remoteAddress}:${conn.remotePort}`, principal: anonymousPrincipal };
+    const info = { id: this.nextConnectionId++, listener, remote: `${conn.remoteAddress}:${conn.remotePort}`, principal };
+    if (conn.tls !== null && sasl === undefined && conn.tls.peerCertificate !== null) {
+      this.logger.info({ conn: info.id, remote: info.remote, listener, principal, protocol: conn.tls.protocol }, "authenticated by client certificate");
+    }
     const authenticator = sasl === undefined ? null : new SaslServerAuthenticator(sasl);
     const state: ConnectionState = { conn, info, ip, held: 0, closed: false, cancelWait: () => {}, authenticator };
     this.states.add(state);

@@ -40,7 +40,7 @@ Options:
   --fetch-max-bytes BYTES  most bytes per partition in one fetch (default 1048576)
   --bootstrap-server HOST:PORT[,...]   brokers to start from (required)
   --request-timeout-ms MS  how long one request may take (default 30000)
-  --command-config FILE    Kafka client properties: security.protocol, sasl.mechanism, sasl.jaas.config
+  --command-config FILE    Kafka client properties: security.protocol, sasl.*, ssl.truststore.*, ssl.keystore.*
   -h, --help               this text`;
 
 const options = {

@@ -8,8 +8,8 @@ import { readFileSync } from "node:fs";
 import { ClientError, ClusterClient, parseBootstrapServers, type SaslCredentials } from "../client/mod.ts";
 import { parseJaasConfig } from "../protocol/mod.ts";
 import { parseProperties } from "./properties.ts";
-import { loadPlatform, type Platform } from "../platform/mod.ts";
-import { consoleLineBytesMax } from "../util/mod.ts";
+import { loadPlatform, type Platform, type TlsClientOptions } from "../platform/mod.ts";
+import { consoleLineBytesMax, splitPem } from "../util/mod.ts";
 
 /** A bad command line: exit code 2. */
 export class UsageError extends Error {
@@ -125,8 +125,8 @@ export async function withCluster<T>(values: Values, fn: (c: ClusterClient) => P
     throw new UsageError((e as Error).message);
   }
   const requestTimeoutMs = int(values, "request-timeout-ms", 30_000, 1, 2_147_483_647);
-  const sasl = commandConfigSasl(values);
-  const c = new ClusterClient(await platform(), { bootstrap, clientId: "strand-cli", requestTimeoutMs, sasl });
+  const security = commandConfigSecurity(values);
+  const c = new ClusterClient(await platform(), { bootstrap, clientId: "strand-cli", requestTimeoutMs, ...security });
   try {
     return await fn(c);
   } finally {
@@ -134,14 +134,24 @@ export async function withCluster<T>(values: Values, fn: (c: ClusterClient) => P
   }
 }
 
+/** What --command-config says about reaching the brokers: a SASL login and/or TLS. */
+export interface CommandConfigSecurity {
+  sasl?: SaslCredentials;
+  tls?: TlsClientOptions;
+}
+
 /**
  * --command-config FILE: Kafka's client properties, as Kafka's tools take them. Read here:
- * security.protocol (PLAINTEXT or SASL_PLAINTEXT), sasl.mechanism, and the username and password
- * of sasl.jaas.config (PlainLoginModule or ScramLoginModule). Other client keys are ignored.
+ * security.protocol (PLAINTEXT, SSL, SASL_PLAINTEXT, SASL_SSL); sasl.mechanism and the username
+ * and password of sasl.jaas.config (PlainLoginModule or ScramLoginModule); for TLS,
+ * ssl.truststore.location or ssl.truststore.certificates (PEM), a client certificate from
+ * ssl.keystore.location (PEM: key and chain in one file) or ssl.keystore.certificate.chain with
+ * ssl.keystore.key, ssl.key.password, ssl.endpoint.identification.algorithm (https or empty).
+ * Other client keys are ignored.
  */
-export function commandConfigSasl(values: Values): SaslCredentials | undefined {
+export function commandConfigSecurity(values: Values): CommandConfigSecurity {
   const file = str(values, "command-config");
-  if (file === undefined) return undefined;
+  if (file === undefined) return {};
   let props: Map<string, string>;
   try {
     props = parseProperties(readFileSync(file, "utf8"));
@@ -149,8 +159,16 @@ export function commandConfigSasl(values: Values): SaslCredentials | undefined {
     throw new UsageError(`--command-config ${file}: ${(e as Error).message}`);
   }
   const protocol = (props.get("security.protocol") ?? "PLAINTEXT").toUpperCase();
-  if (protocol === "PLAINTEXT") return undefined;
-  if (protocol !== "SASL_PLAINTEXT") throw new UsageError(`--command-config ${file}: security.protocol ${protocol} is not supported yet (PLAINTEXT, SASL_PLAINTEXT)`);
+  if (!["PLAINTEXT", "SSL", "SASL_PLAINTEXT", "SASL_SSL"].includes(protocol)) {
+    throw new UsageError(`--command-config ${file}: security.protocol ${protocol} is not one of PLAINTEXT, SSL, SASL_PLAINTEXT, SASL_SSL`);
+  }
+  return {
+    ...(protocol.startsWith("SASL_") ? { sasl: saslOf(file, props) } : {}),
+    ...(protocol.endsWith("SSL") ? { tls: tlsOf(file, props) } : {}),
+  };
+}
+
+function saslOf(file: string, props: Map<string, string>): SaslCredentials {
   const mechanism = (props.get("sasl.mechanism") ?? "GSSAPI").toUpperCase();
   if (mechanism !== "PLAIN" && mechanism !== "SCRAM-SHA-256" && mechanism !== "SCRAM-SHA-512") {
     throw new UsageError(`--command-config ${file}: sasl.mechanism ${mechanism} is not supported (PLAIN, SCRAM-SHA-256, SCRAM-SHA-512)`);
@@ -163,6 +181,45 @@ export function commandConfigSasl(values: Values): SaslCredentials | undefined {
     throw new UsageError(`--command-config ${file}: sasl.jaas.config needs username="..." and password="..."`);
   }
   return { mechanism, username, password };
+}
+
+function tlsOf(file: string, props: Map<string, string>): TlsClientOptions {
+  const fail = (key: string, why: string) => new UsageError(`--command-config ${file}: ${key}: ${why}`);
+  const read = (key: string) => {
+    const path = props.get(key)!;
+    try {
+      return readFileSync(path, "utf8");
+    } catch (e) {
+      throw fail(key, `cannot read ${path}: ${(e as Error).message}`);
+    }
+  };
+  for (const key of ["ssl.keystore.type", "ssl.truststore.type"]) {
+    const type = props.get(key);
+    if (type !== undefined && type.toUpperCase() !== "PEM") throw fail(key, `${type} is not supported; PEM only`);
+  }
+  const tls: TlsClientOptions = {};
+  const trustText = props.has("ssl.truststore.location") ? read("ssl.truststore.location") : props.get("ssl.truststore.certificates");
+  if (trustText !== undefined) {
+    const certs = splitPem(trustText).certificates;
+    if (certs.length === 0) throw fail(props.has("ssl.truststore.location") ? "ssl.truststore.location" : "ssl.truststore.certificates", "no PEM certificate");
+    tls.trustedCertificates = certs.join("");
+  }
+  let own: { privateKeys: string[]; certificates: string[] } | null = null;
+  if (props.has("ssl.keystore.location")) own = splitPem(read("ssl.keystore.location"));
+  else if (props.has("ssl.keystore.certificate.chain") || props.has("ssl.keystore.key")) {
+    own = { certificates: splitPem(props.get("ssl.keystore.certificate.chain") ?? "").certificates, privateKeys: splitPem(props.get("ssl.keystore.key") ?? "").privateKeys };
+  }
+  if (own !== null) {
+    if (own.privateKeys.length !== 1 || own.certificates.length === 0) throw fail("ssl.keystore.location", "a PEM keystore holds one private key and its certificate chain");
+    tls.certificateChain = own.certificates.join("");
+    tls.privateKey = own.privateKeys[0];
+    const pw = props.get("ssl.key.password");
+    if (pw !== undefined) tls.privateKeyPassword = pw;
+  }
+  const algorithm = (props.get("ssl.endpoint.identification.algorithm") ?? "https").trim().toLowerCase();
+  if (algorithm !== "https" && algorithm !== "") throw fail("ssl.endpoint.identification.algorithm", `"${algorithm}" is not https or empty`);
+  tls.verifyHostname = algorithm === "https";
+  return tls;
 }
 
 /**

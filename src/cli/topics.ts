@@ -35,7 +35,7 @@ Commands:
 Options:
   --bootstrap-server HOST:PORT[,...]   brokers to start from (required)
   --request-timeout-ms MS              how long one request may take (default 30000)
-  --command-config FILE                Kafka client properties: security.protocol, sasl.mechanism, sasl.jaas.config
+  --command-config FILE                Kafka client properties: security.protocol, sasl.*, ssl.truststore.*, ssl.keystore.*
   -h, --help                           this text`;
 
 const options = {

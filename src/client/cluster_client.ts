@@ -13,7 +13,7 @@
 // - Versions are negotiated per connection (ApiVersions, cached by KafkaConnection), capped by
 //   what each caller can build; bodies are built for the negotiated version.
 // - Nothing here touches runtime APIs: sockets and timers come from the Platform.
-import type { Platform } from "../platform/mod.ts";
+import type { Platform, TlsClientOptions } from "../platform/mod.ts";
 import { type ApiSchema, MetadataApi, type Struct } from "../protocol/mod.ts";
 import { ErrorCode, errorName, uuidToBase64, zeroUuid } from "../util/mod.ts";
 import { KafkaConnection, KafkaConnectionError, type SaslCredentials } from "./connection.ts";
@@ -135,8 +135,10 @@ export interface ClusterClientOptions {
   /** Tries after the first for a retriable failure. */
   retries?: number;
   retryBackoffMs?: number;
-  /** Every connection logs in with these (a SASL_PLAINTEXT listener). */
+  /** Every connection logs in with these (a SASL_PLAINTEXT or SASL_SSL listener). */
   sasl?: SaslCredentials;
+  /** Every connection speaks TLS with these (an SSL or SASL_SSL listener). */
+  tls?: TlsClientOptions;
 }
 
 export const requestTimeoutMsDefault = 30_000;
@@ -155,6 +157,7 @@ export class ClusterClient {
   private readonly clientId: string;
   private readonly connectTimeoutMs: number | undefined;
   private readonly sasl: SaslCredentials | undefined;
+  private readonly tls: TlsClientOptions | undefined;
   private readonly bootstrap: HostPort[];
   private readonly conns = new Map<string, Promise<KafkaConnection>>();
   private closed = false;
@@ -167,6 +170,7 @@ export class ClusterClient {
     this.requestTimeoutMs = opts.requestTimeoutMs ?? requestTimeoutMsDefault;
     this.connectTimeoutMs = opts.connectTimeoutMs;
     this.sasl = opts.sasl;
+    this.tls = opts.tls;
     this.retries = opts.retries ?? retriesDefault;
     this.retryBackoffMs = opts.retryBackoffMs ?? retryBackoffMsDefault;
   }
@@ -193,6 +197,7 @@ export class ClusterClient {
       clientId: this.clientId,
       connectTimeoutMs: this.connectTimeoutMs,
       sasl: this.sasl,
+      tls: this.tls,
     });
     this.conns.set(key, p);
     p.catch(() => {

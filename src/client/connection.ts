@@ -23,7 +23,7 @@
 // - With `sasl`, connect() resolves only once the login succeeded: ApiVersions, SaslHandshake v1,
 //   then SaslAuthenticate (PLAIN's one token, SCRAM's two, the server's signature checked). A
 //   refused login rejects with the broker's message and closes the connection.
-import type { Connection, Platform, Timer } from "../platform/mod.ts";
+import type { Connection, Platform, Timer, TlsClientOptions } from "../platform/mod.ts";
 import {
   type ApiSchema,
   ApiVersionsApi,
@@ -58,8 +58,10 @@ export interface KafkaConnectionOptions {
   connectTimeoutMs?: number;
   /** Largest response frame accepted; capped at limits.clientResponseBytesMax. */
   responseBytesMax?: number;
-  /** Logs in before any other request (a SASL_PLAINTEXT listener). */
+  /** Logs in before any other request (a SASL_PLAINTEXT or SASL_SSL listener). */
   sasl?: SaslCredentials;
+  /** Speaks TLS (an SSL or SASL_SSL listener): trusted CAs, the client certificate if any, host name check. */
+  tls?: TlsClientOptions;
 }
 
 /** Kafka's client keys sasl.mechanism, and the username and password of its JAAS config. */
@@ -121,7 +123,8 @@ export class KafkaConnection {
   static async connect(platform: Platform, opts: KafkaConnectionOptions): Promise<KafkaConnection> {
     let conn: Connection;
     try {
-      conn = await platform.net.connect({ host: opts.host, port: opts.port, timeoutMs: opts.connectTimeoutMs ?? connectTimeoutMsDefault });
+      const tls = opts.tls === undefined ? {} : { tls: opts.tls };
+      conn = await platform.net.connect({ host: opts.host, port: opts.port, timeoutMs: opts.connectTimeoutMs ?? connectTimeoutMsDefault, ...tls });
     } catch (e) {
       throw new KafkaConnectionError(`connect to ${opts.host}:${opts.port} failed: ${(e as Error).message}`);
     }

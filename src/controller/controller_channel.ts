@@ -21,7 +21,7 @@
 // - removeBroker drops the queue and closes the connection; shutdown does so for every broker and
 //   resolves once every send loop has stopped.
 import { KafkaConnection, type SaslCredentials } from "../client/mod.ts";
-import type { Platform, Timer } from "../platform/mod.ts";
+import type { Platform, Timer, TlsClientOptions } from "../platform/mod.ts";
 import { type ApiSchema, LeaderAndIsrApi, StopReplicaApi, type Struct, UpdateMetadataApi } from "../protocol/mod.ts";
 import { ErrorCode, errorName, type Logger } from "../util/mod.ts";
 import type { BrokerInfo, ControllerChannel, TopicInfo } from "./channel.ts";
@@ -45,6 +45,8 @@ export interface RemoteControllerChannelOptions {
   connectTimeoutMs?: number;
   /** The broker's own login when the inter-broker listener speaks SASL. */
   sasl?: SaslCredentials;
+  /** The broker's TLS settings when the inter-broker listener speaks TLS. */
+  tls?: TlsClientOptions;
   /** Called with every answer from a remote broker (after it is logged). */
   onResponse?: (r: ControlResponse) => void;
 }
@@ -319,6 +321,7 @@ export class RemoteControllerChannel implements ControllerChannel {
       clientId: `strand-controller-${this.localBrokerId}`,
       connectTimeoutMs: this.options.connectTimeoutMs ?? this.options.requestTimeoutMs,
       sasl: this.options.sasl,
+      tls: this.options.tls,
     });
     if (s.stopped) {
       conn.close("broker removed from the controller's channel");

@@ -1,7 +1,7 @@
 // ElectLeaders (v2) sent to the controller, for a broker that is not the controller itself (the
 // admin API's elect-leader route, `strand` tools). One request on its own connection.
 import { KafkaConnection, type SaslCredentials } from "../client/mod.ts";
-import type { Platform } from "../platform/mod.ts";
+import type { Platform, TlsClientOptions } from "../platform/mod.ts";
 import { ElectLeadersApi } from "../protocol/mod.ts";
 
 export const ELECT_LEADERS_VERSION = 2;
@@ -21,8 +21,9 @@ export async function requestElectLeaders(
   partitions: { topic: string; partition: number }[],
   timeoutMs: number,
   sasl?: SaslCredentials,
+  tls?: TlsClientOptions,
 ): Promise<{ errorCode: number; results: ElectLeaderResult[] }> {
-  const conn = await KafkaConnection.connect(platform, { host: endpoint.host, port: endpoint.port, connectTimeoutMs: timeoutMs, sasl });
+  const conn = await KafkaConnection.connect(platform, { host: endpoint.host, port: endpoint.port, connectTimeoutMs: timeoutMs, sasl, tls });
   try {
     const byTopic = new Map<string, number[]>();
     for (const p of partitions) byTopic.set(p.topic, [...(byTopic.get(p.topic) ?? []), p.partition]);

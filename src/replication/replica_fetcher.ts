@@ -37,7 +37,7 @@
 // - shutdown() and removing a fetcher's last partition close its connection, which ends the
 //   request in flight (a fetch long-poll) at once; shutdown resolves when every loop has ended.
 import { KafkaConnection, type SaslCredentials } from "../client/mod.ts";
-import type { Platform } from "../platform/mod.ts";
+import type { Platform, TlsClientOptions } from "../platform/mod.ts";
 import { FetchApi, ListOffsetsApi, OffsetForLeaderEpochApi, type Struct } from "../protocol/mod.ts";
 import { ErrorCode, errorName, javaStringHashCode, KafkaError, kafkaAbs, type Logger } from "../util/mod.ts";
 import { offsetTruncationState, type OffsetTruncationState, truncationWithoutEpochs } from "./truncation.ts";
@@ -67,6 +67,8 @@ export interface ReplicaFetcherOptions {
   connectTimeoutMs?: number;
   /** The broker's own login when the inter-broker listener speaks SASL. */
   sasl?: SaslCredentials;
+  /** The broker's TLS settings when the inter-broker listener speaks TLS. */
+  tls?: TlsClientOptions;
 }
 
 /** Where a broker listens (the metadata cache, with LeaderAndIsr's live leaders). */
@@ -257,6 +259,7 @@ class ReplicaFetcherThread {
       clientId: `strand-replica-fetcher-${this.ctx.brokerId}-${this.leaderId}-${this.fetcherId}`,
       connectTimeoutMs: this.ctx.options.connectTimeoutMs ?? this.ctx.options.requestTimeoutMs,
       sasl: this.ctx.options.sasl,
+      tls: this.ctx.options.tls,
     });
     if (this.stopped) {
       conn.close("replica fetcher stopped");

@@ -156,6 +156,13 @@ export const tlsHandshakeTimeoutMs = 10_000;
 export const frameBufferReuseBytesMax = 2 * 1024 * 1024;
 /** Bytes of idle reusable frame buffers kept across all connections (frame_buffers.ts). */
 export const frameBuffersIdleBytesMax = 16 * 1024 * 1024;
+/**
+ * How often a TLS listener's keystore and truststore files are checked for a change (mtime, size)
+ * to reload the certificates without a restart: a renewed certificate is in use within this long.
+ */
+export const sslFileCheckIntervalMs = 5_000;
+/** At most one warn line per this long for failed TLS handshakes on a listener (scanners, plaintext clients). */
+export const tlsFailureLogIntervalMs = 10_000;
 /** crypto.getRandomValues refuses more than this per call (Web Crypto's quota). */
 export const randomBytesPerCallMax = 65_536;
 /** ZooKeeper's default jute.maxbuffer: the largest payload a ZooKeeper server accepts per node. */

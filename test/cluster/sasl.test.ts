@@ -8,6 +8,7 @@ import { test } from "node:test";
 import { Kafka, logLevel } from "kafkajs";
 import { skipUnlessZooKeeper, withCluster } from "../helpers/cluster.ts";
 import { run, skipUnless } from "../helpers/tools.ts";
+import { leaderKilledUnderAcksAll } from "../helpers/kafkajs_roundtrip.ts";
 import { alterScram, saslLogin, scramUpsertion } from "../helpers/sasl.ts";
 import { WireClient } from "../helpers/wire.ts";
 
@@ -42,32 +43,7 @@ test("cluster over SASL_PLAINTEXT: inter-broker PLAIN, client SCRAM, a SIGKILLed
       }, 15_000, `broker ${b.id} accepts the SCRAM user`);
     }
     const kafka = () => new Kafka({ clientId: "sasl-cluster", brokers: c.liveBootstrap.split(","), sasl, logLevel: logLevel.NOTHING, retry: { retries: 10 } });
-    const ka = kafka().admin();
-    await ka.connect();
-    await ka.createTopics({ topics: [{ topic: "secure", numPartitions: 1, replicationFactor: 3, configEntries: [{ name: "min.insync.replicas", value: "2" }] }] });
-    await ka.disconnect();
-    const leader = await c.waitLeader("secure", 0, 30_000);
-    // A new partition's ISR is all its replicas; acks=all with min.insync.replicas=2 below is what
-    // proves the followers fetch (over SASL), and the restarted broker's return to the ISR.
-
-    const acked: string[] = [];
-    const send = async (from: number, n: number) => {
-      const p = kafka().producer();
-      await p.connect();
-      for (let i = from; i < from + n; i += 50) {
-        const batch = Array.from({ length: 50 }, (_, k) => ({ value: `m-${i + k}` }));
-        await p.send({ topic: "secure", acks: -1, messages: batch });
-        acked.push(...batch.map((m) => m.value));
-      }
-      await p.disconnect();
-    };
-    await send(0, 1000);
-    await c.broker(leader).kill("SIGKILL");
-    const next = await c.waitLeader("secure", 0, 60_000, leader);
-    assert.notEqual(next, leader);
-    await send(1000, 1000);
-    await c.broker(leader).start();
-    await c.waitFor(async () => (await c.partitionState("secure", 0))?.isr.length === 3, 60_000, "the restarted broker rejoins the ISR over SASL");
+    const acked = await leaderKilledUnderAcksAll(c, kafka, "secure", "SASL");
 
     const bootstrap = c.liveBootstrap.split(",")[0];
     const args = ["-b", bootstrap, "-X", "security.protocol=SASL_PLAINTEXT", "-X", "sasl.mechanisms=SCRAM-SHA-512", "-X", "sasl.username=app", "-X", "sasl.password=app-secret"];

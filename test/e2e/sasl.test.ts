@@ -14,6 +14,7 @@ import {
 } from "../../src/protocol/api/mod.ts";
 import { ErrorCode } from "../../src/util/errors.ts";
 import { startBroker, type TestBroker } from "../helpers/broker.ts";
+import { kafkajsRoundTrip } from "../helpers/kafkajs_roundtrip.ts";
 import { alterScram, saslLogin, scramUpsertion } from "../helpers/sasl.ts";
 import { run, skipUnless } from "../helpers/tools.ts";
 import { encodeRequest, WireClient } from "../helpers/wire.ts";
@@ -213,29 +214,7 @@ test("kafkajs produces and consumes over SASL_PLAINTEXT with PLAIN and SCRAM-SHA
     ];
     for (const sasl of logins) {
       const kafka = new Kafka({ brokers: [`127.0.0.1:${b.broker.port}`], clientId: `sasl-${sasl.mechanism}`, sasl, logLevel: logLevel.NOTHING });
-      const topic = `kjs-${sasl.mechanism}`;
-      const producer = kafka.producer();
-      await producer.connect();
-      await producer.send({ topic, acks: -1, messages: Array.from({ length: 100 }, (_, i) => ({ key: `k${i}`, value: `v${i}` })) });
-      await producer.disconnect();
-      const consumer = kafka.consumer({ groupId: `g-${sasl.mechanism}` });
-      await consumer.connect();
-      await consumer.subscribe({ topic, fromBeginning: true });
-      const seen: string[] = [];
-      await new Promise<void>((resolve, reject) => {
-        const timer = setTimeout(() => reject(new Error(`consumed ${seen.length} of 100 in 60 s`)), 60_000);
-        consumer.run({
-          eachMessage: async ({ message }) => {
-            seen.push(String(message.value));
-            if (seen.length === 100) {
-              clearTimeout(timer);
-              resolve();
-            }
-          },
-        }).catch(reject);
-      });
-      await consumer.disconnect();
-      assert.deepEqual(seen, Array.from({ length: 100 }, (_, i) => `v${i}`), sasl.mechanism);
+      await kafkajsRoundTrip(kafka, `kjs-${sasl.mechanism}`, `g-${sasl.mechanism}`);
     }
     const bad = new Kafka({ brokers: [`127.0.0.1:${b.broker.port}`], clientId: "bad", sasl: { mechanism: "scram-sha-512", username: "erin", password: "x" }, logLevel: logLevel.NOTHING, retry: { retries: 0 } });
     const a = bad.admin();

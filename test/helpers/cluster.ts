@@ -55,7 +55,7 @@ export interface ClusterOptions {
   /** Prefix of the temp dir's name. */
   label?: string;
   /** The security protocol of the brokers' one listener (default PLAINTEXT); its name is the same. */
-  listenerProtocol?: "PLAINTEXT" | "SASL_PLAINTEXT";
+  listenerProtocol?: "PLAINTEXT" | "SASL_PLAINTEXT" | "SSL" | "SASL_SSL";
 }
 
 /** Defaults for test clusters: no auto-created topics, quick session expiry and ISR shrink. */
