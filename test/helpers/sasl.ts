@@ -27,7 +27,7 @@ export async function scramUpsertion(user: string, mechanism: string, password: 
   const salt = crypto.getRandomValues(new Uint8Array(16));
   const key = await crypto.subtle.importKey("raw", new TextEncoder().encode(password), "PBKDF2", false, ["deriveBits"]);
   const saltedPassword = new Uint8Array(await crypto.subtle.deriveBits({ name: "PBKDF2", hash: mech.hash, salt, iterations }, key, mech.keyBytes * 8));
-  return { name: user, mechanism: mech.type, iterations, salt, saltedPassword };
+  return { name: user, mechanism: mech.type as number, iterations, salt, saltedPassword };
 }
 
 export async function alterScram(

@@ -82,14 +82,7 @@ export async function scramCredentialFromPassword(
   salt: Uint8Array,
   iterations: number,
 ): Promise<ScramCredential> {
-  const salted = await hi(mech, password, salt, iterations);
-  const clientKey = await hmac(mech, salted, encoder.encode("Client Key"));
-  return {
-    salt,
-    storedKey: await digest(mech, clientKey),
-    serverKey: await hmac(mech, salted, encoder.encode("Server Key")),
-    iterations,
-  };
+  return scramCredentialFromSaltedPassword(mech, await hi(mech, password, salt, iterations), salt, iterations);
 }
 
 /** The credential from its salted password (AlterUserScramCredentials carries salt and salted password). */
