@@ -14,6 +14,7 @@
 // - producer.ts, producer_batch.ts, partitioner.ts: Producer, pipelining and without idempotence
 //   (per-partition batches, linger, compression, acks, retries; murmur2 for keys as Kafka's Java
 //   client, sticky batches without).
+// - scram_users.ts: SCRAM users (AlterUserScramCredentials, DescribeUserScramCredentials).
 // - consumer.ts, record_reader.ts: Consumer, a prefetching reader of assigned partitions (records
 //   decoded with number arithmetic). group.ts: GroupMember, classic consumer group membership
 //   (JoinGroup/SyncGroup/Heartbeat/LeaveGroup, the range assignor, offset commits).
@@ -70,3 +71,4 @@ export * from "./partitioner.ts";
 export * from "./producer.ts";
 export * from "./producer_batch.ts";
 export * from "./record_reader.ts";
+export * from "./scram_users.ts";

@@ -63,6 +63,11 @@ async function digest(mech: ScramMechanism, data: Uint8Array): Promise<Uint8Arra
   return new Uint8Array(await crypto.subtle.digest(mech.hash, own(data)));
 }
 
+/** Hi(password, salt, iterations): SCRAM's salted password, what AlterUserScramCredentials carries. */
+export async function scramSaltedPassword(mech: ScramMechanism, password: string, salt: Uint8Array, iterations: number): Promise<Uint8Array> {
+  return await hi(mech, password, salt, iterations);
+}
+
 async function hi(mech: ScramMechanism, password: string, salt: Uint8Array, iterations: number): Promise<Uint8Array> {
   const k = await crypto.subtle.importKey("raw", encoder.encode(password), "PBKDF2", false, ["deriveBits"]);
   const bits = await crypto.subtle.deriveBits({ name: "PBKDF2", hash: mech.hash, salt: own(salt), iterations }, k, mech.keyBytes * 8);
