@@ -12,8 +12,8 @@
 // (read once here; surrounding whitespace dropped). It must be an RFC 6750 token
 // ([A-Za-z0-9._~+/-]+=*), which is what Authorization: Bearer can carry.
 
-import type { BrokerConfig, RequestObserver } from "../broker/mod.ts";
-import type { HttpServer, Platform } from "../platform/mod.ts";
+import { type BrokerConfig, loadListenerTls, type RequestObserver } from "../broker/mod.ts";
+import type { HttpServer, Platform, TlsServerOptions } from "../platform/mod.ts";
 import type { Logger } from "../util/mod.ts";
 import { type AdminSource, type AdminTarget, type BrokerPhase, createAdminApp, type LogLevel } from "./app.ts";
 import { BrokerMetrics } from "./broker_metrics.ts";
@@ -97,12 +97,22 @@ export class AdminServer implements AdminSource {
       setLogLevel: options.setLogLevel,
       logger: log,
     });
+    // https:// listeners serve TLS with the ssl.* keys (listener.name.admin.ssl.* first), read
+    // once here: a renewed certificate is picked up by a restart of the admin server's process.
+    let tls: TlsServerOptions | undefined;
+    if (config.adminSsl !== null) {
+      try {
+        tls = loadListenerTls(platform.fs, config.adminSsl).server;
+      } catch (e) {
+        throw new AdminStartupError(`admin.listeners: https needs the ssl.* keys: ${(e as Error).message}`);
+      }
+    }
     for (const l of config.adminListeners) {
       try {
-        servers.push(await platform.http.serve(l, (req) => app.fetch(req)));
+        servers.push(await platform.http.serve({ host: l.host, port: l.port, ...(l.tls ? { tls } : {}) }, (req) => app.fetch(req)));
       } catch (e) {
         for (const s of servers) await s.close();
-        const where = `http://${l.host.includes(":") ? `[${l.host}]` : l.host}:${l.port}`;
+        const where = `${l.tls ? "https" : "http"}://${l.host.includes(":") ? `[${l.host}]` : l.host}:${l.port}`;
         throw new AdminStartupError(`admin.listeners: cannot listen on ${where}: ${(e as Error).message}`);
       }
     }

@@ -11,6 +11,7 @@ import {
   parseSecurityProtocolMap,
   type SecurityConfig,
 } from "./security_config.ts";
+import { type ListenerSsl, parseListenerSsl } from "./ssl_config.ts";
 
 export class ConfigError extends Error {
   override name = "ConfigError";
@@ -50,7 +51,7 @@ function listenerCheck(v: string): string | null {
 
 function adminListenerCheck(v: string): string | null {
   for (const l of splitList(v)) {
-    if (parseAdminListener(l) === null) return `"${l}" is not http://host:port`;
+    if (parseAdminListener(l) === null) return `"${l}" is not http://host:port or https://host:port`;
   }
   return null;
 }
@@ -311,7 +312,12 @@ export interface BrokerConfig {
   clusterId: string | null;
   groupCoordinator: GroupCoordinatorConfig;
   /** Where the admin HTTP API and /metrics listen; empty when admin.listeners is "". */
-  adminListeners: { host: string; port: number }[];
+  adminListeners: { host: string; port: number; tls?: true }[];
+  /**
+   * The TLS settings of the https:// admin listeners: the ssl.* keys in their
+   * listener.name.admin.ssl.* form, else the plain ssl.* ones (null when none is https).
+   */
+  adminSsl: ListenerSsl | null;
   /** Each listener's security protocol and SASL settings, connections.max.reauth.ms, login delay. */
   security: SecurityConfig;
   /** The bearer token mutating admin routes require (admin.auth.token), or null. */
@@ -343,10 +349,11 @@ function queuedMaxRequestBytes(raw: Map<string, string>): number {
 }
 
 /** An admin listener, `http://host:port` (IPv6 hosts in brackets); null when malformed. */
-export function parseAdminListener(text: string): { host: string; port: number } | null {
-  const m = /^http:\/\/(\[[^\]]*\]|[^:\/\[\]]+):(\d{1,5})\/?$/i.exec(text.trim());
-  if (m === null || Number(m[2]) > 65535) return null;
-  return { host: m[1].replace(/^\[|\]$/g, ""), port: Number(m[2]) };
+export function parseAdminListener(text: string): { host: string; port: number; tls?: true } | null {
+  const m = /^(https?):\/\/(\[[^\]]*\]|[^:\/\[\]]+):(\d{1,5})\/?$/i.exec(text.trim());
+  if (m === null || Number(m[3]) > 65535) return null;
+  const address = { host: m[2].replace(/^\[|\]$/g, ""), port: Number(m[3]) };
+  return m[1].toLowerCase() === "https" ? { ...address, tls: true } : address;
 }
 
 export function splitList(v: string): string[] {
@@ -435,6 +442,7 @@ export function parseBrokerConfig(input: Map<string, string>): { config: BrokerC
     ? int("log.retention.ms")
     : raw.has("log.retention.minutes") ? int("log.retention.minutes") * 60_000 : int("log.retention.hours") * HOUR_MS;
   const flushIntervalMs = raw.has("log.flush.interval.ms") ? int("log.flush.interval.ms") : int("log.flush.scheduler.interval.ms");
+  const adminListeners = splitList(raw.get("admin.listeners")!).map((l) => parseAdminListener(l)!);
   const config: BrokerConfig = {
     brokerId: int("broker.id"),
     rack: opt("broker.rack"),
@@ -528,7 +536,8 @@ export function parseBrokerConfig(input: Map<string, string>): { config: BrokerC
       offsetsRetentionCheckIntervalMs: int("offsets.retention.check.interval.ms"),
       offsetMetadataMaxBytes: int("offset.metadata.max.bytes"),
     },
-    adminListeners: splitList(raw.get("admin.listeners")!).map((l) => parseAdminListener(l)!),
+    adminListeners,
+    adminSsl: adminListeners.some((l) => l.tls) ? parseListenerSsl(input, "ADMIN", false) : null,
     security,
     adminAuthToken: opt("admin.auth.token"),
     adminAuthTokenFile: opt("admin.auth.token.file"),

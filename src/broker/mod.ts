@@ -18,3 +18,5 @@ export * from "./dynamic_config.ts";
 export * from "./metadata_cache.ts";
 export * from "./server.ts";
 export * from "./services.ts";
+// The TLS files of a listener, read into the platform's options (the admin API's https listeners too).
+export { loadListenerTls } from "./tls_settings.ts";

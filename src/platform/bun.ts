@@ -655,9 +655,11 @@ async function connectTls(opts: ConnectOptions, tlsOpts: TlsClientOptions, where
 const bunHttp: Http = {
   serve(opts: ListenOptions, handler: HttpHandler): Promise<HttpServer> {
     try {
+      const tls = opts.tls === undefined ? undefined : prepareTls(opts.tls, "server");
       const server = Bun.serve({
         hostname: opts.host,
         port: opts.port,
+        ...(tls === undefined ? {} : { tls: { key: tls.key, cert: tls.cert } }),
         // Not development mode: no HTML error pages, no source shown to clients.
         development: false,
         // Outside development mode Bun sets SO_REUSEPORT unless told not to: a second broker on

@@ -27,6 +27,7 @@ import {
   withConnectTimeout,
 } from "./shared.ts";
 import { connectNodeTls, listenNodeTls } from "./node_tls.ts";
+import { prepareTls } from "./tls.ts";
 import type {
   ConnectOptions,
   Connection,
@@ -449,9 +450,11 @@ const denoNetwork: Network = {
 const denoHttp: Http = {
   serve(opts: ListenOptions, handler: HttpHandler): Promise<HttpServer> {
     try {
+      const tls = opts.tls === undefined ? undefined : prepareTls(opts.tls, "server");
       const server = Deno.serve({
         hostname: opts.host,
         port: opts.port,
+        ...(tls === undefined ? {} : { key: tls.key!, cert: tls.cert! }),
         // The default onListen prints "Listening on ..." to stdout, which carries pino's JSON lines.
         onListen() {},
         onError: internalServerError,

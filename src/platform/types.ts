@@ -263,7 +263,8 @@ export interface Http {
   /**
    * Serves HTTP/1.1 on host:port with handler (Bun.serve / Deno.serve). Rejects when the address
    * cannot be bound. A handler that throws or rejects answers 500 with no details; the runtime
-   * prints nothing of its own (no banner, no error page).
+   * prints nothing of its own (no banner, no error page). With opts.tls it serves HTTPS with that
+   * key and certificate chain (clientAuth, protocols and cipherSuites are not applied to HTTP).
    */
   serve(opts: ListenOptions, handler: HttpHandler): Promise<HttpServer>;
 }

@@ -436,7 +436,7 @@ test("admin: without a token, a listener beyond loopback refuses changes (403) a
 test("admin: admin.listeners: parsing, loopback detection, '' turns it off, a busy port stops start-up", async () => {
   assert.deepEqual(parseAdminListener("http://127.0.0.1:9644"), { host: "127.0.0.1", port: 9644 });
   assert.deepEqual(parseAdminListener("http://[::1]:80/"), { host: "::1", port: 80 });
-  assert.equal(parseAdminListener("https://h:1"), null);
+  assert.deepEqual(parseAdminListener("https://h:1"), { host: "h", port: 1, tls: true }, "https: see test/admin/https.test.ts");
   assert.equal(parseAdminListener("http://h:70000"), null);
   assert.equal(parseAdminListener("h:1"), null);
   assert.deepEqual(parseBrokerConfig(new Map()).config.adminListeners, [{ host: "127.0.0.1", port: 9644 }], "the default");
