@@ -3,8 +3,10 @@
 // Produces N records of 100 bytes (default 1,000,000) with kcat into one partition of a fresh
 // strand broker, consumes them back, and prints records/s and MB/s for each, next to a baseline
 // measured in the same run on the same machine: dd copying the same bytes through the page cache
-// (what the broker's log write and read amount to without the protocol). Machines here are
-// shared and noisy, so the ratio matters more than the absolute figures.
+// (what the broker's log write and read amount to without the protocol). Then the same over TLS
+// (an SSL listener, a certificate made with openssl for the run), with its ratio to plaintext;
+// STRAND_BENCH_TLS=0 skips it (bench:ab sets it: an older commit has no TLS to compare). Machines
+// here are shared and noisy, so the ratios matter more than the absolute figures.
 import { spawn, spawnSync } from "node:child_process";
 import { closeSync, mkdtempSync, openSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -58,9 +60,9 @@ function freePort() {
   });
 }
 
-async function waitForBroker(port) {
+async function waitForBroker(port, kcatTls) {
   for (let i = 0; i < 100; i++) {
-    if (spawnSync("kcat", ["-b", `127.0.0.1:${port}`, "-L", "-m", "2"]).status === 0) return;
+    if (spawnSync("kcat", ["-b", `127.0.0.1:${port}`, ...kcatTls, "-L", "-m", "2"]).status === 0) return;
     await new Promise((r) => setTimeout(r, 100));
   }
   fail(`broker on ${port} did not come up`);
@@ -78,35 +80,54 @@ function row(label, ms, bytes, count) {
   return mbps;
 }
 
-async function benchRuntime(runtime) {
+/** A self-signed certificate for 127.0.0.1 and a PEM keystore (key + chain), made once. */
+let tlsFiles = null;
+function certificate() {
+  if (tlsFiles !== null) return tlsFiles;
+  const key = join(work, "bench.key");
+  const cert = join(work, "bench.pem");
+  const r = spawnSync("openssl", ["req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", key, "-out", cert, "-days", "1",
+    "-subj", "/CN=127.0.0.1", "-addext", "subjectAltName=IP:127.0.0.1,DNS:localhost"]);
+  if (r.status !== 0) fail(`openssl could not make a certificate: ${r.stderr}`);
+  const keystore = join(work, "bench-keystore.pem");
+  writeFileSync(keystore, readFileSync(key, "utf8") + readFileSync(cert, "utf8"));
+  tlsFiles = { cert, keystore };
+  return tlsFiles;
+}
+
+async function benchRuntime(runtime, tls = false) {
   const port = await freePort();
-  const logDir = join(work, `logs-${runtime}`);
+  const logDir = join(work, `logs-${runtime}${tls ? "-tls" : ""}`);
+  const listener = tls
+    ? ["--override", `listeners=SSL://127.0.0.1:${port}`, "--override", `ssl.keystore.location=${certificate().keystore}`]
+    : ["--override", `listeners=PLAINTEXT://127.0.0.1:${port}`];
+  const kcatTls = tls ? ["-X", "security.protocol=SSL", "-X", `ssl.ca.location=${certificate().cert}`] : [];
   const cmd = runtime === "bun"
     ? [join(root, "node_modules/.bin/bun"), [join(root, "src/cli/main.ts")]]
     : [join(root, "node_modules/.bin/deno"), ["run", "-A", join(root, "src/cli/main.ts")]];
   const broker = spawn(cmd[0], [...cmd[1], "serve", "--log-level", "warn", "--override", `log.dirs=${logDir}`,
-    "--override", `listeners=PLAINTEXT://127.0.0.1:${port}`, "--override", "admin.listeners=http://127.0.0.1:0"], { stdio: ["ignore", "ignore", "inherit"] });
+    ...listener, "--override", "admin.listeners=http://127.0.0.1:0"], { stdio: ["ignore", "ignore", "inherit"] });
   try {
-    await waitForBroker(port);
+    await waitForBroker(port, kcatTls);
     const b = `127.0.0.1:${port}`;
-    spawnSync("kcat", ["-b", b, "-L", "-t", "bench"]); // auto-create outside the timing
+    spawnSync("kcat", ["-b", b, ...kcatTls, "-L", "-t", "bench"]); // auto-create outside the timing
     // utime + stime of the broker process in clock ticks (100 per second on Linux).
     const cpu = () => {
       const f = readFileSync(`/proc/${broker.pid}/stat`, "utf8").split(") ")[1].split(" ");
       return (Number(f[11]) + Number(f[12])) / 100;
     };
     const cpu0 = cpu();
-    const produce = timeCmd("kcat", ["-b", b, "-P", "-t", "bench", "-p", "0", "-X", "acks=1", "-X", "linger.ms=5",
+    const produce = timeCmd("kcat", ["-b", b, ...kcatTls, "-P", "-t", "bench", "-p", "0", "-X", "acks=1", "-X", "linger.ms=5",
       "-X", "batch.size=1000000", "-X", "queue.buffering.max.kbytes=1048576", "-l", input]);
     // Output goes to /dev/null so the timing is the broker and the client, not a pipe into this
     // process; a second, formatted pass checks that every record came back.
     const cpu1 = cpu();
     const devnull = openSync("/dev/null", "w");
-    const consume = timeCmd("kcat", ["-b", b, "-C", "-t", "bench", "-p", "0", "-o", "beginning", "-e", "-q",
+    const consume = timeCmd("kcat", ["-b", b, ...kcatTls, "-C", "-t", "bench", "-p", "0", "-o", "beginning", "-e", "-q",
       "-X", "fetch.message.max.bytes=10485760"], { stdio: ["ignore", devnull, "pipe"] });
     closeSync(devnull);
     const cpu2 = cpu();
-    const check = timeCmd("kcat", ["-b", b, "-C", "-t", "bench", "-p", "0", "-o", "beginning", "-e", "-q", "-f", "%S\n"]);
+    const check = timeCmd("kcat", ["-b", b, ...kcatTls, "-C", "-t", "bench", "-p", "0", "-o", "beginning", "-e", "-q", "-f", "%S\n"]);
     const sizes = check.stdout.toString().trim().split("\n");
     const got = sizes.reduce((n, x) => n + Number(x) + 1, 0);
     if (sizes.length !== records || got !== inputBytes) fail(`${runtime}: consumed ${sizes.length} records / ${got} bytes, produced ${records} / ${inputBytes}`);
@@ -135,5 +156,13 @@ for (const rt of runtimes) {
   // The broker's own CPU seconds against the wall time: how much of the
   // run the broker was busy; the rest is the client (kcat formats every record) and the kernel.
   console.log(`  broker CPU: produce ${fmt(r.cpuProduce, 2)} s of ${fmt(r.produce / 1000, 2)} s wall, consume ${fmt(r.cpuConsume, 2)} s of ${fmt(r.consume / 1000, 2)} s wall`);
+  if (process.env.STRAND_BENCH_TLS === "0") continue;
+  // Labels below must not read "strand on" or "produce (kcat": bench:ab parses those lines.
+  const t = await benchRuntime(rt, true);
+  console.log(`TLS on ${rt}: an SSL listener, kcat with security.protocol=SSL (broker RSS ${fmt(t.rssMb, 0)} MiB):`);
+  const tp = row("produce over SSL (kcat -P, acks=1)", t.produce, inputBytes, records);
+  const tc = row("consume over SSL (kcat -C)", t.consume, inputBytes, records);
+  console.log(`  TLS / plaintext: produce ${fmt(tp / p, 3)}, consume ${fmt(tc / c, 3)} (issue 13's target: at least 0.60)`);
+  console.log(`  broker CPU over SSL: produce ${fmt(t.cpuProduce, 2)} s of ${fmt(t.produce / 1000, 2)} s wall, consume ${fmt(t.cpuConsume, 2)} s of ${fmt(t.consume / 1000, 2)} s wall`);
 }
 rmSync(work, { recursive: true, force: true });
