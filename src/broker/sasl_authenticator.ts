@@ -93,6 +93,11 @@ export class SaslServerAuthenticator {
     return this.state === "complete";
   }
 
+  /** Authenticated, but the session lifetime has run out: the next frame must start a re-login. */
+  get sessionExpired(): boolean {
+    return this.state === "complete" && this.settings.monotonicMs() >= this.sessionExpiresAtMs;
+  }
+
   get principal(): string | null {
     return this.principalName;
   }

@@ -387,7 +387,10 @@ export class SocketServer {
         if (frame === null) break;
         // One request at a time, as Kafka's muted channel does: a request sees every effect of the
         // ones before it on this connection, and nothing behind a closing request runs.
-        const response = state.authenticator === null || state.authenticator.authenticated && !isSaslHandshake(frame)
+        // Once authenticated, frames go straight to the handler, unless they start a re-login or
+        // the session has run out (the authenticator then closes the connection).
+        const auth = state.authenticator;
+        const response = auth === null || (auth.authenticated && !auth.sessionExpired && !isSaslHandshake(frame))
           ? await this.handler.handle(frame, info)
           : await this.authenticate(state, frame, frames);
         // A Produce request's bytes are not looked at once it is answered (its records were

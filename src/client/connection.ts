@@ -22,7 +22,11 @@
 // - A request that expects no response (Produce with acks=0) resolves once written.
 // - With `sasl`, connect() resolves only once the login succeeded: ApiVersions, SaslHandshake v1,
 //   then SaslAuthenticate (PLAIN's one token, SCRAM's two, the server's signature checked). A
-//   refused login rejects with the broker's message and closes the connection.
+//   refused login rejects with the broker's message and closes the connection. When the broker
+//   grants a session lifetime (connections.max.reauth.ms, KIP-368), the connection logs in again
+//   on its own at 85% of it: new requests are held, those in flight are answered, the SASL
+//   exchange runs alone on the wire (the broker accepts nothing else in between), then the held
+//   requests go. A failed re-login closes the connection.
 import type { Connection, Platform, Timer, TlsClientOptions } from "../platform/mod.ts";
 import {
   type ApiSchema,
@@ -72,6 +76,8 @@ export interface SaslCredentials {
 }
 
 export interface RequestOptions {
+  /** Internal: a SASL request of a re-login, sent while other requests are held. */
+  auth?: boolean;
   /**
    * False for a request the broker never answers (Produce with acks=0): it resolves with an empty
    * struct once written. Defaults to true, except for Produce with `acks` 0.
@@ -89,6 +95,8 @@ interface Pending {
 
 interface Outgoing {
   frame: Uint8Array;
+  /** Part of a (re-)login: written even while other requests are held. */
+  auth?: boolean;
   /** For requests that expect no answer: settled by the write. */
   written?: { resolve(): void; reject(e: Error): void };
 }
@@ -103,6 +111,11 @@ export class KafkaConnection {
   private writing = false;
   private nextCorrelationId = 1;
   private closeReason: string | null = null;
+  /** A re-login is under way: requests other than its own are held (see the file's comment). */
+  private holding = false;
+  private reauthTimer: Timer | null = null;
+  /** Called once no request is in flight (a re-login waits for that). */
+  private idleWaiters: Array<() => void> = [];
   private apiVersions: Promise<Map<number, { min: number; max: number }>> | null = null;
   // Received bytes not yet cut into frames: buf[start, end).
   private buf = new Uint8Array(0);
@@ -132,7 +145,7 @@ export class KafkaConnection {
     void c.readLoop();
     if (opts.sasl !== undefined) {
       try {
-        await c.authenticate(opts.sasl, opts.connectTimeoutMs ?? connectTimeoutMsDefault);
+        await c.login(opts.sasl, opts.connectTimeoutMs ?? connectTimeoutMsDefault);
       } catch (e) {
         c.close(`SASL login failed: ${(e as Error).message}`);
         throw e;
@@ -183,7 +196,7 @@ export class KafkaConnection {
       const p: Pending = { api, version, resolve, reject, timer: null };
       p.timer = this.platform.clock.setTimeout(() => this.onTimeout(correlationId, timeoutMs), timeoutMs);
       this.pending.set(correlationId, p);
-      this.outgoing.push({ frame });
+      this.outgoing.push({ frame, auth: opts.auth });
       void this.flush();
     });
   }
@@ -212,6 +225,8 @@ export class KafkaConnection {
   close(reason = "closed locally"): void {
     if (this.closeReason !== null) return;
     this.closeReason = reason;
+    this.reauthTimer?.cancel();
+    this.wakeIdle();
     this.conn.close();
     const err = this.error(`connection to ${this.endpoint} closed: ${reason}`);
     for (const p of this.pending.values()) {
@@ -252,7 +267,12 @@ export class KafkaConnection {
     let batch: Outgoing[] = [];
     try {
       while (this.outgoing.length > 0 && this.closeReason === null) {
-        batch = this.outgoing.splice(0);
+        if (this.holding) {
+          // During a re-login only its own requests go; the others wait in order.
+          batch = this.outgoing.filter((o) => o.auth);
+          if (batch.length === 0) break;
+          this.outgoing = this.outgoing.filter((o) => !o.auth);
+        } else batch = this.outgoing.splice(0);
         await this.conn.write(batch.length === 1 ? batch[0].frame : concat(batch.map((o) => o.frame)));
         for (const o of batch) o.written?.resolve();
         batch = [];
@@ -293,6 +313,7 @@ export class KafkaConnection {
     if (p === undefined) return this.close(`answer with correlation id ${correlationId}, which no request is waiting for`);
     this.pending.delete(correlationId);
     p.timer?.cancel();
+    if (this.pending.size === 0) this.wakeIdle();
     const flexible = p.version >= p.api.request.flexibleFrom;
     const r = new Reader(frame);
     readResponseHeader(r, responseHeaderFlexible(p.api.apiKey, flexible));
@@ -347,20 +368,50 @@ export class KafkaConnection {
 
   // --- SASL ------------------------------------------------------------------------------------
 
-  private async authenticate(sasl: SaslCredentials, timeoutMs: number): Promise<void> {
+  /** Logs in, then keeps the session alive by logging in again before the lifetime it was granted ends. */
+  private async login(sasl: SaslCredentials, timeoutMs: number): Promise<void> {
+    const lifetimeMs = await this.authenticate(sasl, timeoutMs);
+    if (lifetimeMs <= 0 || this.closeReason !== null) return;
+    this.reauthTimer = this.platform.clock.setTimeout(() => void this.reauthenticate(sasl, timeoutMs), Math.floor(lifetimeMs * 0.85));
+  }
+
+  private async reauthenticate(sasl: SaslCredentials, timeoutMs: number): Promise<void> {
+    this.holding = true;
+    try {
+      while (this.pending.size > 0 && this.closeReason === null) await new Promise<void>((r) => this.idleWaiters.push(r));
+      if (this.closeReason !== null) return;
+      await this.login(sasl, timeoutMs);
+    } catch (e) {
+      this.close(`SASL re-authentication failed: ${(e as Error).message}`);
+    } finally {
+      this.holding = false;
+      void this.flush();
+    }
+  }
+
+  private wakeIdle(): void {
+    const waiters = this.idleWaiters;
+    this.idleWaiters = [];
+    for (const w of waiters) w();
+  }
+
+  /** One SASL exchange; the session lifetime the broker granted (0: none). */
+  private async authenticate(sasl: SaslCredentials, timeoutMs: number): Promise<number> {
     const version = await this.negotiateVersion(SaslAuthenticateApi, 2, timeoutMs);
-    const hs = await this.request(SaslHandshakeApi, 1, { mechanism: sasl.mechanism }, timeoutMs);
+    const hs = await this.request(SaslHandshakeApi, 1, { mechanism: sasl.mechanism }, timeoutMs, { auth: true });
     if (hs.errorCode !== ErrorCode.NONE) {
       throw this.error(`${this.endpoint} refused SASL mechanism ${sasl.mechanism} (${errorName(hs.errorCode as number)}; it offers ${(hs.mechanisms as string[]).join(", ")})`);
     }
+    let lifetimeMs = 0;
     const send = async (token: Uint8Array): Promise<Uint8Array> => {
-      const r = await this.request(SaslAuthenticateApi, version, { authBytes: token }, timeoutMs);
+      const r = await this.request(SaslAuthenticateApi, version, { authBytes: token }, timeoutMs, { auth: true });
       if (r.errorCode !== ErrorCode.NONE) throw this.error(`${this.endpoint}: ${r.errorMessage ?? errorName(r.errorCode as number)}`);
+      lifetimeMs = Number(r.sessionLifetimeMs ?? 0n);
       return r.authBytes as Uint8Array;
     };
     if (sasl.mechanism === "PLAIN") {
       await send(plainToken(sasl.username, sasl.password));
-      return;
+      return lifetimeMs;
     }
     const mech = scramMechanismByName(sasl.mechanism);
     if (mech === undefined) throw this.error(`unknown SASL mechanism ${sasl.mechanism}`);
@@ -372,6 +423,7 @@ export class KafkaConnection {
     if (typeof final === "string") throw this.error(`${this.endpoint}: ${final}`);
     const why = exchange.verify(await send(final));
     if (why !== null) throw this.error(`${this.endpoint}: ${why}`);
+    return lifetimeMs;
   }
 
   // --- ApiVersions -----------------------------------------------------------------------------
