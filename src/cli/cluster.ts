@@ -1,16 +1,13 @@
 // strand cluster info: the cluster id, the controller and the brokers, from one Metadata answer
 // (what rpk cluster info shows first).
-import { Output, parseToolArgs, runTool, UsageError, withCluster } from "./tool.ts";
+import { commonOptionsUsage, Output, parseToolArgs, runTool, UsageError, withCluster } from "./tool.ts";
 
 export const clusterUsage = `Usage: strand cluster info --bootstrap-server HOST:PORT[,...]
 
 Prints the cluster id, the controller and every broker (the controller marked with *).
 
 Options:
-  --bootstrap-server HOST:PORT[,...]   brokers to start from (required)
-  --request-timeout-ms MS              how long one request may take (default 30000)
-  --command-config FILE                Kafka client properties: security.protocol, sasl.*, ssl.truststore.*, ssl.keystore.*
-  -h, --help                           this text`;
+${commonOptionsUsage}`;
 
 export async function clusterCommand(args: string[]): Promise<never> {
   return await runTool("cluster", async () => {

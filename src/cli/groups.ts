@@ -16,7 +16,7 @@ import {
   type TopicPartition,
   tpKey,
 } from "../client/mod.ts";
-import { int, Output, parseToolArgs, required, runTool, UsageError, withCluster } from "./tool.ts";
+import { commonOptionsUsage, int, Output, parseToolArgs, required, runTool, UsageError, withCluster } from "./tool.ts";
 
 export const groupsUsage = `Usage: strand groups COMMAND --bootstrap-server HOST:PORT[,...] [options]
 
@@ -34,10 +34,7 @@ Commands:
                   Deletes an empty group and its committed offsets.
 
 Options:
-  --bootstrap-server HOST:PORT[,...]   brokers to start from (required)
-  --request-timeout-ms MS              how long one request may take (default 30000)
-  --command-config FILE                Kafka client properties: security.protocol, sasl.*, ssl.truststore.*, ssl.keystore.*
-  -h, --help                           this text`;
+${commonOptionsUsage}`;
 
 const options = {
   group: { type: "string" as const },

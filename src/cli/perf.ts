@@ -6,7 +6,7 @@
 // consume reads --num-records records from the start of every partition (or --partition) and
 // prints records/s and MB/s. MB is 2^20 bytes, as Kafka's tools count it.
 import { ClientError, Consumer, Producer } from "../client/mod.ts";
-import { acks, compression, int, Output, parseToolArgs, platform, required, runTool, str, UsageError, withCluster } from "./tool.ts";
+import { acks, commonOptionsUsage, compression, int, Output, parseToolArgs, platform, required, runTool, str, UsageError, withCluster } from "./tool.ts";
 
 export const perfUsage = `Usage: strand perf produce|consume --bootstrap-server HOST:PORT[,...] --topic NAME [options]
 
@@ -32,10 +32,7 @@ strand perf consume   (kafka-consumer-perf-test.sh)
   --reporting-interval-ms MS   progress line period (default 5000)
 
 Options:
-  --bootstrap-server HOST:PORT[,...]   brokers to start from (required)
-  --request-timeout-ms MS              how long one request may take (default 30000)
-  --command-config FILE                Kafka client properties: security.protocol, sasl.*, ssl.truststore.*, ssl.keystore.*
-  -h, --help                           this text`;
+${commonOptionsUsage}`;
 
 const options = {
   topic: { type: "string" as const },

@@ -26,6 +26,12 @@ export const commonOptions: Record<string, Option> = {
   help: { type: "boolean", short: "h" },
 };
 
+/** The --help lines of commonOptions, in the column layout most tools' usage texts use. */
+export const commonOptionsUsage = `  --bootstrap-server HOST:PORT[,...]   brokers to start from (required)
+  --request-timeout-ms MS              how long one request may take (default 30000)
+  --command-config FILE                Kafka client properties: security.protocol, sasl.*, ssl.truststore.*, ssl.keystore.*
+  -h, --help                           this text`;
+
 export type Values = Record<string, string | boolean | string[] | undefined>;
 
 /**

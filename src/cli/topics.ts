@@ -13,7 +13,7 @@ import {
   type TopicInfo,
 } from "../client/mod.ts";
 import { ErrorCode } from "../util/mod.ts";
-import { int, keyValues, list, Output, parseToolArgs, required, runTool, str, UsageError, withCluster } from "./tool.ts";
+import { commonOptionsUsage, int, keyValues, list, Output, parseToolArgs, required, runTool, str, UsageError, withCluster } from "./tool.ts";
 
 export const topicsUsage = `Usage: strand topics COMMAND --bootstrap-server HOST:PORT[,HOST:PORT...] [options]
 
@@ -33,10 +33,7 @@ Commands:
   delete     --topic NAME [--if-exists]
 
 Options:
-  --bootstrap-server HOST:PORT[,...]   brokers to start from (required)
-  --request-timeout-ms MS              how long one request may take (default 30000)
-  --command-config FILE                Kafka client properties: security.protocol, sasl.*, ssl.truststore.*, ssl.keystore.*
-  -h, --help                           this text`;
+${commonOptionsUsage}`;
 
 const options = {
   topic: { type: "string" as const },

@@ -4,7 +4,7 @@
 // command line (where `ps` shows it); the salted password is computed here and only it travels.
 import { readFileSync } from "node:fs";
 import { deleteScramCredential, describeScramCredentials, scramIterationsDefault, upsertScramCredential } from "../client/mod.ts";
-import { int, Output, parseToolArgs, platform, required, runTool, str, UsageError, withCluster } from "./tool.ts";
+import { commonOptionsUsage, int, Output, parseToolArgs, platform, required, runTool, str, UsageError, withCluster } from "./tool.ts";
 
 export const usersUsage = `Usage: strand users COMMAND --bootstrap-server HOST:PORT[,HOST:PORT...] [options]
 
@@ -19,10 +19,7 @@ Commands:
   delete     --user NAME --mechanism SCRAM-SHA-256|SCRAM-SHA-512
 
 Options:
-  --bootstrap-server HOST:PORT[,...]   brokers to start from (required)
-  --request-timeout-ms MS              how long one request may take (default 30000)
-  --command-config FILE                Kafka client properties: security.protocol, sasl.*, ssl.truststore.*, ssl.keystore.*
-  -h, --help                           this text`;
+${commonOptionsUsage}`;
 
 const options = {
   user: { type: "string" as const },
