@@ -1,7 +1,7 @@
 // The layout rules of ../shared/ARCHITECTURE.md, checked by reading imports:
 // - runtime APIs (Bun.*, Deno.*, node: I/O modules) only under src/platform/ and src/cli/;
 // - imports point one way: util → platform → protocol → client, log → registry, zk → replication,
-//   coordinator, controller → broker → admin → cli. A module may import the levels below its own;
+//   coordinator, controller, authorizer → broker → admin → cli. A module may import the levels below its own;
 //   modules of one level are independent, except registry → zk and controller → replication. So
 //   client (the Kafka client library) imports only util, platform and protocol;
 // - a module is entered through its mod.ts (files inside a module import each other freely);
@@ -23,6 +23,7 @@ const levels: Record<string, number> = {
   replication: 5,
   coordinator: 5,
   controller: 5,
+  authorizer: 5,
   broker: 6,
   admin: 7,
   cli: 8,

@@ -253,6 +253,7 @@ export class Broker {
       registry,
       clock: platform.clock,
       logger: log,
+      authorizer: null,
     };
     const dispatcher = new RequestDispatcher(services, apiHandlers, log);
     // Credentials are read before the first connection is accepted, so no login races the load.

@@ -49,6 +49,8 @@ export interface ConnectionInfo {
   id: number;
   listener: string;
   remote: string;
+  /** The client's address without the port: what ACLs match as the host. */
+  host: string;
   /** Kafka's principal: "User:<name>" once authenticated, "User:ANONYMOUS" on a PLAINTEXT listener. */
   principal: string;
 }
@@ -276,7 +278,7 @@ export class SocketServer {
     }
     this.connections.add(conn);
     this.perIp.set(ip, ipCount + 1);
-    const info = { id: this.nextConnectionId++, listener, remote: `${conn.remoteAddress}:${conn.remotePort}`, principal };
+    const info = { id: this.nextConnectionId++, listener, remote: `${conn.remoteAddress}:${conn.remotePort}`, host: conn.remoteAddress, principal };
     if (conn.tls !== null && sasl === undefined && conn.tls.peerCertificate !== null) {
       this.logger.info({ conn: info.id, remote: info.remote, listener, principal, protocol: conn.tls.protocol }, "authenticated by client certificate");
     }

@@ -1,6 +1,7 @@
 // What request handlers may use. The Broker builds one of these; handlers receive it and stay
 // small: they translate wire structs to calls on these services and back.
 
+import type { Authorizer } from "../authorizer/mod.ts";
 import type { ConfigAdmin, ControllerChannel, KafkaController, TopicAdmin } from "../controller/mod.ts";
 import type { Coordinator } from "../coordinator/mod.ts";
 import type { LogManager } from "../log/mod.ts";
@@ -44,6 +45,11 @@ export interface BrokerServices {
   registry: Registry;
   clock: Clock;
   logger: Logger;
+  /**
+   * The ACL authorizer (`authorizer.class.name`), or null when none is configured: then every
+   * API a listener accepts is allowed, except the inter-broker ones (see authorize.ts).
+   */
+  authorizer: Authorizer | null;
 }
 
 /** Thrown by a handler when Kafka would close the connection (e.g. acks=0 produce that failed). */
