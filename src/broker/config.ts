@@ -271,6 +271,11 @@ export interface BrokerConfig {
   /** max.connections.per.ip.overrides, by address (as the connection's peer address reads). */
   maxConnectionsPerIpOverrides: Map<string, number>;
   maxConnectionCreationRate: number;
+  /**
+   * listener.name.<l>.max.connections and .max.connection.creation.rate (KIP-402, KIP-612), by
+   * listener name (upper case); a listener without either has no entry. Static.
+   */
+  listenerConnectionLimits: Map<string, { maxConnections?: number; maxConnectionCreationRate?: number }>;
   logSegmentBytes: number;
   logRollMs: number;
   logIndexIntervalBytes: number;
@@ -393,6 +398,25 @@ function checkValue(key: string, def: KeyDef, v: string): void {
   if (msg) throw new ConfigError(key, msg);
 }
 
+const listenerLimitKey = /^listener\.name\.([a-z0-9_]+)\.(max\.connections|max\.connection\.creation\.rate)$/;
+
+/** The per-listener connection limits; a key naming no listener is an error, as a typo would go unnoticed. */
+function parseListenerConnectionLimits(input: ReadonlyMap<string, string>, listenerNames: ReadonlySet<string>) {
+  const out = new Map<string, { maxConnections?: number; maxConnectionCreationRate?: number }>();
+  for (const [k, v] of input) {
+    const m = listenerLimitKey.exec(k);
+    if (m === null) continue;
+    const name = m[1].toUpperCase();
+    if (!listenerNames.has(name)) throw new ConfigError(k, `listener ${name} is not one of the listeners (${[...listenerNames].join(", ")})`);
+    checkValue(k, { kind: "int", default: null, min: 0 }, v);
+    const limits = out.get(name) ?? {};
+    if (m[2] === "max.connections") limits.maxConnections = Number(v.trim());
+    else limits.maxConnectionCreationRate = Number(v.trim());
+    out.set(name, limits);
+  }
+  return out;
+}
+
 /**
  * Builds the typed config from raw pairs. Returns the config and the keys strand does not know
  * (the caller logs them; Kafka's many tuning keys are accepted and ignored this way).
@@ -405,7 +429,7 @@ export function parseBrokerConfig(input: Map<string, string>): { config: BrokerC
     const def = brokerConfigKeys[k];
     if (def === undefined) {
       if (isListenerPrefixedSecurityKey(k)) securityInput.set(k, v);
-      else unknownKeys.push(k);
+      else if (!listenerLimitKey.test(k)) unknownKeys.push(k);
       continue;
     }
     checkValue(k, def, v);
@@ -469,6 +493,7 @@ export function parseBrokerConfig(input: Map<string, string>): { config: BrokerC
     maxConnectionsPerIp: int("max.connections.per.ip"),
     maxConnectionsPerIpOverrides: parseIpOverrides(raw.get("max.connections.per.ip.overrides")!) as Map<string, number>,
     maxConnectionCreationRate: int("max.connection.creation.rate"),
+    listenerConnectionLimits: parseListenerConnectionLimits(input, names),
     logSegmentBytes: int("log.segment.bytes"),
     logRollMs: rollMs,
     logIndexIntervalBytes: int("log.index.interval.bytes"),

@@ -70,7 +70,7 @@ export const dynamicBrokerConfigKeys: ReadonlySet<string> = new Set([
   "unclean.leader.election.enable",
   // Kafka's DynamicConnectionQuota: applied to the next connection accepted; the connections
   // already open stay (a lower max.connections closes none). The per-listener forms
-  // (listener.name.<l>.max.connections...) are not read by strand.
+  // (listener.name.<l>.max.connections...) are static in strand (server.properties only).
   "max.connections",
   "max.connections.per.ip",
   "max.connections.per.ip.overrides",

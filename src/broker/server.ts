@@ -21,7 +21,6 @@
 import type { Connection, Listener, Platform, TlsHandshakeFailure, TlsServerOptions } from "../platform/mod.ts";
 import {
   assert,
-  connectionsThrottledMax,
   requestHeaderBytesMin,
   requestsInFlightPerConnectionMax,
   saslTokenBytesMax,
@@ -29,6 +28,7 @@ import {
   subjectDistinguishedName,
   tlsFailureLogIntervalMs,
 } from "../util/mod.ts";
+import { ConnectionThrottle } from "./connection_throttle.ts";
 import { MemoryPool } from "./memory_pool.ts";
 import { type AuthAction, SaslServerAuthenticator, type SaslServerSettings } from "./sasl_authenticator.ts";
 import { FrameBufferCache } from "./frame_buffers.ts";
@@ -84,6 +84,16 @@ export interface ServerListener {
   principalMapper?: SslPrincipalMapper;
   /** Turns the platform's refusal of `tls` (a wrong key password, a key not matching) into the configuration's error. */
   tlsError?: (e: Error) => Error;
+  /** listener.name.<l>.max.connections: open connections on this listener (KIP-402). */
+  maxConnections?: number;
+  /** listener.name.<l>.max.connection.creation.rate: connections accepted per second here (KIP-612). */
+  maxConnectionCreationRate?: number;
+  /**
+   * The inter-broker listener when there are others: as in Kafka, the broker-wide max.connections
+   * and max.connection.creation.rate do not refuse or delay its connections (a flood of clients
+   * must not cut replication); its own listener.name.<l>.* limits still do.
+   */
+  interBroker?: boolean;
 }
 
 export interface ServerOptions extends ConnectionLimits {
@@ -141,6 +151,10 @@ export class SocketServer {
   private connections = new Set<Connection>();
   private states = new Set<ConnectionState>();
   private perIp = new Map<string, number>();
+  /** Open connections by listener name (listener.name.<l>.max.connections). */
+  private perListener = new Map<string, number>();
+  /** Each listener's own creation-rate bucket (Infinity: none). */
+  private readonly listenerThrottles = new Map<string, ConnectionThrottle>();
   private nextConnectionId = 1;
   private stopping = false;
   readonly pool: MemoryPool;
@@ -165,6 +179,7 @@ export class SocketServer {
     // A frame is reserved with its 4-byte size prefix, which socket.request.max.bytes does not count.
     this.pool = new MemoryPool(Math.max(queued, options.socketRequestMaxBytes + 4));
     this.throttle = new ConnectionThrottle(platform, options.maxConnectionCreationRate ?? Infinity);
+    for (const l of options.listeners) this.listenerThrottles.set(l.name, new ConnectionThrottle(platform, l.maxConnectionCreationRate ?? Infinity));
     this.limits = { ...options };
   }
 
@@ -191,7 +206,7 @@ export class SocketServer {
   stats(): NetworkStats {
     return {
       connections: this.connections.size,
-      connectionsThrottled: this.throttle.waitingCount,
+      connectionsThrottled: [...this.listenerThrottles.values()].reduce((n, t) => n + t.waitingCount, this.throttle.waitingCount),
       poolCapacityBytes: this.pool.capacity,
       poolReservedBytes: this.pool.reserved,
       poolWaiting: this.pool.waiting,
@@ -206,7 +221,7 @@ export class SocketServer {
       const tls = l.tls === undefined ? {} : { tls: l.tls, onTlsFailure: (f: TlsHandshakeFailure) => this.tlsFailed(l.name, f) };
       let listener: Listener;
       try {
-        listener = await this.platform.net.listen({ host: l.host, port: l.port, ...tls }, (c) => this.throttle.admit(c, () => this.accept(c, l)));
+        listener = await this.platform.net.listen({ host: l.host, port: l.port, ...tls }, (c) => this.admit(c, l));
       } catch (e) {
         await this.stop();
         throw l.tls !== undefined && l.tlsError !== undefined && /^TLS /.test((e as Error).message) ? l.tlsError(e as Error) : e;
@@ -217,6 +232,12 @@ export class SocketServer {
       this.logger.info({ listener: l.name, host: listener.host, port: listener.port }, "listening");
     }
     return bound;
+  }
+
+  /** The listener's own creation rate first, then the broker-wide one (not for inter-broker). */
+  private admit(c: Connection, l: ServerListener): void {
+    const own = this.listenerThrottles.get(l.name)!;
+    own.admit(c, () => (l.interBroker === true ? this.accept(c, l) : this.throttle.admit(c, () => this.accept(c, l))));
   }
 
   /** The bound listener of that name (for certificate reloads), once start() has bound it. */
@@ -263,7 +284,9 @@ export class SocketServer {
     // Kafka blocks its acceptor at max.connections (the kernel backlog then fills and refuses);
     // strand has no accept to hold back, so the connection is closed, as Kafka closes one over
     // max.connections.per.ip.
-    if (this.connections.size >= (limits.maxConnections ?? Infinity)) return this.refuse(conn, ip, "max.connections");
+    const onListener = this.perListener.get(listener) ?? 0;
+    if (onListener >= (l.maxConnections ?? Infinity)) return this.refuse(conn, ip, `listener.name.${listener.toLowerCase()}.max.connections`);
+    if (l.interBroker !== true && this.connections.size >= (limits.maxConnections ?? Infinity)) return this.refuse(conn, ip, "max.connections");
     if (ipCount >= ipMax) return this.refuse(conn, ip, "max.connections.per.ip");
     let principal = anonymousPrincipal;
     if (conn.tls !== null && sasl === undefined) {
@@ -278,6 +301,7 @@ export class SocketServer {
     }
     this.connections.add(conn);
     this.perIp.set(ip, ipCount + 1);
+    this.perListener.set(listener, onListener + 1);
     const info = { id: this.nextConnectionId++, listener, remote: `${conn.remoteAddress}:${conn.remotePort}`, host: conn.remoteAddress, principal };
     if (conn.tls !== null && sasl === undefined && conn.tls.peerCertificate !== null) {
       this.logger.info({ conn: info.id, remote: info.remote, listener, principal, protocol: conn.tls.protocol }, "authenticated by client certificate");
@@ -296,6 +320,7 @@ export class SocketServer {
         const left = (this.perIp.get(ip) ?? 1) - 1;
         if (left === 0) this.perIp.delete(ip);
         else this.perIp.set(ip, left);
+        this.perListener.set(listener, (this.perListener.get(listener) ?? 1) - 1);
       });
   }
 
@@ -449,6 +474,7 @@ export class SocketServer {
   async stop(): Promise<void> {
     this.stopping = true;
     this.throttle.stop();
+    for (const t of this.listenerThrottles.values()) t.stop();
     for (const l of this.listeners) await l.close();
     this.listeners = [];
     for (const s of this.states) this.close(s);
@@ -641,85 +667,5 @@ class ResponseWriter {
   /** Resolves once every queued response is written (or writing failed). */
   flush(): Promise<void> {
     return this.drainBelow(0);
-  }
-}
-
-/**
- * max.connection.creation.rate: a token bucket holding at most one second's worth of connections.
- * A connection over the rate waits, unread, for its turn (Kafka's acceptor sleeps for the same
- * throttle time); past limits.connectionsThrottledMax waiting, new ones are closed, as a full
- * listen backlog refuses them.
- */
-class ConnectionThrottle {
-  private tokens: number;
-  private lastMs: number;
-  private readonly waiting: { conn: Connection; accept: () => void }[] = [];
-
-  get waitingCount(): number {
-    return this.waiting.length;
-  }
-  private timer: { cancel(): void } | null = null;
-  private stopped = false;
-
-  constructor(private readonly platform: Platform, private ratePerSec: number) {
-    this.tokens = Math.max(1, ratePerSec);
-    this.lastMs = platform.clock.monotonicMs();
-  }
-
-  /** A new rate (dynamic config): the bucket keeps what it earned at the old one, capped to the new. */
-  setRate(ratePerSec: number): void {
-    if (ratePerSec === this.ratePerSec) return;
-    if (this.ratePerSec !== Infinity) this.refill();
-    this.ratePerSec = ratePerSec;
-    this.tokens = ratePerSec === Infinity ? 1 : Math.min(this.tokens, Math.max(1, ratePerSec));
-    this.lastMs = this.platform.clock.monotonicMs();
-    // The waiting connections' turn is computed again at the new rate.
-    this.timer?.cancel();
-    this.timer = null;
-    if (ratePerSec === Infinity) {
-      for (const w of this.waiting.splice(0)) w.accept();
-      return;
-    }
-    this.schedule();
-  }
-
-  admit(conn: Connection, accept: () => void): void {
-    if (this.ratePerSec === Infinity) return accept();
-    if (this.stopped) return conn.close();
-    this.refill();
-    if (this.waiting.length === 0 && this.tokens >= 1) {
-      this.tokens -= 1;
-      return accept();
-    }
-    if (this.waiting.length >= connectionsThrottledMax) return conn.close();
-    this.waiting.push({ conn, accept });
-    this.schedule();
-  }
-
-  private refill(): void {
-    const now = this.platform.clock.monotonicMs();
-    this.tokens = Math.min(Math.max(1, this.ratePerSec), this.tokens + ((now - this.lastMs) * this.ratePerSec) / 1000);
-    this.lastMs = now;
-  }
-
-  private schedule(): void {
-    if (this.timer !== null || this.waiting.length === 0) return;
-    const waitMs = Math.max(1, Math.ceil(((1 - this.tokens) * 1000) / this.ratePerSec));
-    this.timer = this.platform.clock.setTimeout(() => {
-      this.timer = null;
-      this.refill();
-      while (this.waiting.length > 0 && this.tokens >= 1) {
-        this.tokens -= 1;
-        this.waiting.shift()!.accept();
-      }
-      this.schedule();
-    }, waitMs);
-  }
-
-  stop(): void {
-    this.stopped = true;
-    this.timer?.cancel();
-    this.timer = null;
-    for (const w of this.waiting.splice(0)) w.conn.close();
   }
 }
