@@ -12,6 +12,7 @@ import {
   type SecurityConfig,
 } from "./security_config.ts";
 import { type ListenerSsl, parseListenerSsl } from "./ssl_config.ts";
+import { saslTokenBytesMax } from "../util/mod.ts";
 
 export class ConfigError extends Error {
   override name = "ConfigError";
@@ -110,6 +111,7 @@ export const brokerConfigKeys: Record<string, KeyDef> = {
   "inter.broker.listener.name": { kind: "string", default: null },
   "security.inter.broker.protocol": { kind: "string", default: null },
   "connections.max.reauth.ms": { kind: "long", default: "0", min: 0 },
+  "sasl.server.max.receive.size": { kind: "int", default: String(saslTokenBytesMax), min: 1 },
   "connection.failed.authentication.delay.ms": { kind: "int", default: "100", min: 0 },
   "log.dirs": { kind: "list", default: null },
   "log.dir": { kind: "string", default: "/tmp/strand-logs" },

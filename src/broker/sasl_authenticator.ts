@@ -38,7 +38,7 @@ import {
   type Struct,
   writeResponseHeader,
 } from "../protocol/mod.ts";
-import { ErrorCode, Reader, saslTokenBytesMax, Writer } from "../util/mod.ts";
+import { ErrorCode, Reader, Writer } from "../util/mod.ts";
 
 /** What the listener's SASL settings give the authenticator. */
 export interface SaslServerSettings {
@@ -50,6 +50,8 @@ export interface SaslServerSettings {
   readonly scramCredential: ScramCredentialLookup;
   /** connections.max.reauth.ms: 0 means a session never expires. */
   readonly reauthMs: number;
+  /** sasl.server.max.receive.size: the largest token (and frame) read before authentication. */
+  readonly maxReceiveBytes: number;
   /** A fresh server nonce (printable, no ','), from a secure random source. */
   nonce(): string;
   monotonicMs(): number;
@@ -87,7 +89,7 @@ export class SaslServerAuthenticator {
   private sessionExpiresAtMs = Infinity;
   private reauthenticating = false;
 
-  constructor(private readonly settings: SaslServerSettings) {}
+  constructor(readonly settings: SaslServerSettings) {}
 
   get authenticated(): boolean {
     return this.state === "complete";
@@ -186,7 +188,8 @@ export class SaslServerAuthenticator {
 
   /** One SASL token: from a SaslAuthenticate request (header set) or raw (header null). */
   private async token(token: Uint8Array, header: RequestHeader | null): Promise<AuthAction> {
-    if (token.length > saslTokenBytesMax) return close(`SASL token of ${token.length} bytes, above ${saslTokenBytesMax}`);
+    const max = this.settings.maxReceiveBytes;
+    if (token.length > max) return close(`SASL token of ${token.length} bytes, above sasl.server.max.receive.size ${max}`);
     const step = await this.exchange!.evaluate(token);
     if (step.kind === "failed") {
       const message = this.reauthenticating ? step.clientMessage.replace("during authentication", "during re-authentication") : step.clientMessage;

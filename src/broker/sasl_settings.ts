@@ -21,6 +21,7 @@ export function listenerSaslSettings(
     plainPassword: (user) => sasl.plainUsers.get(user),
     scramCredential: (user, mech) => credentials.lookup(user, mech),
     reauthMs: security.connectionsMaxReauthMs,
+    maxReceiveBytes: security.saslServerMaxReceiveBytes,
     // 24 characters of 62: 142 bits, more than Kafka's 130-bit server nonce.
     nonce: () => {
       const bytes = new Uint8Array(24);

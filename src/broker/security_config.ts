@@ -14,6 +14,7 @@
 // Invariants: every SASL listener has at least one mechanism, each of which strand implements;
 // a PLAIN listener has a JAAS config with PlainLoginModule; errors name the key.
 import { jaasPlainUsers, type JaasLoginModule, parseJaasConfig } from "../protocol/mod.ts";
+import { saslTokenBytesMax } from "../util/mod.ts";
 import { ConfigError, splitList } from "./config.ts";
 import { isSslKey, type ListenerSsl, parseListenerSsl } from "./ssl_config.ts";
 
@@ -58,6 +59,8 @@ export interface SecurityConfig {
   readonly interBrokerListener: string;
   readonly connectionsMaxReauthMs: number;
   readonly connectionFailedAuthenticationDelayMs: number;
+  /** sasl.server.max.receive.size: bytes a peer may send before it has authenticated. */
+  readonly saslServerMaxReceiveBytes: number;
 }
 
 /** Keys this file reads besides the fixed ones: listener-prefixed SASL settings. */
@@ -115,6 +118,7 @@ export function parseSecurityConfig(input: ReadonlyMap<string, string>, listener
     ...interBroker(input, listenerNames, listeners),
     connectionsMaxReauthMs: nonNegative(input, "connections.max.reauth.ms", 0),
     connectionFailedAuthenticationDelayMs: nonNegative(input, "connection.failed.authentication.delay.ms", 100),
+    saslServerMaxReceiveBytes: nonNegative(input, "sasl.server.max.receive.size", saslTokenBytesMax),
   };
 }
 

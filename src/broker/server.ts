@@ -23,7 +23,6 @@ import {
   assert,
   requestHeaderBytesMin,
   requestsInFlightPerConnectionMax,
-  saslTokenBytesMax,
   type SslPrincipalMapper,
   subjectDistinguishedName,
   tlsFailureLogIntervalMs,
@@ -388,7 +387,7 @@ export class SocketServer {
     const { conn, info } = state;
     // Before authentication a peer may not make the broker read more than a SASL token's worth
     // (Kafka's sasl.server.max.receive.size); socket.request.max.bytes applies once it has.
-    const maxFrameBytes = state.authenticator === null ? this.options.socketRequestMaxBytes : Math.min(this.options.socketRequestMaxBytes, saslTokenBytesMax);
+    const maxFrameBytes = state.authenticator === null ? this.options.socketRequestMaxBytes : Math.min(this.options.socketRequestMaxBytes, state.authenticator.settings.maxReceiveBytes);
     const frames = new FrameReader(maxFrameBytes, this.frameBuffers);
     const responses = new ResponseWriter(conn);
     for (;;) {

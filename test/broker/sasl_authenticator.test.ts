@@ -26,6 +26,7 @@ async function settings(over: Partial<SaslServerSettings> = {}, clock = { now: 0
     plainPassword: (u) => plain.get(u),
     scramCredential: (u, m) => creds.get(`${u}/${m.name}`),
     reauthMs: 0,
+    maxReceiveBytes: 524_288,
     nonce: () => `servernonce${++n}`,
     monotonicMs: () => clock.now,
     ...over,

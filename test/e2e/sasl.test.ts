@@ -107,6 +107,21 @@ test("SASL_PLAINTEXT: a wrong password answers SASL_AUTHENTICATION_FAILED after 
   });
 });
 
+test("sasl.server.max.receive.size: a token above it closes the connection before login; once logged in, frames up to socket.request.max.bytes are read", async () => {
+  await withSaslBroker(async (b) => {
+    const big = await WireClient.connect(b.broker.port);
+    await big.request(SaslHandshakeApi, 1, { mechanism: "PLAIN" });
+    await big.write(encodeRequest(SaslAuthenticateApi, 2, 9, { authBytes: new Uint8Array(5_000) })).catch(() => {});
+    assert.equal(await big.waitClosed(), true, "a 5,000-byte token is above the configured 4,096");
+    const c = await loggedIn(b, "PLAIN", "alice", "alice-secret");
+    // 20,000 bytes of topic names in one Metadata request: past the pre-login limit, served now.
+    const names = Array.from({ length: 200 }, (_, i) => `t${String(i).padStart(98, "0")}`);
+    const md = await c.request(MetadataApi, 9, { ...metadataAll, topics: names.map((name) => ({ name })) });
+    assert.equal((md.topics as unknown[]).length, 200);
+    c.close();
+  }, { "sasl.server.max.receive.size": "4096" });
+});
+
 test("SCRAM users added, described, used and removed at run time with AlterUserScramCredentials", async () => {
   await withSaslBroker(async (b) => {
     const admin = await loggedIn(b, "PLAIN", "admin", "admin-secret");
