@@ -384,9 +384,63 @@ function brokerConfigEntry(config: BrokerConfig, dynamic: DynamicValues, name: s
  * (STATIC_BROKER_CONFIG), else its default (DEFAULT_CONFIG).
  */
 export function describeBrokerConfigs(config: BrokerConfig, dynamic: DynamicValues = noDynamicValues): ConfigEntry[] {
-  return Object.keys(brokerConfigKeys).sort().map((name) => {
+  const keyed = Object.keys(brokerConfigKeys).map((name) => {
     const value = dynamic.perBroker.get(name) ?? dynamic.clusterDefault.get(name) ?? config.raw.get(name) ?? null;
     return brokerConfigEntry(config, dynamic, name, value, true);
+  });
+  return [...keyed, ...securityConfigEntries(config)].sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+}
+
+/**
+ * The plain ssl.* keys with the value strand runs with when unset (the keystore and truststore
+ * types are PEM, the only one strand reads, where Kafka's default is JKS).
+ */
+const sslDefaults: Record<string, string | null> = {
+  "ssl.cipher.suites": null,
+  "ssl.client.auth": "none",
+  "ssl.enabled.protocols": "TLSv1.2,TLSv1.3",
+  "ssl.endpoint.identification.algorithm": "https",
+  "ssl.key.password": null,
+  "ssl.keystore.certificate.chain": null,
+  "ssl.keystore.key": null,
+  "ssl.keystore.location": null,
+  "ssl.keystore.password": null,
+  "ssl.keystore.type": "PEM",
+  "ssl.principal.mapping.rules": "DEFAULT",
+  "ssl.protocol": "TLSv1.3",
+  "ssl.truststore.certificates": null,
+  "ssl.truststore.location": null,
+  "ssl.truststore.password": null,
+  "ssl.truststore.type": "PEM",
+};
+
+/** Kafka's PASSWORD-typed security keys: reported, never with their value. */
+const sensitiveSecurityKey = /(\.password|ssl\.keystore\.key|ssl\.keystore\.certificate\.chain|ssl\.truststore\.certificates|\.sasl\.jaas\.config)$/;
+
+/**
+ * The security keys kept outside the key table (they hold keys and passwords): every plain ssl.*
+ * key, and each listener-prefixed one that is set, as Kafka's DescribeConfigs lists them, static
+ * and read-only (strand reloads certificate files on change instead of taking them through
+ * AlterConfigs); a secret's value is null and isSensitive set.
+ */
+function securityConfigEntries(config: BrokerConfig): ConfigEntry[] {
+  const names = new Set([...Object.keys(sslDefaults), ...config.securityInput.keys()]);
+  return [...names].map((name) => {
+    const isSensitive = sensitiveSecurityKey.test(name);
+    const given = config.securityInput.get(name);
+    const value = given ?? sslDefaults[name] ?? null;
+    const source = given !== undefined ? ConfigSource.STATIC_BROKER_CONFIG : ConfigSource.DEFAULT_CONFIG;
+    const shown = isSensitive ? null : value;
+    return {
+      name,
+      value: shown,
+      readOnly: true,
+      source,
+      isSensitive,
+      synonyms: value === null ? [] : [{ name, value: shown, source }],
+      configType: isSensitive ? T.PASSWORD : /cipher\.suites|enabled\.protocols|principal\.mapping/.test(name) ? T.LIST : T.STRING,
+      documentation: null,
+    };
   });
 }
 

@@ -83,7 +83,9 @@ test("describeTopicConfigs lists every known key once, sorted, plus foreign keys
 
 test("describeBrokerConfigs: every key strand reads, static or default; only the dynamic log defaults are writable", () => {
   const entries = describeBrokerConfigs(config({ "num.partitions": "4" }));
-  assert.deepEqual(entries.map((e) => e.name), Object.keys(brokerConfigKeys).sort());
+  const names = entries.map((e) => e.name);
+  assert.deepEqual(names.filter((n) => !n.startsWith("ssl.")), Object.keys(brokerConfigKeys).sort());
+  assert.deepEqual([...names].sort(), names, "sorted by name");
   const np = entries.find((e) => e.name === "num.partitions")!;
   assert.deepEqual([np.value, np.source, np.readOnly], ["4", ConfigSource.STATIC_BROKER_CONFIG, true]);
   const logDirs = entries.find((e) => e.name === "log.dirs")!;
@@ -187,4 +189,29 @@ test("checkTopicConfig: Kafka's types and ranges, messages naming the key", () =
     const why = checkTopicConfig(k, v);
     assert.ok(why !== null && why.includes(k), `${k}=${v}: ${why}`);
   }
+});
+
+test("describeBrokerConfigs: the ssl.* keys, plain and listener-prefixed, are listed as Kafka lists them; secrets never show their value", () => {
+  const c = config({
+    listeners: "SSL://127.0.0.1:9093,SASL_PLAINTEXT://127.0.0.1:9094",
+    "inter.broker.listener.name": "SSL",
+    "ssl.keystore.location": "/etc/strand/broker.pem",
+    "ssl.key.password": "hunter2",
+    "listener.name.ssl.ssl.client.auth": "required",
+    "ssl.truststore.location": "/etc/strand/ca.pem",
+    "sasl.enabled.mechanisms": "PLAIN",
+    "listener.name.sasl_plaintext.plain.sasl.jaas.config": 'org.apache.kafka.common.security.plain.PlainLoginModule required user_a="secret-a";',
+  });
+  const entries = describeBrokerConfigs(c);
+  const byName = new Map(entries.map((e) => [e.name, e]));
+  const loc = byName.get("ssl.keystore.location")!;
+  assert.deepEqual([loc.value, loc.source, loc.isSensitive, loc.readOnly], ["/etc/strand/broker.pem", ConfigSource.STATIC_BROKER_CONFIG, false, true]);
+  const pw = byName.get("ssl.key.password")!;
+  assert.deepEqual([pw.value, pw.source, pw.isSensitive, pw.synonyms.map((x) => x.value)], [null, ConfigSource.STATIC_BROKER_CONFIG, true, [null]]);
+  assert.deepEqual([byName.get("ssl.client.auth")!.value, byName.get("ssl.client.auth")!.source], ["none", ConfigSource.DEFAULT_CONFIG]);
+  assert.equal(byName.get("listener.name.ssl.ssl.client.auth")!.value, "required");
+  const jaas = byName.get("listener.name.sasl_plaintext.plain.sasl.jaas.config")!;
+  assert.deepEqual([jaas.value, jaas.isSensitive], [null, true]);
+  assert.equal(byName.get("ssl.truststore.password")!.isSensitive, true);
+  assert.ok(!JSON.stringify(entries).includes("hunter2") && !JSON.stringify(entries).includes("secret-a"), "no secret in the answer");
 });
