@@ -24,7 +24,8 @@ import {
   inRange,
   type ApiSchema,
 } from "../protocol/mod.ts";
-import { Reader, Writer, ErrorCode } from "../util/mod.ts";
+import { isRegistryUnavailable } from "../registry/mod.ts";
+import { Reader, Writer, ErrorCode, registryUnavailableLogIntervalMs } from "../util/mod.ts";
 import type { Logger } from "../util/mod.ts";
 import type { ConnectionInfo, RequestHandler } from "./server.ts";
 import { CloseConnection } from "./services.ts";
@@ -41,6 +42,12 @@ export interface ApiHandler<S> {
   api: ApiSchema;
   /** Returns the response body, or null for no response (produce with acks=0). */
   handle(services: S, ctx: RequestContext, request: Struct): Struct | null | Promise<Struct | null>;
+  /**
+   * The whole request failed with `errorCode` (Kafka's AbstractRequest.getErrorResponse): every
+   * element it names answered with it. Handlers that wait on the registry have one, so a registry
+   * out of reach is answered REQUEST_TIMED_OUT instead of a closed connection.
+   */
+  errorResponse?(request: Struct, version: number, errorCode: number, errorMessage: string): Struct;
 }
 
 /** Told of every request a handler ran for (Kafka's RequestMetrics). Must be cheap and not throw. */
@@ -52,6 +59,8 @@ export interface RequestObserver {
 export class RequestDispatcher<S> implements RequestHandler {
   private handlers = new Map<number, ApiHandler<S>>();
   observer: RequestObserver | null = null;
+  /** Requests answered "registry unavailable" since the last line said so. */
+  private unavailable = { count: 0, lastLogMs: -Infinity };
 
   constructor(private readonly services: S, handlers: ApiHandler<S>[], private readonly logger: Logger) {
     for (const h of handlers) this.handlers.set(h.api.apiKey, h);
@@ -97,8 +106,6 @@ export class RequestDispatcher<S> implements RequestHandler {
   /** Runs the handler and encodes its answer; a failure closes the connection. */
   private async answer(handler: ApiHandler<S>, ctx: RequestContext, body: Struct, fields: Record<string, unknown>): Promise<Uint8Array | null | "close"> {
     const { header } = ctx;
-    const { request, response } = handler.api;
-    const flexible = header.apiVersion >= request.flexibleFrom;
     let answer: Struct | null;
     try {
       answer = await handler.handle(this.services, ctx, body);
@@ -107,10 +114,33 @@ export class RequestDispatcher<S> implements RequestHandler {
         this.logger.warn({ ...fields, reason: e.message }, "closing connection");
         return "close";
       }
+      if (isRegistryUnavailable(e) && handler.errorResponse !== undefined) {
+        const message = `the registry (ZooKeeper) did not answer: ${e.message}; try again`;
+        this.registryUnavailable(fields, message);
+        return this.encodeAnswer(handler, ctx, handler.errorResponse(body, header.apiVersion, ErrorCode.REQUEST_TIMED_OUT, message), fields);
+      }
       this.logger.error({ ...fields, err: e instanceof Error ? e.stack : String(e) }, `${handler.api.name} handler failed; closing connection`);
       return "close";
     }
     if (answer === null) return null;
+    return this.encodeAnswer(handler, ctx, answer, fields);
+  }
+
+  /** One warn line per interval at most, with the count: clients retry such requests in a loop. */
+  private registryUnavailable(fields: Record<string, unknown>, message: string): void {
+    const u = this.unavailable;
+    u.count++;
+    const now = this.observer?.monotonicMs() ?? Date.now();
+    if (now - u.lastLogMs < registryUnavailableLogIntervalMs) return;
+    this.logger.warn({ ...fields, answered: u.count, reason: message }, "request answered REQUEST_TIMED_OUT: the registry is unavailable");
+    u.count = 0;
+    u.lastLogMs = now;
+  }
+
+  private encodeAnswer(handler: ApiHandler<S>, ctx: RequestContext, answer: Struct, fields: Record<string, unknown>): Uint8Array | "close" {
+    const { header } = ctx;
+    const { response } = handler.api;
+    const flexible = header.apiVersion >= handler.api.request.flexibleFrom;
     const w = new Writer(1024);
     w.int32(0); // size, patched below
     writeResponseHeader(w, header.correlationId, responseHeaderFlexible(header.apiKey, flexible));

@@ -90,18 +90,27 @@ export function offsetsTopicEnsurer(
       if (rf < gc.offsetsTopicReplicationFactor) {
         logger.warn({ configured: gc.offsetsTopicReplicationFactor, used: rf }, "offsets.topic.replication.factor capped at the live brokers");
       }
-      const r = await topicAdmin.createTopic({
-        name: OFFSETS_TOPIC,
-        numPartitions: gc.offsetsTopicNumPartitions,
-        replicationFactor: rf,
-        assignment: null,
-        configs: {
-          "cleanup.policy": "compact",
-          "compression.type": "producer",
-          "segment.bytes": String(gc.offsetsTopicSegmentBytes),
-        },
-      }, false, OFFSETS_TOPIC_CREATE_WAIT_MS);
-      creating = null;
+      let r;
+      try {
+        r = await topicAdmin.createTopic({
+          name: OFFSETS_TOPIC,
+          numPartitions: gc.offsetsTopicNumPartitions,
+          replicationFactor: rf,
+          assignment: null,
+          configs: {
+            "cleanup.policy": "compact",
+            "compression.type": "producer",
+            "segment.bytes": String(gc.offsetsTopicSegmentBytes),
+          },
+        }, false, OFFSETS_TOPIC_CREATE_WAIT_MS);
+      } catch (e) {
+        // (ZooKeeper out of reach.) Not kept: a rejected promise left in `creating` would answer
+        // every later caller with the same failure until a restart.
+        logger.warn({ reason: e instanceof Error ? e.message : String(e) }, "could not create __consumer_offsets");
+        return false;
+      } finally {
+        creating = null;
+      }
       const ok = r.errorCode === ErrorCode.NONE || r.errorCode === ErrorCode.TOPIC_ALREADY_EXISTS;
       if (!ok) logger.warn({ errorCode: r.errorCode, reason: r.errorMessage }, "could not create __consumer_offsets");
       return ok && metadata.getTopic(OFFSETS_TOPIC) !== undefined;

@@ -62,6 +62,15 @@ export type RegistryErrorCode =
   | "Unimplemented"
   | "SystemError";
 
+/**
+ * The registry cannot be reached (ZooKeeper's connection lost and not back within its timeout,
+ * or the session expired): the request's fate is unknown or it was not sent. Not the request's
+ * fault, and retriable: admin handlers answer REQUEST_TIMED_OUT instead of closing the connection.
+ */
+export function isRegistryUnavailable(e: unknown): e is RegistryError {
+  return e instanceof RegistryError && (e.code === "ConnectionLoss" || e.code === "OperationTimeout" || e.code === "SessionExpired");
+}
+
 export class RegistryError extends Error {
   override name = "RegistryError";
   constructor(

@@ -256,3 +256,5 @@ export const saslTokenBytesMax = 524_288;
 /** SCRAM iteration counts a credential may have (Kafka's ScramMechanism bounds for SHA-256 and SHA-512). */
 export const scramIterationsMin = 4_096;
 export const scramIterationsMax = 16_384;
+/** At most one log line this often for requests answered "registry unavailable" (clients retry them in a loop). */
+export const registryUnavailableLogIntervalMs = 10_000;

@@ -11,6 +11,7 @@
 import { MetadataApi } from "../../protocol/mod.ts";
 import type { Struct } from "../../protocol/mod.ts";
 import { internalTopics, topicNameError } from "../../controller/mod.ts";
+import { isRegistryUnavailable } from "../../registry/mod.ts";
 import { ErrorCode, bytesEqual, zeroUuid } from "../../util/mod.ts";
 import type { ApiHandler } from "../dispatch.ts";
 import type { BrokerServices } from "../services.ts";
@@ -61,17 +62,26 @@ async function autoCreate(s: BrokerServices, name: string): Promise<number> {
   // Internal topics are made only with their own settings (compacted, offsets.topic.*), as Kafka does.
   if (name === "__consumer_offsets") return (await s.ensureOffsetsTopic()) ? ErrorCode.NONE : ErrorCode.LEADER_NOT_AVAILABLE;
   if (internalTopics.has(name)) return ErrorCode.UNKNOWN_TOPIC_OR_PARTITION;
-  const outcome = await s.topicAdmin.createTopic(
-    {
-      name,
-      numPartitions: s.config.numPartitions,
-      replicationFactor: s.config.defaultReplicationFactor,
-      assignment: null,
-      configs: {},
-    },
-    false,
-    AUTO_CREATE_WAIT_MS,
-  );
+  let outcome;
+  try {
+    outcome = await s.topicAdmin.createTopic(
+      {
+        name,
+        numPartitions: s.config.numPartitions,
+        replicationFactor: s.config.defaultReplicationFactor,
+        assignment: null,
+        configs: {},
+      },
+      false,
+      AUTO_CREATE_WAIT_MS,
+    );
+  } catch (e) {
+    // The registry out of reach: retriable, the client asks again (Kafka answers the same while
+    // a topic is being created).
+    if (!isRegistryUnavailable(e)) throw e;
+    s.logger.warn({ topic: name, reason: e.message }, "auto-create failed: the registry is unavailable");
+    return ErrorCode.LEADER_NOT_AVAILABLE;
+  }
   if (outcome.errorCode === ErrorCode.NONE || outcome.errorCode === ErrorCode.TOPIC_ALREADY_EXISTS) {
     return s.metadata.getTopic(name) === undefined ? ErrorCode.LEADER_NOT_AVAILABLE : ErrorCode.NONE;
   }

@@ -59,4 +59,8 @@ export const offsetCommitHandler: ApiHandler<BrokerServices> = {
       })),
     };
   },
+  errorResponse(req, _version, errorCode) {
+    const topics = req.topics as { name: string; partitions: { partitionIndex: number }[] }[];
+    return { throttleTimeMs: 0, topics: topics.map((t) => ({ name: t.name, partitions: t.partitions.map((p) => ({ partitionIndex: p.partitionIndex, errorCode })) })) };
+  },
 };

@@ -60,4 +60,17 @@ export const offsetFetchHandler: ApiHandler<BrokerServices> = {
     }
     return { throttleTimeMs: 0, topics: r.topics, errorCode: r.errorCode };
   },
+  errorResponse(req, version, errorCode) {
+    type Named = { name: string; partitionIndexes: number[] }[] | null;
+    const failed = (topics: Named) =>
+      (topics ?? []).map((t) => ({
+        name: t.name,
+        partitions: t.partitionIndexes.map((partitionIndex) => ({ partitionIndex, committedOffset: -1n, metadata: null, errorCode })),
+      }));
+    if (version >= 8) {
+      const groups = req.groups as { groupId: string; topics: Named }[];
+      return { throttleTimeMs: 0, groups: groups.map((g) => ({ groupId: g.groupId, topics: failed(g.topics), errorCode })) };
+    }
+    return { throttleTimeMs: 0, topics: failed(req.topics as Named), errorCode };
+  },
 };

@@ -77,4 +77,8 @@ export const createTopicsHandler: ApiHandler<BrokerServices> = {
     }));
     return { throttleTimeMs: 0, topics: results };
   },
+  errorResponse(req, _version, errorCode, errorMessage) {
+    const topics = req.topics as { name: string }[];
+    return { throttleTimeMs: 0, topics: topics.map((t) => ({ name: t.name, errorCode, errorMessage, configs: null })) };
+  },
 };

@@ -30,4 +30,10 @@ export const deleteTopicsHandler: ApiHandler<BrokerServices> = {
     }));
     return { throttleTimeMs: 0, responses };
   },
+  errorResponse(req, version, errorCode, errorMessage) {
+    const named = version >= 6
+      ? (req.topics as { name: string | null; topicId: Uint8Array }[]).map((t) => ({ name: t.name, topicId: t.topicId }))
+      : (req.topicNames as string[]).map((name) => ({ name }));
+    return { throttleTimeMs: 0, responses: named.map((t) => ({ ...t, errorCode, errorMessage })) };
+  },
 };

@@ -77,4 +77,8 @@ export const describeConfigsHandler: ApiHandler<BrokerServices> = {
     }));
     return { throttleTimeMs: 0, results };
   },
+  errorResponse(req, _version, errorCode, errorMessage) {
+    const resources = req.resources as { resourceType: number; resourceName: string }[];
+    return { throttleTimeMs: 0, results: resources.map((r) => ({ errorCode, errorMessage, resourceType: r.resourceType, resourceName: r.resourceName, configs: [] })) };
+  },
 };

@@ -31,4 +31,7 @@ export const createPartitionsHandler: ApiHandler<BrokerServices> = {
     }));
     return { throttleTimeMs: 0, results };
   },
+  errorResponse(req, _version, errorCode, errorMessage) {
+    return { throttleTimeMs: 0, results: (req.topics as { name: string }[]).map((t) => ({ name: t.name, errorCode, errorMessage })) };
+  },
 };

@@ -37,4 +37,13 @@ export const electLeadersHandler: ApiHandler<BrokerServices> = {
       replicaElectionResults: [...byTopic].map(([topic, partitionResult]) => ({ topic, partitionResult })),
     };
   },
+  errorResponse(req, _version, errorCode, errorMessage) {
+    // v1+ carry a top-level code; v0 only the per-partition ones, so those are filled too.
+    const named = (req.topicPartitions as { topic: string; partitions: number[] }[] | null) ?? [];
+    return {
+      throttleTimeMs: 0,
+      errorCode,
+      replicaElectionResults: named.map((t) => ({ topic: t.topic, partitionResult: t.partitions.map((partitionId) => ({ partitionId, errorCode, errorMessage })) })),
+    };
+  },
 };

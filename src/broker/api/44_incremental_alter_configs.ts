@@ -144,4 +144,8 @@ export const incrementalAlterConfigsHandler: ApiHandler<BrokerServices> = {
     }));
     return { throttleTimeMs: 0, responses };
   },
+  errorResponse(req, _version, errorCode, errorMessage) {
+    const resources = req.resources as { resourceType: number; resourceName: string }[];
+    return { throttleTimeMs: 0, responses: resources.map((r) => ({ errorCode, errorMessage, resourceType: r.resourceType, resourceName: r.resourceName })) };
+  },
 };

@@ -34,4 +34,7 @@ export const alterPartitionReassignmentsHandler: ApiHandler<BrokerServices> = {
       responses: [...byTopic].map(([name, partitions]) => ({ name, partitions })),
     };
   },
+  errorResponse(_req, _version, errorCode, errorMessage) {
+    return { throttleTimeMs: 0, errorCode, errorMessage, responses: [] };
+  },
 };

@@ -29,4 +29,7 @@ export const listPartitionReassignmentsHandler: ApiHandler<BrokerServices> = {
       topics: [...byTopic].map(([name, partitions]) => ({ name, partitions })),
     };
   },
+  errorResponse(_req, _version, errorCode, errorMessage) {
+    return { throttleTimeMs: 0, errorCode, errorMessage, topics: [] };
+  },
 };
