@@ -6,3 +6,5 @@
 // Invariant: authorize() answers from memory and never awaits, so a handler checks and acts in
 // one turn of the event loop.
 export * from "./types.ts";
+export * from "./acl.ts";
+export { type AclDeleteResult, type AclResult, AclAuthorizer, aclChangeExpirationMs } from "./acl_authorizer.ts";
