@@ -52,7 +52,7 @@ import {
   sameEntry,
   entryFilterMatches,
 } from "./acl.ts";
-import { AclOperation, AclPermissionType, PatternType, type RequestPrincipal, ResourceType } from "./types.ts";
+import { AclOperation, AclPermissionType, type Authorizer, PatternType, type RequestPrincipal, ResourceType } from "./types.ts";
 
 /** How long a change notification stays in the registry (Kafka's changeExpirationMs). */
 export const aclChangeExpirationMs = 15 * 60 * 1000;
@@ -107,13 +107,30 @@ function errorOf(e: unknown): AclResult {
   return { errorCode: UNKNOWN_SERVER_ERROR, errorMessage: e instanceof Error ? e.message : String(e) };
 }
 
+/**
+ * What the ACL APIs need of an authorizer beyond the Authorizer contract (Kafka's Authorizer has
+ * acls/createAcls/deleteAcls too); an authorizer without them (a test's) manages no ACLs.
+ */
+export interface AclStore {
+  acls(filter: AclBindingFilter): AclBinding[];
+  createAcls(bindings: readonly AclBinding[]): Promise<AclResult[]>;
+  deleteAcls(filters: readonly AclBindingFilter[]): Promise<AclDeleteResult[]>;
+  shutdown(): Promise<void>;
+}
+
+/** The authorizer's ACL management, or null when there is no authorizer or it manages no ACLs. */
+export function aclStoreOf(a: Authorizer | null): AclStore | null {
+  if (a === null || !("createAcls" in a) || !("deleteAcls" in a) || !("acls" in a)) return null;
+  return a as unknown as AclStore;
+}
+
 interface Versioned {
   entries: AccessControlEntry[];
   /** The node's data version; -1 when the node does not exist. */
   version: number;
 }
 
-export class AclAuthorizer {
+export class AclAuthorizer implements Authorizer, AclStore {
   readonly cache: AclCache;
   private readonly versions = new Map<string, number>();
   private queue: Promise<unknown> = Promise.resolve();
