@@ -218,13 +218,15 @@ export function supportedOperations(t: ResourceType): readonly AclOperation[] {
   }
 }
 
+const describeAllowedBy: readonly AclOperation[] = [AclOperation.DESCRIBE, AclOperation.READ, AclOperation.WRITE, AclOperation.DELETE, AclOperation.ALTER];
+const describeConfigsAllowedBy: readonly AclOperation[] = [AclOperation.DESCRIBE_CONFIGS, AclOperation.ALTER_CONFIGS];
+const allowedByItself: readonly (readonly AclOperation[])[] = Object.values(AclOperation).map((op) => [op]);
+
 /** The operations whose ALLOW allows `op` (Kafka's implied operations). */
 function allowingOperations(op: AclOperation): readonly AclOperation[] {
-  if (op === AclOperation.DESCRIBE) {
-    return [AclOperation.DESCRIBE, AclOperation.READ, AclOperation.WRITE, AclOperation.DELETE, AclOperation.ALTER];
-  }
-  if (op === AclOperation.DESCRIBE_CONFIGS) return [AclOperation.DESCRIBE_CONFIGS, AclOperation.ALTER_CONFIGS];
-  return [op];
+  if (op === AclOperation.DESCRIBE) return describeAllowedBy;
+  if (op === AclOperation.DESCRIBE_CONFIGS) return describeConfigsAllowedBy;
+  return allowedByItself[op] ?? [op];
 }
 
 export interface AclAuthorizerSettings {
@@ -251,44 +253,102 @@ interface Stored {
   entries: AccessControlEntry[];
 }
 
+/** A prefix trie over UTF-16 code units: a name's prefixed patterns are the nodes on its path. */
+interface TrieNode {
+  children: Map<number, TrieNode>;
+  stored: Stored | null;
+}
+
+/** One resource type's patterns of one pattern type, by name (and, for prefixed ones, a trie). */
+interface PatternTable {
+  byName: Map<string, Stored>;
+  trie: TrieNode;
+}
+
+function trieSet(root: TrieNode, name: string, stored: Stored | null): void {
+  const path: TrieNode[] = [root];
+  let node = root;
+  for (let i = 0; i < name.length; i++) {
+    let next = node.children.get(name.charCodeAt(i));
+    if (next === undefined) {
+      if (stored === null) return;
+      next = { children: new Map(), stored: null };
+      node.children.set(name.charCodeAt(i), next);
+    }
+    node = next;
+    path.push(node);
+  }
+  node.stored = stored;
+  // A removed pattern's nodes go too, unless they lead to others.
+  for (let i = path.length - 1; i > 0 && path[i].stored === null && path[i].children.size === 0; i--) {
+    path[i - 1].children.delete(name.charCodeAt(i - 1));
+  }
+}
+
 /**
- * Every ACL in memory, by resource pattern, and Kafka's authorization over them. Literal patterns
- * are found by key; prefixed ones by trying each prefix of the name (a name has at most
- * 249-odd characters for topics, a few more for groups: a short walk of map lookups).
+ * Every ACL in memory, by resource type, pattern type and name, and Kafka's authorization over
+ * them. A request's resource is matched by two literal lookups (its name and "*") and, for
+ * prefixed patterns, a walk down a trie of the prefixes along the name's characters, as far as
+ * the longest prefix that fits (slicing prefixes instead costs a new string per length, which
+ * Bun hashes slowly). authorize() allocates nothing.
  */
 export class AclCache implements Authorizer {
-  private readonly byPattern = new Map<string, Stored>();
+  private readonly tables = new Map<number, PatternTable>();
   private readonly superUsers: Set<string>;
+  /** Scratch list of the matching entry arrays, reused by each call (calls never nest). */
+  private readonly matched: (readonly AccessControlEntry[])[] = [];
 
   constructor(readonly settings: AclAuthorizerSettings) {
     this.superUsers = new Set(settings.superUsers);
   }
 
+  private table(resourceType: ResourceType, patternType: PatternType, create: boolean): PatternTable | undefined {
+    const key = resourceType * 8 + patternType;
+    let t = this.tables.get(key);
+    if (t === undefined && create) {
+      t = { byName: new Map(), trie: { children: new Map(), stored: null } };
+      this.tables.set(key, t);
+    }
+    return t;
+  }
+
   /** Replaces one pattern's entries (none: removes it). */
   set(pattern: ResourcePattern, entries: readonly AccessControlEntry[]): void {
-    const key = patternKey(pattern);
-    if (entries.length === 0) this.byPattern.delete(key);
-    else this.byPattern.set(key, { pattern: { ...pattern }, entries: [...entries] });
+    const t = this.table(pattern.resourceType, pattern.patternType, entries.length > 0);
+    if (t === undefined) return;
+    const prefixed = pattern.patternType === PatternType.PREFIXED;
+    if (entries.length === 0) {
+      t.byName.delete(pattern.name);
+      if (prefixed) trieSet(t.trie, pattern.name, null);
+      return;
+    }
+    const stored = { pattern: { ...pattern }, entries: [...entries] };
+    t.byName.set(pattern.name, stored);
+    if (prefixed) trieSet(t.trie, pattern.name, stored);
   }
 
   get(pattern: ResourcePattern): readonly AccessControlEntry[] {
-    return this.byPattern.get(patternKey(pattern))?.entries ?? [];
+    return this.table(pattern.resourceType, pattern.patternType, false)?.byName.get(pattern.name)?.entries ?? [];
+  }
+
+  private *stored(): Generator<Stored> {
+    for (const t of this.tables.values()) yield* t.byName.values();
   }
 
   patterns(): ResourcePattern[] {
-    return [...this.byPattern.values()].map((s) => s.pattern);
+    return [...this.stored()].map((s) => s.pattern);
   }
 
   get size(): number {
     let n = 0;
-    for (const s of this.byPattern.values()) n += s.entries.length;
+    for (const s of this.stored()) n += s.entries.length;
     return n;
   }
 
   /** Every stored binding the filter matches. */
   acls(filter: AclBindingFilter): AclBinding[] {
     const out: AclBinding[] = [];
-    for (const s of this.byPattern.values()) {
+    for (const s of this.stored()) {
       if (!patternFilterMatches(filter, s.pattern)) continue;
       for (const e of s.entries) if (entryFilterMatches(filter, e)) out.push({ pattern: s.pattern, entry: e });
     }
@@ -297,35 +357,55 @@ export class AclCache implements Authorizer {
 
   /** The entries of every pattern that applies to the resource (AclAuthorizer.matchingAcls). */
   matchingEntries(resourceType: ResourceType, name: string): AccessControlEntry[] {
-    const out: AccessControlEntry[] = [];
-    const add = (p: ResourcePattern) => {
-      const s = this.byPattern.get(patternKey(p));
-      if (s !== undefined) out.push(...s.entries);
-    };
-    add({ resourceType, name: wildcardResource, patternType: PatternType.LITERAL });
-    if (name !== wildcardResource) add({ resourceType, name, patternType: PatternType.LITERAL });
-    for (let len = 1; len <= name.length; len++) add({ resourceType, name: name.slice(0, len), patternType: PatternType.PREFIXED });
+    return this.match(resourceType, name).flat();
+  }
+
+  /** Fills and returns the scratch list with the entry arrays of the patterns that apply. */
+  private match(resourceType: ResourceType, name: string): (readonly AccessControlEntry[])[] {
+    const out = this.matched;
+    out.length = 0;
+    const literal = this.table(resourceType, PatternType.LITERAL, false);
+    if (literal !== undefined) {
+      const wildcard = literal.byName.get(wildcardResource);
+      if (wildcard !== undefined) out.push(wildcard.entries);
+      const exact = name === wildcardResource ? undefined : literal.byName.get(name);
+      if (exact !== undefined) out.push(exact.entries);
+    }
+    const prefixed = this.table(resourceType, PatternType.PREFIXED, false);
+    if (prefixed !== undefined) {
+      // Walk the name's code units down the trie: no substring is made.
+      let node: TrieNode | undefined = prefixed.trie;
+      for (let i = 0; i < name.length && node !== undefined; i++) {
+        node = node.children.get(name.charCodeAt(i));
+        if (node?.stored) out.push(node.stored.entries);
+      }
+    }
     return out;
   }
 
   authorize(who: RequestPrincipal, operation: AclOperation, resourceType: ResourceType, name: string): boolean {
     if (this.superUsers.has(who.principal)) return true;
-    return this.allowedBy(this.matchingEntries(resourceType, name), who, operation);
+    return this.allowedBy(this.match(resourceType, name), who, operation);
   }
 
   authorizedOperations(who: RequestPrincipal, resourceType: ResourceType, name: string): number {
     const ops = supportedOperations(resourceType);
     const superUser = this.superUsers.has(who.principal);
-    const entries = superUser ? [] : this.matchingEntries(resourceType, name);
+    const matched = superUser ? [] : this.match(resourceType, name);
     let bits = 0;
-    for (const op of ops) if (superUser || this.allowedBy(entries, who, op)) bits |= 1 << op;
+    for (const op of ops) if (superUser || this.allowedBy(matched, who, op)) bits |= 1 << op;
     return bits;
   }
 
-  private allowedBy(entries: readonly AccessControlEntry[], who: RequestPrincipal, operation: AclOperation): boolean {
-    if (entries.length === 0) return this.settings.allowEveryoneIfNoAclFound;
-    if (entries.some((e) => applies(e, who, operation, AclPermissionType.DENY))) return false;
-    return allowingOperations(operation).some((op) => entries.some((e) => applies(e, who, op, AclPermissionType.ALLOW)));
+  private allowedBy(matched: readonly (readonly AccessControlEntry[])[], who: RequestPrincipal, operation: AclOperation): boolean {
+    let any = false;
+    for (const entries of matched) if (entries.length > 0) any = true;
+    if (!any) return this.settings.allowEveryoneIfNoAclFound;
+    for (const entries of matched) for (const e of entries) if (applies(e, who, operation, AclPermissionType.DENY)) return false;
+    for (const op of allowingOperations(operation)) {
+      for (const entries of matched) for (const e of entries) if (applies(e, who, op, AclPermissionType.ALLOW)) return true;
+    }
+    return false;
   }
 }
 

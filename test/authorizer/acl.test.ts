@@ -193,3 +193,24 @@ test("acl: Kafka's names for types and operations, parsed in either spelling", (
   assert.deepEqual(parseSuperUsers(""), []);
   assert.equal(typeof parseSuperUsers("admin"), "string");
 });
+
+test("acl: prefixed patterns added and removed in any order (nested prefixes, shared paths)", () => {
+  const c = new AclCache({ superUsers: [], allowEveryoneIfNoAclFound: false });
+  const entry = { principal: "User:alice", host: "*", operation: Op.READ, permissionType: Perm.ALLOW };
+  const deny = { ...entry, permissionType: Perm.DENY };
+  const p = (name: string) => ({ resourceType: RT.TOPIC, name, patternType: PT.PREFIXED });
+  c.set(p("pay"), [entry]);
+  c.set(p("payments"), [deny]);
+  c.set(p("pax"), [entry]);
+  const can = (name: string) => c.authorize(alice, Op.READ, RT.TOPIC, name);
+  assert.deepEqual(["pay", "payments-eu", "pa", "paxos", "payment"].map(can), [true, false, false, true, true]);
+  c.set(p("pay"), []);
+  assert.deepEqual(["pay", "payments-eu", "paxos", "payment"].map(can), [false, false, true, false]);
+  c.set(p("payments"), []);
+  c.set(p("pax"), []);
+  assert.deepEqual(c.patterns(), []);
+  assert.deepEqual(["payments-eu", "paxos"].map(can), [false, false]);
+  c.set(p("payments"), [entry]);
+  assert.equal(can("payments-eu"), true, "a path removed and made again works");
+  assert.equal(c.authorize(alice, Op.READ, RT.GROUP, "payments-eu"), false, "prefixes are per resource type");
+});
