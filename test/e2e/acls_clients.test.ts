@@ -2,8 +2,8 @@
 // (createAcls/describeAcls/deleteAcls, which speak v0-1 of the APIs) and kafka-python 2.0.2
 // (python3-kafka's KafkaAdminClient create_acls/describe_acls/delete_acls). The broker's one
 // listener is PLAINTEXT, so the clients are User:ANONYMOUS, made a super user.
-// confluent-kafka-python as Debian ships it (1.7.0) has no ACL calls (they came in 1.9), so the
-// librdkafka side is not covered here.
+// confluent-kafka-python as Debian ships it (1.7.0) has no ACL methods (they came in 1.9), so
+// librdkafka's own ACL calls (2.0.2, what confluent-kafka 1.9+ wraps) are driven through ctypes.
 import assert from "node:assert/strict";
 import { dirname, join } from "node:path";
 import { test } from "node:test";
@@ -154,6 +154,30 @@ test("kafka-python admin: create_acls, describe_acls (ANY and MATCH), delete_acl
     assert.deepEqual(out.matched, ["py-", "py-orders"], why);
     assert.deepEqual(out.deleted, [["User:bob", "py-", "NoError"]], why);
     assert.deepEqual(out.left, ["py-group", "py-orders"], why);
+    assert.equal(r.code, 0, why);
+  } finally {
+    await b.stop();
+  }
+});
+
+test("librdkafka (what confluent-kafka wraps): CreateAcls, DescribeAcls (ANY and MATCH), DeleteAcls", { skip: skipUnless("confluent_kafka") }, async () => {
+  const b = await startBroker(withAuthorizer);
+  try {
+    const r = await run(PYTHON, [join(PY_DIR, "librdkafka_acls.py"), b.bootstrap], { timeoutMs: 60_000 });
+    const last = r.stdout.toString().trim().split("\n").pop() ?? "";
+    const why = `${last} ${r.stderr.slice(-2000)}`;
+    const out = JSON.parse(last);
+    assert.deepEqual(out.errors, [], why);
+    assert.deepEqual(out.created, [0, 0, 0], why);
+    // [resource type, name, pattern type, principal, host, operation, permission type] as codes.
+    const orders = [2, "rd-orders", 3, "User:alice", "*", 3, 3];
+    const prefix = [2, "rd-", 4, "User:bob", "10.0.0.1", 4, 2];
+    const group = [3, "rd-group", 3, "User:alice", "*", 3, 3];
+    const rows = (list: unknown[]) => list.map((x) => JSON.stringify(x)).sort();
+    assert.deepEqual(rows(out.described), rows([prefix, group, orders]), why);
+    assert.deepEqual(rows(out.matched), rows([prefix, orders]), why);
+    assert.deepEqual(rows(out.deleted), rows([group, orders]), why);
+    assert.deepEqual(rows(out.left), rows([prefix]), why);
     assert.equal(r.code, 0, why);
   } finally {
     await b.stop();
