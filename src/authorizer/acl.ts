@@ -385,33 +385,42 @@ export class AclCache implements Authorizer {
 
   authorize(who: RequestPrincipal, operation: AclOperation, resourceType: ResourceType, name: string): boolean {
     if (this.superUsers.has(who.principal)) return true;
-    return this.allowedBy(this.match(resourceType, name), who, operation);
+    return this.allowedBy(this.match(resourceType, name), who.principal, aclHost(who.host), operation);
   }
 
   authorizedOperations(who: RequestPrincipal, resourceType: ResourceType, name: string): number {
     const ops = supportedOperations(resourceType);
     const superUser = this.superUsers.has(who.principal);
     const matched = superUser ? [] : this.match(resourceType, name);
+    const host = aclHost(who.host);
     let bits = 0;
-    for (const op of ops) if (superUser || this.allowedBy(matched, who, op)) bits |= 1 << op;
+    for (const op of ops) if (superUser || this.allowedBy(matched, who.principal, host, op)) bits |= 1 << op;
     return bits;
   }
 
-  private allowedBy(matched: readonly (readonly AccessControlEntry[])[], who: RequestPrincipal, operation: AclOperation): boolean {
+  private allowedBy(matched: readonly (readonly AccessControlEntry[])[], principal: string, host: string, operation: AclOperation): boolean {
     let any = false;
     for (const entries of matched) if (entries.length > 0) any = true;
     if (!any) return this.settings.allowEveryoneIfNoAclFound;
-    for (const entries of matched) for (const e of entries) if (applies(e, who, operation, AclPermissionType.DENY)) return false;
+    for (const entries of matched) for (const e of entries) if (applies(e, principal, host, operation, AclPermissionType.DENY)) return false;
     for (const op of allowingOperations(operation)) {
-      for (const entries of matched) for (const e of entries) if (applies(e, who, op, AclPermissionType.ALLOW)) return true;
+      for (const entries of matched) for (const e of entries) if (applies(e, principal, host, op, AclPermissionType.ALLOW)) return true;
     }
     return false;
   }
 }
 
-function applies(e: AccessControlEntry, who: RequestPrincipal, operation: AclOperation, permission: AclPermissionType): boolean {
+function applies(e: AccessControlEntry, principal: string, host: string, operation: AclOperation, permission: AclPermissionType): boolean {
   return e.permissionType === permission &&
-    (e.principal === who.principal || e.principal === wildcardPrincipal) &&
+    (e.principal === principal || e.principal === wildcardPrincipal) &&
     (e.operation === operation || e.operation === AclOperation.ALL) &&
-    (e.host === wildcardHost || e.host === who.host);
+    (e.host === wildcardHost || e.host === host);
+}
+
+/**
+ * The client's address as Kafka's ACLs name it (InetAddress.getHostAddress): an IPv4 client on a
+ * dual-stack listener arrives as "::ffff:10.0.0.1", which Java sees as the IPv4 address.
+ */
+export function aclHost(address: string): string {
+  return address.length > 7 && address.charCodeAt(0) === 58 /* : */ && /^::ffff:\d+\.\d+\.\d+\.\d+$/i.test(address) ? address.slice(7) : address;
 }

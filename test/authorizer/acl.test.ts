@@ -66,6 +66,7 @@ const cases: { name: string; acls: Acl[]; who: typeof alice; op: Op; rt: RT; res
   { name: "literal pattern is not a prefix", acls: [[RT.TOPIC, "pay", PT.LITERAL, "User:alice", "*", Op.READ, Perm.ALLOW]], who: alice, op: Op.READ, rt: RT.TOPIC, res: "payments", allowed: false },
   { name: "wildcard principal", acls: [[RT.TOPIC, "t", PT.LITERAL, "User:*", "*", Op.READ, Perm.ALLOW]], who: bob, op: Op.READ, rt: RT.TOPIC, res: "t", allowed: true },
   { name: "host matches", acls: [[RT.TOPIC, "t", PT.LITERAL, "User:alice", "10.0.0.1", Op.READ, Perm.ALLOW]], who: alice, op: Op.READ, rt: RT.TOPIC, res: "t", allowed: true },
+  { name: "IPv4-mapped client address matches the IPv4 host", acls: [[RT.TOPIC, "t", PT.LITERAL, "User:alice", "10.0.0.1", Op.READ, Perm.ALLOW]], who: { ...alice, host: "::ffff:10.0.0.1" }, op: Op.READ, rt: RT.TOPIC, res: "t", allowed: true },
   { name: "host differs", acls: [[RT.TOPIC, "t", PT.LITERAL, "User:alice", "10.0.0.3", Op.READ, Perm.ALLOW]], who: alice, op: Op.READ, rt: RT.TOPIC, res: "t", allowed: false },
   { name: "ALL allows any operation", acls: [[RT.TOPIC, "t", PT.LITERAL, "User:alice", "*", Op.ALL, Perm.ALLOW]], who: alice, op: Op.DELETE, rt: RT.TOPIC, res: "t", allowed: true },
   {
