@@ -136,6 +136,8 @@ export class AclAuthorizer implements Authorizer, AclStore {
   private queue: Promise<unknown> = Promise.resolve();
   private stopped = false;
   private readonly lastExecuted = new Map<string, number>();
+  private readonly watchers = new Map<string, () => void>();
+  private readonly queuedRounds = new Set<string>();
 
   constructor(
     private readonly registry: Registry,
@@ -345,14 +347,30 @@ export class AclAuthorizer implements Authorizer, AclStore {
   }
 
   /** ZkNodeChangeNotificationListener: re-read the resources named by new notifications; purge old ones. */
+  /**
+   * The watcher of a change path: one function per path, so the registry holds it once however
+   * many rounds set it, and a round already queued absorbs further events (it reads the children
+   * after them).
+   */
+  private watcherOf(changePath: string): () => void {
+    let w = this.watchers.get(changePath);
+    if (w === undefined) {
+      w = () => {
+        if (this.queuedRounds.has(changePath)) return;
+        this.queuedRounds.add(changePath);
+        void this.enqueue(() => {
+          this.queuedRounds.delete(changePath);
+          return this.processNotifications(changePath);
+        }).catch((e) => this.logger.error({ err: e instanceof Error ? e.stack : String(e), path: changePath }, "ACL change processing failed"));
+      };
+      this.watchers.set(changePath, w);
+    }
+    return w;
+  }
+
   private async processNotifications(changePath: string): Promise<void> {
     if (this.stopped) return;
-    const watch = () => {
-      void this.enqueue(() => this.processNotifications(changePath)).catch((e) =>
-        this.logger.error({ err: e instanceof Error ? e.stack : String(e), path: changePath }, "ACL change processing failed")
-      );
-    };
-    const children = await this.children(changePath, watch);
+    const children = await this.children(changePath, this.watcherOf(changePath));
     const last = this.lastExecuted.get(changePath) ?? -1;
     const nowMs = this.clock.nowMs();
     for (const child of children) {

@@ -205,3 +205,24 @@ test("acl storage: notifications older than 15 minutes are purged", async () => 
     await t.close();
   }
 });
+
+test("acl storage: a burst of notifications converges on the other broker", async () => {
+  const t = await twoAuthorizers();
+  try {
+    await Promise.all(Array.from({ length: 60 }, (_, i) =>
+      (i % 2 === 0 ? t.a1 : t.a2).createAcls([binding(RT.TOPIC, `burst-${i % 20}`, i % 3 === 0 ? PT.PREFIXED : PT.LITERAL, `User:u${i}`, Op.READ)])
+    ));
+    await settle(t.s1, t.s2);
+    await eventually(() => t.a1.acls(all).length === 60 && t.a2.acls(all).length === 60, "both hold all 60 ACLs");
+    const literal = await t.s1.getChildren("/kafka-acl/Topic");
+    assert.equal(literal.length, 20);
+    let stored = 0;
+    for (const name of literal) stored += ((await json(t.s1, `/kafka-acl/Topic/${name}`)) as { acls: unknown[] }).acls.length;
+    for (const name of await t.s1.getChildren("/kafka-acl-extended/prefixed/Topic")) {
+      stored += ((await json(t.s1, `/kafka-acl-extended/prefixed/Topic/${name}`)) as { acls: unknown[] }).acls.length;
+    }
+    assert.equal(stored, 60, "no write lost to a concurrent one");
+  } finally {
+    await t.close();
+  }
+});
