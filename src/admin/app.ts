@@ -17,6 +17,12 @@
 //   PUT    /v1/topics/{t}/config               {set?, delete?, append?, subtract?, validate_only?}: IncrementalAlterConfigs' path
 //   GET    /v1/groups                          groups this broker coordinates
 //   GET    /v1/groups/{g}                      members, decoded assignments, committed offsets and lag
+//   GET    /v1/acls                            ACLs matching the query (resource_type, resource_name, pattern_type
+//                                               ANY|MATCH|LITERAL|PREFIXED, principal, host, operation,
+//                                               permission_type; absent: any), as {"acls": [...]} (acls.ts)
+//   POST   /v1/acls                            {"acls": [...]} → 201; 400 naming each refused one, nothing stored
+//   DELETE /v1/acls                            the query's filter (at least one key): {"deleted": [...]}
+//                                               (501 for the three without authorizer.class.name)
 //   GET    /v1/config                          every broker key: value, source (DYNAMIC_BROKER_CONFIG,
 //                                               DYNAMIC_DEFAULT_BROKER_CONFIG, STATIC_BROKER_CONFIG, DEFAULT_CONFIG),
 //                                               read_only; and "dynamic": {broker: {k: v}, cluster: {k: v}}
@@ -56,9 +62,11 @@ import {
   describeBrokerConfigs,
   describeTopicConfigs,
 } from "../broker/mod.ts";
+import { type AclBinding, aclStoreOf, bindingProblem, filterProblem } from "../authorizer/mod.ts";
 import { BrokerIdZNode } from "../registry/mod.ts";
 import { adminRequestBodyBytesMax, adminTopicWaitMs, ErrorCode, errorName, type Logger } from "../util/mod.ts";
 import { mountDashboard } from "./dashboard/mod.ts";
+import { aclFilterKeys, aclJson, parseAclBinding, parseAclFilter } from "./acls.ts";
 import { prometheusContentType } from "./metrics.ts";
 import {
   brokersView,
@@ -430,6 +438,58 @@ export function createAdminApp(source: AdminSource, options: AdminAppOptions): H
       dynamic: { broker: Object.fromEntries(dynamic.perBroker), cluster: Object.fromEntries(dynamic.clusterDefault) },
     };
   };
+
+  // --- ACLs (the authorizer's; the admin token, not a Kafka principal, guards changes)
+
+  const aclStore = (s: BrokerServices) => {
+    const store = aclStoreOf(s.authorizer);
+    if (store === null) throw new AdminError(501, "no authorizer is configured (authorizer.class.name)", { code: "SECURITY_DISABLED" });
+    return store;
+  };
+  const aclFilter = (c: Context, needOne: boolean) => {
+    const q = c.req.query();
+    const unknown = Object.keys(q).filter((k) => !aclFilterKeys.includes(k));
+    if (unknown.length > 0) throw new AdminError(400, `unknown query parameter ${unknown[0]} (${aclFilterKeys.join(", ")})`);
+    if (needOne && Object.keys(q).length === 0) throw new AdminError(400, "a filter is required (e.g. ?resource_type=topic&resource_name=t; ?resource_type=any deletes every ACL)");
+    const f = parseAclFilter(q);
+    if (typeof f === "string") throw new AdminError(400, f);
+    const problem = filterProblem(f);
+    if (problem !== null) throw new AdminError(400, problem);
+    return f;
+  };
+
+  app.get("/v1/acls", (c) => {
+    const store = aclStore(services());
+    return c.json({ acls: store.acls(aclFilter(c, false)).map(aclJson) });
+  });
+
+  app.post("/v1/acls", async (c) => {
+    const store = aclStore(services());
+    const body = await jsonObject(c);
+    if (!Array.isArray(body.acls) || body.acls.length === 0) throw new AdminError(400, "acls must be a non-empty list of ACLs");
+    const bindings = body.acls.map(parseAclBinding);
+    const bad = bindings.map((b, i) => typeof b === "string" ? `acls[${i}]: ${b}` : null).filter((m) => m !== null);
+    const problems = bindings.map((b, i) => typeof b === "string" ? null : bindingProblem(b) === null ? null : `acls[${i}]: ${bindingProblem(b)}`);
+    const refused = [...bad, ...problems.filter((m) => m !== null)];
+    if (refused.length > 0) throw new AdminError(400, refused.join("; "));
+    const valid = bindings as AclBinding[];
+    const results = await store.createAcls(valid);
+    const failed = results.findIndex((r) => r.errorCode !== ErrorCode.NONE);
+    if (failed >= 0) failOutcome(results[failed]);
+    log.info({ acls: valid.map(aclJson) }, "ACLs created through the admin API");
+    return c.json({ created: valid.map(aclJson) }, 201);
+  });
+
+  app.delete("/v1/acls", async (c) => {
+    const store = aclStore(services());
+    const [result] = await store.deleteAcls([aclFilter(c, true)]);
+    if (result.errorCode !== ErrorCode.NONE) failOutcome(result);
+    const failed = result.deleted.find((d) => d.errorCode !== ErrorCode.NONE);
+    if (failed !== undefined) failOutcome(failed);
+    const deleted = result.deleted.map(aclJson);
+    log.info({ acls: deleted }, "ACLs deleted through the admin API");
+    return c.json({ deleted });
+  });
 
   app.get("/v1/config", (c) => c.json(brokerConfigJson(services())));
 

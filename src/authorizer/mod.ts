@@ -6,3 +6,5 @@
 // Invariant: authorize() answers from memory and never awaits, so a handler checks and acts in
 // one turn of the event loop.
 export * from "./types.ts";
+export * from "./acl.ts";
+export { AclAuthorizer, aclChangeExpirationMs, type AclDeleteResult, type AclResult, type AclStore, aclStoreOf } from "./acl_authorizer.ts";

@@ -11,6 +11,7 @@
 // complete, logs are flushed and closed, the registry session ends (the registration disappears). A failed log dir takes only its partitions offline (log_dir_events.ts); when every
 // dir has failed the broker shuts itself down and `fatal` resolves (the CLI then exits 1).
 
+import { AclAuthorizer, aclStoreOf } from "../authorizer/mod.ts";
 import { KafkaController, RemoteControllerChannel, requestElectLeaders, ZkConfigAdmin, ZkTopicAdmin } from "../controller/mod.ts";
 import type { TopicLogConfig } from "../log/mod.ts";
 import { LogDirsFailedError, LogManager } from "../log/mod.ts";
@@ -259,6 +260,12 @@ export class Broker {
     // Credentials are read before the first connection is accepted, so no login races the load.
     const scramCredentials = new ScramCredentialStore(registry, log);
     await scramCredentials.load();
+    // ACLs too: every one is in memory before a request can be authorized against them.
+    if (config.authorizer !== null) {
+      const authorizer = new AclAuthorizer(registry, config.authorizer, platform.clock, log);
+      await authorizer.start();
+      services.authorizer = authorizer;
+    }
     const server = new SocketServer(platform, {
       listeners: config.listeners.map((l) => ({
         ...l,
@@ -385,6 +392,7 @@ export class Broker {
     await this.network.channel.shutdown();
     await this.network.fetchers.shutdown();
     await this.configWatcher.shutdown();
+    await aclStoreOf(this.services.authorizer)?.shutdown();
     for (const w of this.network.tlsWatchers) w.stop();
     await this.server.stop();
     this.services.coordinator.shutdown();

@@ -3,6 +3,7 @@
 // a typed BrokerConfig. Unknown keys are reported to the caller to log, never fatal; an invalid
 // value throws ConfigError naming the key.
 
+import { type AclAuthorizerSettings, parseSuperUsers } from "../authorizer/mod.ts";
 import type { GroupCoordinatorConfig } from "../coordinator/mod.ts";
 import { parseConnectString, ZkError } from "../zk/mod.ts";
 import {
@@ -70,6 +71,20 @@ function digestAuthCheck(v: string): string | null {
   return v.indexOf(":") > 0 ? null : "must be user:password";
 }
 
+/** Kafka's ZooKeeper-mode authorizer, under both its class names (AclAuthorizer, and the one before 2.4). */
+export const aclAuthorizerClassNames: readonly string[] = ["kafka.security.authorizer.AclAuthorizer", "kafka.security.auth.SimpleAclAuthorizer"];
+
+function authorizerClassCheck(v: string): string | null {
+  const name = v.trim();
+  if (name === "" || aclAuthorizerClassNames.includes(name)) return null;
+  return `"${name}" is not an authorizer strand has; use ${aclAuthorizerClassNames.join(" or ")}, or leave it empty for none`;
+}
+
+function superUsersCheck(v: string): string | null {
+  const users = parseSuperUsers(v);
+  return typeof users === "string" ? users : null;
+}
+
 function cleanupPolicyCheck(v: string): string | null {
   const parts = splitList(v);
   if (parts.length === 0 || parts.some((p) => p !== "delete" && p !== "compact")) return `"${v}" is not a list of delete and compact`;
@@ -123,6 +138,10 @@ export const brokerConfigKeys: Record<string, KeyDef> = {
   // strand's own key: ZooKeeper "digest" credential user:password for the session, and the
   // identity the ACLs of zookeeper.set.acl name (Kafka uses SASL/JAAS for this instead).
   "zookeeper.digest.auth": { kind: "password", default: null, check: digestAuthCheck },
+  // Authorization (Kafka's AclAuthorizer, ACLs in the registry): empty is none.
+  "authorizer.class.name": { kind: "string", default: "", check: authorizerClassCheck },
+  "super.users": { kind: "string", default: "", check: superUsersCheck },
+  "allow.everyone.if.no.acl.found": { kind: "bool", default: "false" },
   "num.partitions": { kind: "int", default: "1", min: 1, max: 10_000 },
   "default.replication.factor": { kind: "int", default: "1", min: 1, max: 255 },
   "auto.create.topics.enable": { kind: "bool", default: "true" },
@@ -254,6 +273,8 @@ export interface BrokerConfig {
   zookeeperSetAcl: boolean;
   /** user:password for ZooKeeper's digest scheme, or null. */
   zookeeperDigestAuth: string | null;
+  /** The ACL authorizer's settings, or null when authorizer.class.name is empty (no authorizer). */
+  authorizer: AclAuthorizerSettings | null;
   numPartitions: number;
   defaultReplicationFactor: number;
   autoCreateTopicsEnable: boolean;
@@ -482,6 +503,10 @@ export function parseBrokerConfig(input: Map<string, string>): { config: BrokerC
       : int("zookeeper.session.timeout.ms"),
     zookeeperSetAcl: raw.get("zookeeper.set.acl")!.toLowerCase() === "true",
     zookeeperDigestAuth: opt("zookeeper.digest.auth"),
+    authorizer: (opt("authorizer.class.name") ?? "").trim() === "" ? null : {
+      superUsers: parseSuperUsers(raw.get("super.users") ?? "") as string[],
+      allowEveryoneIfNoAclFound: raw.get("allow.everyone.if.no.acl.found")!.toLowerCase() === "true",
+    },
     numPartitions: int("num.partitions"),
     defaultReplicationFactor: int("default.replication.factor"),
     autoCreateTopicsEnable: raw.get("auto.create.topics.enable")!.toLowerCase() === "true",

@@ -15,6 +15,7 @@
 //   (per-partition batches, linger, compression, acks, retries; murmur2 for keys as Kafka's Java
 //   client, sticky batches without).
 // - scram_users.ts: SCRAM users (AlterUserScramCredentials, DescribeUserScramCredentials).
+// - acls.ts: ACLs (CreateAcls, DescribeAcls, DeleteAcls), with Kafka's names for their codes.
 // - consumer.ts, record_reader.ts: Consumer, a prefetching reader of assigned partitions (records
 //   decoded with number arithmetic). group.ts: GroupMember, classic consumer group membership
 //   (JoinGroup/SyncGroup/Heartbeat/LeaveGroup, the range assignor, offset commits).
@@ -72,3 +73,4 @@ export * from "./producer.ts";
 export * from "./producer_batch.ts";
 export * from "./record_reader.ts";
 export * from "./scram_users.ts";
+export * from "./acls.ts";

@@ -65,6 +65,12 @@ export const schedulerIntervalMsMax = 2_147_483_647;
  */
 export const configWriteAttemptsMax = 10;
 
+/**
+ * Tries of one resource's ACL change (read, compute, conditional write) before giving up when
+ * other brokers keep changing the same ACL node in between (Kafka's maxUpdateRetries).
+ */
+export const aclWriteAttemptsMax = 10;
+
 /** Longest string (UTF-8 bytes) that fits an int16-length (non-flexible) protocol or record field. */
 export const int16StringBytesMax = 32_767;
 

@@ -24,6 +24,9 @@ import { createTopicsHandler } from "./19_create_topics.ts";
 import { deleteTopicsHandler } from "./20_delete_topics.ts";
 import { deleteRecordsHandler } from "./21_delete_records.ts";
 import { offsetForLeaderEpochHandler } from "./23_offset_for_leader_epoch.ts";
+import { describeAclsHandler } from "./29_describe_acls.ts";
+import { createAclsHandler } from "./30_create_acls.ts";
+import { deleteAclsHandler } from "./31_delete_acls.ts";
 import { deleteGroupsHandler } from "./42_delete_groups.ts";
 import { offsetDeleteHandler } from "./47_offset_delete.ts";
 import { describeConfigsHandler } from "./32_describe_configs.ts";
@@ -75,4 +78,7 @@ export const apiHandlers: ApiHandler<BrokerServices>[] = [
   saslAuthenticateHandler,
   describeUserScramCredentialsHandler,
   alterUserScramCredentialsHandler,
+  describeAclsHandler,
+  createAclsHandler,
+  deleteAclsHandler,
 ];

@@ -25,6 +25,9 @@ import { CreateTopicsApi } from "./19_create_topics.ts";
 import { DeleteTopicsApi } from "./20_delete_topics.ts";
 import { DeleteRecordsApi } from "./21_delete_records.ts";
 import { OffsetForLeaderEpochApi } from "./23_offset_for_leader_epoch.ts";
+import { DescribeAclsApi } from "./29_describe_acls.ts";
+import { CreateAclsApi } from "./30_create_acls.ts";
+import { DeleteAclsApi } from "./31_delete_acls.ts";
 import { DescribeConfigsApi } from "./32_describe_configs.ts";
 import { AlterConfigsApi } from "./33_alter_configs.ts";
 import { DescribeLogDirsApi } from "./35_describe_log_dirs.ts";
@@ -46,6 +49,8 @@ export { DeleteRecordsApi };
 export { DescribeLogDirsApi };
 // Authentication: SASL inside Kafka framing, and the SCRAM credentials the brokers check.
 export { AlterUserScramCredentialsApi, DescribeUserScramCredentialsApi, SaslAuthenticateApi, SaslHandshakeApi };
+// Authorization: the ACLs the authorizer checks.
+export { CreateAclsApi, DeleteAclsApi, DescribeAclsApi };
 // Replication: the controller's requests to brokers, a follower's truncation point, and the
 // admin requests that move partitions.
 export { ControlledShutdownApi, LeaderAndIsrApi, OffsetForLeaderEpochApi, StopReplicaApi, UpdateMetadataApi };
@@ -93,6 +98,9 @@ export const apiSchemas: readonly ApiSchema[] = [
   DeleteTopicsApi,
   DeleteRecordsApi,
   OffsetForLeaderEpochApi,
+  DescribeAclsApi,
+  CreateAclsApi,
+  DeleteAclsApi,
   DescribeConfigsApi,
   AlterConfigsApi,
   DescribeLogDirsApi,
