@@ -41,20 +41,13 @@ import {
 } from "../../src/protocol/api/mod.ts";
 import type { ApiSchema, Struct } from "../../src/protocol/mod.ts";
 import { ErrorCode } from "../../src/util/errors.ts";
-import { enableAcls, grant, revokeAll } from "../helpers/acls.ts";
+import { enableAcls, grant, revokeAll, saslAclBroker } from "../helpers/acls.ts";
 import { startBroker, type TestBroker } from "../helpers/broker.ts";
 import { commitOffsets, fetchOffsets, findCoordinator, subscriptionV0 } from "../helpers/groups.ts";
 import { buildBatch, valueRecords } from "../helpers/record_batch.ts";
 import { saslLogin, scramUpsertion } from "../helpers/sasl.ts";
 import { createTopic, listOffset, produce, WireClient } from "../helpers/wire.ts";
 
-const jaas = 'org.apache.kafka.common.security.plain.PlainLoginModule required username="admin" password="admin-secret" ' +
-  'user_admin="admin-secret" user_alice="alice-secret";';
-export const saslAclBroker = {
-  listeners: "SASL_PLAINTEXT://127.0.0.1:0",
-  "sasl.enabled.mechanisms": "PLAIN,SCRAM-SHA-256",
-  "listener.name.sasl_plaintext.plain.sasl.jaas.config": jaas,
-};
 const ALICE = "User:alice";
 const zeroId = new Uint8Array(16);
 const OMITTED = -2147483648;

@@ -11,6 +11,14 @@ import {
 } from "../../src/authorizer/mod.ts";
 import type { TestBroker } from "./broker.ts";
 
+/** A broker whose one listener is SASL_PLAINTEXT, with PLAIN users admin (the super user) and alice. */
+export const saslAclBroker = {
+  listeners: "SASL_PLAINTEXT://127.0.0.1:0",
+  "sasl.enabled.mechanisms": "PLAIN,SCRAM-SHA-256",
+  "listener.name.sasl_plaintext.plain.sasl.jaas.config": 'org.apache.kafka.common.security.plain.PlainLoginModule required ' +
+    'username="admin" password="admin-secret" user_admin="admin-secret" user_alice="alice-secret";',
+};
+
 const supported: Record<number, number[]> = {
   [ResourceType.TOPIC]: [3, 4, 5, 6, 7, 8, 10, 11],
   [ResourceType.GROUP]: [3, 8, 6],
