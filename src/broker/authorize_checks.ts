@@ -81,20 +81,22 @@ export function authorizedOperations(s: BrokerServices, ctx: RequestContext, res
  * ALTER_CONFIGS), or null when it may: topics are checked on the topic
  * (TOPIC_AUTHORIZATION_FAILED), brokers and broker loggers on the cluster
  * (CLUSTER_AUTHORIZATION_FAILED), as Kafka's KafkaApis; other types are the handler's to refuse.
+ * Kafka's messages: DescribeConfigs gives the error's text, the alters none.
  */
 export function configResourceDenied(
   s: BrokerServices,
   ctx: RequestContext,
   operation: AclOperation,
   r: { resourceType: number; resourceName: string },
-): { errorCode: number; errorMessage: string } | null {
+): { errorCode: number; errorMessage: string | null } | null {
+  const text = (t: string) => (operation === AclOperation.DESCRIBE_CONFIGS ? t : null);
   if (r.resourceType === ConfigResourceType.TOPIC) {
     if (allowed(s, ctx, operation, ResourceType.TOPIC, r.resourceName)) return null;
-    return { errorCode: ErrorCode.TOPIC_AUTHORIZATION_FAILED, errorMessage: "Topic authorization failed." };
+    return { errorCode: ErrorCode.TOPIC_AUTHORIZATION_FAILED, errorMessage: text("Topic authorization failed.") };
   }
   if (r.resourceType === ConfigResourceType.BROKER || r.resourceType === ConfigResourceType.BROKER_LOGGER) {
     if (clusterAllowed(s, ctx, operation)) return null;
-    return { errorCode: ErrorCode.CLUSTER_AUTHORIZATION_FAILED, errorMessage: "Cluster authorization failed." };
+    return { errorCode: ErrorCode.CLUSTER_AUTHORIZATION_FAILED, errorMessage: text("Cluster authorization failed.") };
   }
   return null;
 }

@@ -67,9 +67,10 @@ export const offsetFetchHandler: ApiHandler<BrokerServices> = {
     const groupId = req.groupId as string;
     const topics = req.topics as Wanted;
     if (!allowed(s, ctx, AclOperation.DESCRIBE, ResourceType.GROUP, groupId)) {
-      // Before v2 there is no top-level error: it is repeated on each partition.
+      // Before v2 there is no top-level error: v0 repeats it on each partition (Kafka's
+      // getErrorResponse); v1 answers no topics at all, as Kafka 3.8's OffsetFetchResponse does.
       const code = ErrorCode.GROUP_AUTHORIZATION_FAILED;
-      const topicsOut = ctx.version >= 2 ? [] : (topics ?? []).map((t) => ({ name: t.name, partitions: t.partitionIndexes.map((p) => deniedPartition(p, code)) }));
+      const topicsOut = ctx.version >= 1 ? [] : (topics ?? []).map((t) => ({ name: t.name, partitions: t.partitionIndexes.map((p) => deniedPartition(p, code)) }));
       return { throttleTimeMs: 0, topics: topicsOut, errorCode: code };
     }
     if (ctx.version === 0) {

@@ -24,13 +24,13 @@ export const deleteTopicsHandler: ApiHandler<BrokerServices> = {
       if (name === null && !bytesEqual(w.topicId, zeroUuid)) name = s.metadata.getTopicById(w.topicId)?.name ?? null;
       const base = { name, topicId: w.topicId, errorCode: ErrorCode.NONE, errorMessage: null as string | null };
       if (name === null) return { ...base, errorCode: ErrorCode.UNKNOWN_TOPIC_ID, errorMessage: "unknown topic id" };
+      if (!s.config.deleteTopicEnable) return { ...base, errorCode: ErrorCode.TOPIC_DELETION_DISABLED, errorMessage: "delete.topic.enable is false" };
       const denied = { ...base, errorCode: ErrorCode.TOPIC_AUTHORIZATION_FAILED, errorMessage: "Authorization failed." };
       if (w.name === null && !allowed(s, ctx, AclOperation.DESCRIBE, ResourceType.TOPIC, name)) return { ...denied, name: null };
       if (!allowed(s, ctx, AclOperation.DELETE, ResourceType.TOPIC, name)) return denied;
       if (internalTopics.has(name)) {
         return { ...base, errorCode: ErrorCode.INVALID_TOPIC_EXCEPTION, errorMessage: `Topic ${name} is an internal topic and cannot be deleted` };
       }
-      if (!s.config.deleteTopicEnable) return { ...base, errorCode: ErrorCode.TOPIC_DELETION_DISABLED, errorMessage: "delete.topic.enable is false" };
       const topicId = s.metadata.getTopic(name)?.topicId ?? w.topicId;
       const r = await s.topicAdmin.deleteTopic(name, timeoutMs);
       return { ...base, topicId, errorCode: r.errorCode, errorMessage: r.errorMessage };
