@@ -79,6 +79,8 @@ interface Case {
   partial?: { grants: Grant[]; request?: () => Struct; check: (r: Any) => void }[];
 }
 
+const partition0 = (r: Any, topics = "responses", parts = "partitionResponses") => r[topics][0][parts][0];
+
 const noAuthCodes = (r: unknown, where: string) => {
   const found: number[] = [];
   const walk = (v: unknown) => {
@@ -125,7 +127,6 @@ test("authorization: every client API denied without its ACL (Kafka's code, noth
       const r = await admin.request(DescribeConfigsApi, 4, { resources: [{ resourceType: 2, resourceName: "t", configurationKeys: [key] }] });
       return (r.results as Any[])[0].configs.map((c: Any) => c.value);
     };
-    const partition0 = (r: Any, topics = "responses", parts = "partitionResponses") => r[topics][0][parts][0];
 
     const cases: Case[] = [
       {
@@ -509,6 +510,64 @@ test("authorization: every client API denied without its ACL (Kafka's code, noth
     const covered = new Set(cases.map((c) => c.api.apiKey));
     const missing = (versions.apiKeys as { apiKey: number }[]).map((k) => k.apiKey).filter((k) => !exempt.has(k) && !covered.has(k));
     assert.deepEqual(missing, [], "every advertised API is in the table");
+  } finally {
+    admin.close();
+    alice.close();
+    await b.stop();
+  }
+});
+
+test("authorization: older versions answer a denial in their own shape (acks=0 produce closes, OffsetFetch v0/v1/v2, FindCoordinator v0, JoinGroup v5, DescribeLogDirs v1, Fetch by topic id)", async () => {
+  const b = await startBroker(saslAclBroker);
+  const admin = await login(b, "admin", "admin-secret");
+  const alice = await login(b, "alice", "alice-secret");
+  try {
+    assert.equal((await createTopic(admin, "t")).errorCode, 0);
+    await findCoordinator(admin, "g");
+    assert.deepEqual(await commitOffsets(admin, "g", { t: { 0: 1n } }), [0]);
+    enableAcls(b);
+    const offsetFetch = (v: number) => alice.request(OffsetFetchApi, v, { groupId: "g", topics: [{ name: "t", partitionIndexes: [0] }], requireStable: false });
+    const v0 = await offsetFetch(0);
+    assert.deepEqual((v0.topics as Any[])[0].partitions.map((p: Any) => [p.errorCode, p.committedOffset]), [[ErrorCode.GROUP_AUTHORIZATION_FAILED, -1n]]);
+    assert.deepEqual((await offsetFetch(1)).topics, []);
+    const v2 = await offsetFetch(2);
+    assert.deepEqual([v2.errorCode, v2.topics], [ErrorCode.GROUP_AUTHORIZATION_FAILED, []]);
+    const fc = await alice.request(FindCoordinatorApi, 0, { key: "g" });
+    assert.deepEqual([fc.errorCode, fc.nodeId], [ErrorCode.GROUP_AUTHORIZATION_FAILED, -1]);
+    const join = await alice.request(JoinGroupApi, 5, {
+      groupId: "g",
+      sessionTimeoutMs: 10_000,
+      rebalanceTimeoutMs: 10_000,
+      memberId: "",
+      groupInstanceId: null,
+      protocolType: "consumer",
+      protocols: [{ name: "range", metadata: subscriptionV0(["t"]) }],
+    });
+    assert.deepEqual([join.errorCode, join.protocolName, join.leader], [ErrorCode.GROUP_AUTHORIZATION_FAILED, "", ""]);
+    assert.deepEqual((await alice.request(DescribeLogDirsApi, 1, { topics: null })).results, []);
+    const id = b.broker.services.metadata.getTopic("t")!.topicId;
+    const f = await alice.request(FetchApi, 13, {
+      replicaId: -1,
+      maxWaitMs: 0,
+      minBytes: 0,
+      maxBytes: 1 << 20,
+      isolationLevel: 0,
+      sessionId: 0,
+      sessionEpoch: -1,
+      topics: [{ topicId: id, partitions: [{ partition: 0, currentLeaderEpoch: -1, fetchOffset: 0n, lastFetchedEpoch: -1, logStartOffset: -1n, partitionMaxBytes: 1 << 20 }] }],
+      forgottenTopicsData: [],
+      rackId: "",
+    });
+    assert.equal(partition0(f, "responses", "partitions").errorCode, ErrorCode.TOPIC_AUTHORIZATION_FAILED);
+    // acks=0: Kafka answers nothing and closes the connection on any error; nothing is appended.
+    const before = await listOffset(admin, "t", 0, -1n);
+    const quiet = await login(b, "alice", "alice-secret");
+    const silent = quiet.request(ProduceApi, 8, { transactionalId: null, acks: 0, timeoutMs: 5000, topicData: [{ name: "t", partitionData: [{ index: 0, records: buildBatch(valueRecords(1)) }] }] }, 3000)
+      .then(() => "answered", () => "no answer");
+    assert.equal(await quiet.waitClosed(), true, "closed after a denied acks=0 produce");
+    assert.equal(await silent, "no answer");
+    quiet.close();
+    assert.deepEqual(await listOffset(admin, "t", 0, -1n), before);
   } finally {
     admin.close();
     alice.close();
