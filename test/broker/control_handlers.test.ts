@@ -60,6 +60,7 @@ function services(opts: { epoch?: bigint; fail?: KafkaError; active?: boolean } 
     brokerEpoch: () => opts.epoch ?? 100n,
     config: { listeners: [{ name: "PLAINTEXT", host: "127.0.0.1", port: 9092 }], security: { interBrokerListener: "PLAINTEXT" } },
     logger: silentLogger,
+    authorizer: null,
     controlPlane: { leaderAndIsr: plane("leaderAndIsr"), updateMetadata: plane("updateMetadata"), stopReplica: plane("stopReplica") },
     controller: {
       isActive: opts.active ?? true,

@@ -11,8 +11,10 @@
 import { anyBatchUsesCodec, Compression, ProduceApi } from "../../protocol/mod.ts";
 import type { Struct } from "../../protocol/mod.ts";
 import { ErrorCode } from "../../util/mod.ts";
+import { AclOperation, ResourceType } from "../../authorizer/mod.ts";
 import { internalTopics } from "../../controller/mod.ts";
 import type { ProduceResult } from "../../replication/mod.ts";
+import { authorizedNames } from "../authorize_checks.ts";
 import type { ApiHandler } from "../dispatch.ts";
 import { type BrokerServices, CloseConnection } from "../services.ts";
 
@@ -35,12 +37,17 @@ export const produceHandler: ApiHandler<BrokerServices> = {
     const badAcks = acks !== 0 && acks !== 1 && acks !== -1;
     let failed = false;
     const waiting: { topic: string; partition: number; requiredOffset: number }[] = [];
+    // As Kafka: WRITE on each topic, checked before anything else about it (so an unauthorized
+    // topic does not reveal whether it exists).
+    const writable = authorizedNames(s, ctx, AclOperation.WRITE, ResourceType.TOPIC, topics.map((t) => t.name));
     const responses = topics.map((t) => ({
       name: t.name,
       partitionResponses: t.partitionData.map((p): Struct => {
         // Internal topics (__consumer_offsets) take only their coordinator's writes, which do not
         // come through here: a client's produce is INVALID_TOPIC_EXCEPTION, as Kafka answers.
-        const r: Refusal & Partial<ProduceResult> = badAcks
+        const r: Refusal & Partial<ProduceResult> = !writable.has(t.name)
+          ? { errorCode: ErrorCode.TOPIC_AUTHORIZATION_FAILED, errorMessage: null, baseOffset: -1, logStartOffset: -1 }
+          : badAcks
           ? { errorCode: ErrorCode.INVALID_REQUIRED_ACKS, errorMessage: `acks=${acks}`, baseOffset: -1, logStartOffset: -1 }
           : internalTopics.has(t.name)
           ? { errorCode: ErrorCode.INVALID_TOPIC_EXCEPTION, errorMessage: `cannot append to internal topic ${t.name}`, baseOffset: -1, logStartOffset: -1 }

@@ -14,7 +14,9 @@
 // v16+ (KIP-951): a partition answering NOT_LEADER_OR_FOLLOWER names the current leader and its
 // epoch, and the response lists those leaders' endpoints, so the client need not ask Metadata.
 import { FetchApi, type Struct } from "../../protocol/mod.ts";
+import { AclOperation, ResourceType } from "../../authorizer/mod.ts";
 import { bytesEqual, ErrorCode, fetchMaxWaitMsMax, zeroUuid } from "../../util/mod.ts";
+import { authorizedNames } from "../authorize_checks.ts";
 import type { ApiHandler } from "../dispatch.ts";
 import type { BrokerEndpoint } from "../metadata_cache.ts";
 import type { BrokerServices } from "../services.ts";
@@ -74,8 +76,12 @@ export const fetchHandler: ApiHandler<BrokerServices> = {
       if (!byId) return t.topic;
       return bytesEqual(t.topicId, zeroUuid) ? null : s.metadata.getTopicById(t.topicId)?.name ?? null;
     });
+    // A consumer needs READ on each topic (TOPIC_AUTHORIZATION_FAILED, before existence, as Kafka);
+    // the follower side (replica_id >= 0) is authorized on its own.
+    const known = names.filter((n): n is string => n !== null);
+    const readable = replicaId >= 0 ? new Set(known) : authorizedNames(s, ctx, AclOperation.READ, ResourceType.TOPIC, known);
     const partitions = topics.flatMap((t, ti) =>
-      names[ti] === null || refusedReplica ? [] : t.partitions.map((p) => ({
+      names[ti] === null || refusedReplica || !readable.has(names[ti]) ? [] : t.partitions.map((p) => ({
         topic: names[ti] as string,
         partition: p.partition,
         fetchOffset: Number(p.fetchOffset),
@@ -100,6 +106,7 @@ export const fetchHandler: ApiHandler<BrokerServices> = {
         partitions: t.partitions.map((p): Struct => {
           if (name === null) return errorPartition(p.partition, ErrorCode.UNKNOWN_TOPIC_ID);
           if (refusedReplica) return errorPartition(p.partition, ErrorCode.NOT_LEADER_OR_FOLLOWER);
+          if (!readable.has(name)) return errorPartition(p.partition, ErrorCode.TOPIC_AUTHORIZATION_FAILED);
           const r = results[i++];
           const out: Struct = {
             partitionIndex: r.partition,

@@ -5,9 +5,11 @@
 // like Kafka, taken in any version), or a timestamp: the first record whose timestamp is at or
 // after it, found through the segments' time indexes (Log.offsetForTimestamp); -1 when none is
 // below the high watermark.
+import { AclOperation, ResourceType } from "../../authorizer/mod.ts";
 import { timestampFromBigInt } from "../../log/mod.ts";
 import { ListOffsetsApi } from "../../protocol/mod.ts";
 import { ErrorCode, KafkaError } from "../../util/mod.ts";
+import { authorizedNames } from "../authorize_checks.ts";
 import type { ApiHandler } from "../dispatch.ts";
 import type { BrokerServices } from "../services.ts";
 
@@ -52,14 +54,16 @@ function lookup(s: BrokerServices, topic: string, p: ListPartition, replicaId: n
 
 export const listOffsetsHandler: ApiHandler<BrokerServices> = {
   api: ListOffsetsApi,
-  handle(s, _ctx, req) {
+  handle(s, ctx, req) {
     const topics = req.topics as { name: string; partitions: ListPartition[] }[];
+    const describable = authorizedNames(s, ctx, AclOperation.DESCRIBE, ResourceType.TOPIC, topics.map((t) => t.name));
+    const denied = (p: ListPartition) => ({ partitionIndex: p.partitionIndex, errorCode: ErrorCode.TOPIC_AUTHORIZATION_FAILED, timestamp: -1n, offset: -1n, leaderEpoch: -1 });
     // A replica id that is not a live broker is treated as a consumer's.
     const claimed = req.replicaId as number;
     const replicaId = claimed >= 0 && claimed !== s.brokerId && s.metadata.getBroker(claimed) !== undefined ? claimed : -1;
     return {
       throttleTimeMs: 0,
-      topics: topics.map((t) => ({ name: t.name, partitions: t.partitions.map((p) => lookup(s, t.name, p, replicaId)) })),
+      topics: topics.map((t) => ({ name: t.name, partitions: t.partitions.map((p) => describable.has(t.name) ? lookup(s, t.name, p, replicaId) : denied(p)) })),
     };
   },
 };

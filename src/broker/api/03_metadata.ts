@@ -8,16 +8,23 @@
 // A replica on this broker whose log dir failed is listed in offlineReplicas; when it was the
 // leader, the partition answers leader -1 and LEADER_NOT_AVAILABLE, as after Kafka's controller
 // found no other leader (strand's controller does not move leadership yet).
+// Authorization as Kafka's: a topic needs DESCRIBE to be listed (left out of an all-topics answer,
+// TOPIC_AUTHORIZATION_FAILED with a zero id when named, so its existence is not revealed; by id,
+// the id is no secret and is echoed), and auto-creation needs CREATE on the cluster or the topic.
+// include_*_authorized_operations (v8+) answer the principal's bit sets; the cluster's (v8-10)
+// is 0 without DESCRIBE on the cluster.
+import { AclOperation, clusterResourceName, ResourceType } from "../../authorizer/mod.ts";
 import { MetadataApi } from "../../protocol/mod.ts";
 import type { Struct } from "../../protocol/mod.ts";
 import { internalTopics, topicNameError } from "../../controller/mod.ts";
 import { isRegistryUnavailable } from "../../registry/mod.ts";
 import { ErrorCode, bytesEqual, zeroUuid } from "../../util/mod.ts";
-import type { ApiHandler } from "../dispatch.ts";
+import { AUTHORIZED_OPERATIONS_OMITTED, authorizedOperations, clusterAllowed } from "../authorize_checks.ts";
+import { allowed } from "../authorize.ts";
+import type { ApiHandler, RequestContext } from "../dispatch.ts";
 import type { BrokerServices } from "../services.ts";
 
 const AUTO_CREATE_WAIT_MS = 3000;
-const AUTHORIZED_OPERATIONS_UNKNOWN = -2147483648;
 
 /** Who is asking: the listener the request came in on picks the endpoints it is given. */
 interface ClientView {
@@ -33,7 +40,7 @@ function topicEntry(s: BrokerServices, view: ClientView, name: string, errorCode
     topicId: t?.topicId ?? zeroUuid,
     isInternal: internalTopics.has(name),
     partitions: [] as Struct[],
-    topicAuthorizedOperations: AUTHORIZED_OPERATIONS_UNKNOWN,
+    topicAuthorizedOperations: AUTHORIZED_OPERATIONS_OMITTED,
   };
   if (t === undefined || errorCode !== ErrorCode.NONE) return base;
   base.partitions = t.partitions.map((p) => {
@@ -97,6 +104,20 @@ export const metadataHandler: ApiHandler<BrokerServices> = {
     const allowAuto = (ctx.version < 4 || (req.allowAutoTopicCreation as boolean)) && s.config.autoCreateTopicsEnable;
     const topics: Struct[] = [];
     const view: ClientView = { listener: ctx.conn.listener, version: ctx.version };
+    const describable = (name: string) => allowed(s, ctx, AclOperation.DESCRIBE, ResourceType.TOPIC, name);
+    // Only the topics the principal may describe get their operations (Kafka's topicMetadata).
+    const withOperations = (e: Struct): Struct => {
+      if (ctx.version >= 8 && (req.includeTopicAuthorizedOperations as boolean)) {
+        e.topicAuthorizedOperations = authorizedOperations(s, ctx, ResourceType.TOPIC, e.name as string);
+      }
+      return e;
+    };
+    const denied = (name: string | null, topicId: Uint8Array, isInternal = false): Struct => ({
+      ...topicEntry(s, view, "", ErrorCode.TOPIC_AUTHORIZATION_FAILED),
+      name,
+      topicId,
+      isInternal,
+    });
     if (!allTopics && ctx.version < 12 && requested.some((t) => t.name === null || !bytesEqual(t.topicId, zeroUuid))) {
       // v10-11 carry a topic id and a nullable name, but no broker looks topics up by id before
       // v12: Kafka throws InvalidRequestException and answers every topic INVALID_REQUEST (a null
@@ -104,20 +125,29 @@ export const metadataHandler: ApiHandler<BrokerServices> = {
       for (const t of requested) {
         topics.push({ ...topicEntry(s, view, "", ErrorCode.INVALID_REQUEST), name: t.name ?? "", topicId: t.topicId, isInternal: false });
       }
-      return answer(s, view, topics);
+      return answer(s, ctx, req, view, topics);
     }
     if (allTopics) {
-      for (const name of s.metadata.topicNames()) topics.push(topicEntry(s, view, name));
+      for (const name of s.metadata.topicNames()) if (describable(name)) topics.push(withOperations(topicEntry(s, view, name)));
     } else {
       for (const t of requested) {
         if (t.name === null) {
           const byId = bytesEqual(t.topicId, zeroUuid) ? undefined : s.metadata.getTopicById(t.topicId);
           if (byId === undefined) topics.push({ ...topicEntry(s, view, "", ErrorCode.UNKNOWN_TOPIC_ID), name: null, topicId: t.topicId });
-          else topics.push(topicEntry(s, view, byId.name));
+          else if (!describable(byId.name)) topics.push(denied(null, t.topicId));
+          else topics.push(withOperations(topicEntry(s, view, byId.name)));
+          continue;
+        }
+        if (!describable(t.name)) {
+          topics.push(denied(t.name, zeroUuid));
           continue;
         }
         if (s.metadata.getTopic(t.name) !== undefined) {
-          topics.push(topicEntry(s, view, t.name));
+          topics.push(withOperations(topicEntry(s, view, t.name)));
+          continue;
+        }
+        if (allowAuto && !mayCreate(s, ctx, t.name)) {
+          topics.push(denied(t.name, zeroUuid, internalTopics.has(t.name)));
           continue;
         }
         const code = topicNameError(t.name) !== null
@@ -125,20 +155,31 @@ export const metadataHandler: ApiHandler<BrokerServices> = {
           : allowAuto
           ? await autoCreate(s, t.name)
           : ErrorCode.UNKNOWN_TOPIC_OR_PARTITION;
-        topics.push(topicEntry(s, view, t.name, code));
+        topics.push(withOperations(topicEntry(s, view, t.name, code)));
       }
     }
-    return answer(s, view, topics);
+    return answer(s, ctx, req, view, topics);
   },
 };
 
-function answer(s: BrokerServices, view: ClientView, topics: Struct[]): Struct {
+/** Auto-creation needs CREATE on the cluster, or else on the topic. */
+function mayCreate(s: BrokerServices, ctx: RequestContext, name: string): boolean {
+  return clusterAllowed(s, ctx, AclOperation.CREATE) || allowed(s, ctx, AclOperation.CREATE, ResourceType.TOPIC, name);
+}
+
+function answer(s: BrokerServices, ctx: RequestContext, req: Struct, view: ClientView, topics: Struct[]): Struct {
+  let clusterAuthorizedOperations = AUTHORIZED_OPERATIONS_OMITTED;
+  if (ctx.version >= 8 && ctx.version <= 10 && (req.includeClusterAuthorizedOperations as boolean)) {
+    clusterAuthorizedOperations = clusterAllowed(s, ctx, AclOperation.DESCRIBE)
+      ? authorizedOperations(s, ctx, ResourceType.CLUSTER, clusterResourceName)
+      : 0;
+  }
   return {
     throttleTimeMs: 0,
     brokers: s.metadata.brokersOn(view.listener).map((b) => ({ nodeId: b.id, host: b.host, port: b.port, rack: b.rack })),
     clusterId: s.metadata.clusterId,
     controllerId: s.metadata.controllerId,
     topics,
-    clusterAuthorizedOperations: AUTHORIZED_OPERATIONS_UNKNOWN,
+    clusterAuthorizedOperations,
   };
 }

@@ -1,8 +1,13 @@
 // OffsetCommit (8), v0-9. v0 stores offsets in the registry at
 // /consumers/<group>/offsets/<topic>/<partition>, as Kafka 0.8 clients expect; v1+ in
 // __consumer_offsets through the group coordinator (generation-fenced, see coordinator/offsets.ts).
+// As Kafka: READ on the group (else GROUP_AUTHORIZATION_FAILED on every partition), then READ on
+// each topic (TOPIC_AUTHORIZATION_FAILED, before UNKNOWN_TOPIC_OR_PARTITION).
+import { AclOperation, ResourceType } from "../../authorizer/mod.ts";
 import { OffsetCommitApi } from "../../protocol/mod.ts";
 import { ErrorCode } from "../../util/mod.ts";
+import { authorizedNames } from "../authorize_checks.ts";
+import { allowed } from "../authorize.ts";
 import type { ApiHandler } from "../dispatch.ts";
 import type { BrokerServices } from "../services.ts";
 import { commitToRegistry } from "./registry_offsets.ts";
@@ -23,6 +28,12 @@ export const offsetCommitHandler: ApiHandler<BrokerServices> = {
   async handle(s, ctx, req) {
     const groupId = req.groupId as string;
     const topics = req.topics as CommitTopic[];
+    const answerAll = (code: (t: string) => number) => ({
+      throttleTimeMs: 0,
+      topics: topics.map((t) => ({ name: t.name, partitions: t.partitions.map((p) => ({ partitionIndex: p.partitionIndex, errorCode: code(t.name) })) })),
+    });
+    if (!allowed(s, ctx, AclOperation.READ, ResourceType.GROUP, groupId)) return answerAll(() => ErrorCode.GROUP_AUTHORIZATION_FAILED);
+    const readable = authorizedNames(s, ctx, AclOperation.READ, ResourceType.TOPIC, topics.map((t) => t.name));
     const flat = topics.flatMap((t) =>
       t.partitions.map((p) => ({
         topic: t.name,
@@ -35,7 +46,7 @@ export const offsetCommitHandler: ApiHandler<BrokerServices> = {
     );
     // As Kafka: partitions this cluster does not have are refused one by one, the rest committed.
     const known = (o: { topic: string; partition: number }) =>
-      s.metadata.getTopic(o.topic)?.partitions.some((p) => p.partition === o.partition) ?? false;
+      readable.has(o.topic) && (s.metadata.getTopic(o.topic)?.partitions.some((p) => p.partition === o.partition) ?? false);
     const existing = flat.filter(known);
     const committed = ctx.version === 0
       ? await commitToRegistry(s, groupId, existing)
@@ -49,7 +60,9 @@ export const offsetCommitHandler: ApiHandler<BrokerServices> = {
         offsets: existing,
       });
     let j = 0;
-    const results = flat.map((o) => known(o) ? committed[j++] : { errorCode: ErrorCode.UNKNOWN_TOPIC_OR_PARTITION });
+    const results = flat.map((o) =>
+      known(o) ? committed[j++] : { errorCode: readable.has(o.topic) ? ErrorCode.UNKNOWN_TOPIC_OR_PARTITION : ErrorCode.TOPIC_AUTHORIZATION_FAILED }
+    );
     let i = 0;
     return {
       throttleTimeMs: 0,

@@ -1,16 +1,21 @@
 // FindCoordinator (10), v0-4 (v4 batched). Group keys only: the coordinator of a group is the
 // leader of its __consumer_offsets partition; the topic is created on first use, as Kafka does.
 // Transaction coordinators (key type 1) do not exist in strand yet: COORDINATOR_NOT_AVAILABLE.
+// A group key needs DESCRIBE on the group (GROUP_AUTHORIZATION_FAILED, no node), as in Kafka.
+import { AclOperation, ResourceType } from "../../authorizer/mod.ts";
 import { FindCoordinatorApi } from "../../protocol/mod.ts";
 import { ErrorCode } from "../../util/mod.ts";
-import type { ApiHandler } from "../dispatch.ts";
+import { allowed } from "../authorize.ts";
+import type { ApiHandler, RequestContext } from "../dispatch.ts";
 import type { BrokerServices } from "../services.ts";
 
 const GROUP_KEY = 0;
 
-async function locate(s: BrokerServices, key: string, keyType: number, listener: string) {
+async function locate(s: BrokerServices, ctx: RequestContext, key: string, keyType: number) {
+  const listener = ctx.conn.listener;
   const none = { key, nodeId: -1, host: "", port: -1, errorCode: ErrorCode.COORDINATOR_NOT_AVAILABLE, errorMessage: null as string | null };
   if (keyType !== GROUP_KEY) return { ...none, errorMessage: "transaction coordinators are not supported" };
+  if (!allowed(s, ctx, AclOperation.DESCRIBE, ResourceType.GROUP, key)) return { ...none, errorCode: ErrorCode.GROUP_AUTHORIZATION_FAILED };
   if (key === "") return { ...none, errorCode: ErrorCode.INVALID_REQUEST, errorMessage: "empty group id" };
   if (!(await s.ensureOffsetsTopic())) return none;
   const partition = s.coordinator.manager.partitionFor(key);
@@ -27,10 +32,10 @@ export const findCoordinatorHandler: ApiHandler<BrokerServices> = {
     if (ctx.version >= 4) {
       const keys = req.coordinatorKeys as string[];
       const coordinators = [];
-      for (const k of keys) coordinators.push(await locate(s, k, req.keyType as number, ctx.conn.listener));
+      for (const k of keys) coordinators.push(await locate(s, ctx, k, req.keyType as number));
       return { throttleTimeMs: 0, coordinators };
     }
-    const c = await locate(s, req.key as string, req.keyType as number, ctx.conn.listener);
+    const c = await locate(s, ctx, req.key as string, req.keyType as number);
     return { throttleTimeMs: 0, errorCode: c.errorCode, errorMessage: c.errorMessage, nodeId: c.nodeId, host: c.host, port: c.port };
   },
 };

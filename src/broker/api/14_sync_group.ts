@@ -1,11 +1,18 @@
 // SyncGroup (14), v0-5: the leader brings the assignment; every member gets its own part.
+// Needs READ on the group (GROUP_AUTHORIZATION_FAILED), as in Kafka.
+import { AclOperation, ResourceType } from "../../authorizer/mod.ts";
 import { SyncGroupApi } from "../../protocol/mod.ts";
+import { ErrorCode } from "../../util/mod.ts";
+import { allowed } from "../authorize.ts";
 import type { ApiHandler } from "../dispatch.ts";
 import type { BrokerServices } from "../services.ts";
 
 export const syncGroupHandler: ApiHandler<BrokerServices> = {
   api: SyncGroupApi,
-  async handle(s, _ctx, req) {
+  async handle(s, ctx, req) {
+    if (!allowed(s, ctx, AclOperation.READ, ResourceType.GROUP, req.groupId as string)) {
+      return { throttleTimeMs: 0, errorCode: ErrorCode.GROUP_AUTHORIZATION_FAILED, protocolType: null, protocolName: null, assignment: new Uint8Array(0) };
+    }
     const r = await s.coordinator.groups.sync({
       groupId: req.groupId as string,
       generationId: req.generationId as number,

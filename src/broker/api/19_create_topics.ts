@@ -2,9 +2,14 @@
 // assignment, configs) and written to the registry; the answer waits (up to timeout_ms) until the
 // controller has made the partitions known to this broker. validate_only checks without writing.
 // From v5 the answer lists every topic key with its value and source, as DescribeConfigs does.
+// As Kafka: CREATE on the cluster, or else on the topic (TOPIC_AUTHORIZATION_FAILED); the
+// partitions, replication factor and configs are answered only with DESCRIBE_CONFIGS on the
+// topic (else topic_config_error_code TOPIC_AUTHORIZATION_FAILED).
+import { AclOperation, ResourceType } from "../../authorizer/mod.ts";
 import { CreateTopicsApi } from "../../protocol/mod.ts";
 import type { Struct } from "../../protocol/mod.ts";
 import { ErrorCode } from "../../util/mod.ts";
+import { authorizedNames, clusterAllowed } from "../authorize_checks.ts";
 import type { ApiHandler } from "../dispatch.ts";
 import type { CreateTopicSpec } from "../../controller/mod.ts";
 import type { BrokerServices } from "../services.ts";
@@ -46,21 +51,35 @@ function toSpec(s: BrokerServices, t: CreatableTopic): CreateTopicSpec | string 
 
 export const createTopicsHandler: ApiHandler<BrokerServices> = {
   api: CreateTopicsApi,
-  async handle(s, _ctx, req) {
+  async handle(s, ctx, req) {
     const topics = req.topics as CreatableTopic[];
+    const names = topics.map((t) => t.name);
+    const creatable = clusterAllowed(s, ctx, AclOperation.CREATE) ? new Set(names) : authorizedNames(s, ctx, AclOperation.CREATE, ResourceType.TOPIC, names);
+    const configsShown = authorizedNames(s, ctx, AclOperation.DESCRIBE_CONFIGS, ResourceType.TOPIC, names);
     const seen = new Map<string, number>();
     for (const t of topics) seen.set(t.name, (seen.get(t.name) ?? 0) + 1);
     const timeoutMs = Math.max(0, req.timeoutMs as number);
     const results = await Promise.all(topics.map(async (t): Promise<Struct> => {
-      const out = { name: t.name, topicId: new Uint8Array(16), errorCode: ErrorCode.NONE, errorMessage: null as string | null, numPartitions: -1, replicationFactor: -1, configs: null };
+      const out = {
+        name: t.name,
+        topicId: new Uint8Array(16),
+        errorCode: ErrorCode.NONE,
+        errorMessage: null as string | null,
+        topicConfigErrorCode: configsShown.has(t.name) ? ErrorCode.NONE : ErrorCode.TOPIC_AUTHORIZATION_FAILED,
+        numPartitions: -1,
+        replicationFactor: -1,
+        configs: null,
+      };
       if ((seen.get(t.name) ?? 0) > 1) {
         return { ...out, errorCode: ErrorCode.INVALID_REQUEST, errorMessage: `Create topics request from client contains a duplicate topic ${t.name}` };
       }
+      if (!creatable.has(t.name)) return { ...out, errorCode: ErrorCode.TOPIC_AUTHORIZATION_FAILED, errorMessage: "Authorization failed." };
       const spec = toSpec(s, t);
       if (typeof spec === "string") return { ...out, errorCode: ErrorCode.INVALID_REQUEST, errorMessage: spec };
       const r = await s.topicAdmin.createTopic(spec, req.validateOnly as boolean, timeoutMs);
       if (r.errorCode !== ErrorCode.NONE) return { ...out, errorCode: r.errorCode, errorMessage: r.errorMessage };
       const meta = s.metadata.getTopic(t.name);
+      if (!configsShown.has(t.name)) return { ...out, topicId: meta?.topicId ?? out.topicId };
       return {
         ...out,
         topicId: meta?.topicId ?? out.topicId,

@@ -1,10 +1,14 @@
 // DeleteTopics (20), v1-6. Deletion is queued in the registry (/admin/delete_topics/<t>) for the
 // controller, as Kafka does; the answer waits (up to timeout_ms) until the topic has left this
-// broker's metadata, else REQUEST_TIMED_OUT. v6 may name topics by id.
+// broker's metadata, else REQUEST_TIMED_OUT. v6 may name topics by id. As Kafka: DELETE on the
+// topic (TOPIC_AUTHORIZATION_FAILED, before UNKNOWN_TOPIC_OR_PARTITION); a topic named by id also
+// needs DESCRIBE, else its name is not returned.
+import { AclOperation, ResourceType } from "../../authorizer/mod.ts";
 import { DeleteTopicsApi } from "../../protocol/mod.ts";
 import type { Struct } from "../../protocol/mod.ts";
 import { bytesEqual, zeroUuid, ErrorCode } from "../../util/mod.ts";
 import { internalTopics } from "../../controller/mod.ts";
+import { allowed } from "../authorize.ts";
 import type { ApiHandler } from "../dispatch.ts";
 import type { BrokerServices } from "../services.ts";
 
@@ -20,10 +24,13 @@ export const deleteTopicsHandler: ApiHandler<BrokerServices> = {
       if (name === null && !bytesEqual(w.topicId, zeroUuid)) name = s.metadata.getTopicById(w.topicId)?.name ?? null;
       const base = { name, topicId: w.topicId, errorCode: ErrorCode.NONE, errorMessage: null as string | null };
       if (name === null) return { ...base, errorCode: ErrorCode.UNKNOWN_TOPIC_ID, errorMessage: "unknown topic id" };
+      if (!s.config.deleteTopicEnable) return { ...base, errorCode: ErrorCode.TOPIC_DELETION_DISABLED, errorMessage: "delete.topic.enable is false" };
+      const denied = { ...base, errorCode: ErrorCode.TOPIC_AUTHORIZATION_FAILED, errorMessage: "Authorization failed." };
+      if (w.name === null && !allowed(s, ctx, AclOperation.DESCRIBE, ResourceType.TOPIC, name)) return { ...denied, name: null };
+      if (!allowed(s, ctx, AclOperation.DELETE, ResourceType.TOPIC, name)) return denied;
       if (internalTopics.has(name)) {
         return { ...base, errorCode: ErrorCode.INVALID_TOPIC_EXCEPTION, errorMessage: `Topic ${name} is an internal topic and cannot be deleted` };
       }
-      if (!s.config.deleteTopicEnable) return { ...base, errorCode: ErrorCode.TOPIC_DELETION_DISABLED, errorMessage: "delete.topic.enable is false" };
       const topicId = s.metadata.getTopic(name)?.topicId ?? w.topicId;
       const r = await s.topicAdmin.deleteTopic(name, timeoutMs);
       return { ...base, topicId, errorCode: r.errorCode, errorMessage: r.errorMessage };

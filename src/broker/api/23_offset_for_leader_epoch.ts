@@ -7,8 +7,10 @@
 // leader's), or -1/-1 for an epoch the log does not know. A request naming a replica (replicaId
 // >= 0, v3+) that is not a live broker is refused with NOT_LEADER_OR_FOLLOWER: Kafka answers an
 // authorization error there, and strand has no ACLs.
+import { AclOperation, ResourceType } from "../../authorizer/mod.ts";
 import { OffsetForLeaderEpochApi } from "../../protocol/mod.ts";
 import { ErrorCode } from "../../util/mod.ts";
+import { authorizedNames, clusterAllowed } from "../authorize_checks.ts";
 import type { ApiHandler } from "../dispatch.ts";
 import type { BrokerServices } from "../services.ts";
 
@@ -19,11 +21,16 @@ interface OffsetForLeaderTopic {
 
 export const offsetForLeaderEpochHandler: ApiHandler<BrokerServices> = {
   api: OffsetForLeaderEpochApi,
-  handle(s, _ctx, req) {
+  handle(s, ctx, req) {
     const replicaId = req.replicaId as number; // -2 before v3 (the codec's default), -1 for consumers
     const topics = req.topics as OffsetForLeaderTopic[];
     const refused = replicaId >= 0 && s.metadata.getBroker(replicaId) === undefined;
     if (refused) s.logger.warn({ replica: replicaId }, "OffsetForLeaderEpoch from a replica that is not a live broker");
+    // A consumer (KIP-320) needs DESCRIBE on each topic, unless it has CLUSTER_ACTION, as in Kafka.
+    const names = topics.map((t) => t.topic);
+    const describable = replicaId >= 0 || clusterAllowed(s, ctx, AclOperation.CLUSTER_ACTION)
+      ? new Set(names)
+      : authorizedNames(s, ctx, AclOperation.DESCRIBE, ResourceType.TOPIC, names);
     return {
       throttleTimeMs: 0,
       topics: topics.map((t) => ({
@@ -31,6 +38,8 @@ export const offsetForLeaderEpochHandler: ApiHandler<BrokerServices> = {
         partitions: t.partitions.map((p) => {
           const r = refused
             ? { errorCode: ErrorCode.NOT_LEADER_OR_FOLLOWER, leaderEpoch: -1, endOffset: -1 }
+            : !describable.has(t.topic)
+            ? { errorCode: ErrorCode.TOPIC_AUTHORIZATION_FAILED, leaderEpoch: -1, endOffset: -1 }
             : s.replicaManager.lastOffsetForLeaderEpoch(t.topic, p.partition, p.currentLeaderEpoch, p.leaderEpoch, replicaId);
           return { errorCode: r.errorCode, partition: p.partition, leaderEpoch: r.leaderEpoch, endOffset: BigInt(r.endOffset) };
         }),

@@ -4,6 +4,8 @@
 // (type 4, named by this broker's id): every broker key strand reads, with its dynamic, static or
 // default value; "" (the cluster-wide dynamic defaults): the keys set there. Synonyms from v1 when
 // asked for, documentation from v3 when asked for; v0 reports isDefault instead of a source.
+// Needs DESCRIBE_CONFIGS on the topic, or on the cluster for a broker (authorize_checks.ts).
+import { AclOperation } from "../../authorizer/mod.ts";
 import { topicNameError } from "../../controller/mod.ts";
 import { DescribeConfigsApi } from "../../protocol/mod.ts";
 import type { Struct } from "../../protocol/mod.ts";
@@ -17,6 +19,7 @@ import {
   describeClusterDefaultConfigs,
   describeTopicConfigs,
 } from "../config_describe.ts";
+import { configResourceDenied } from "../authorize_checks.ts";
 import type { ApiHandler } from "../dispatch.ts";
 import type { BrokerServices } from "../services.ts";
 
@@ -59,7 +62,7 @@ export const describeConfigsHandler: ApiHandler<BrokerServices> = {
     const includeDocumentation = ctx.version >= 3 && (req.includeDocumentation as boolean);
     const results = await Promise.all((req.resources as DescribeResource[]).map(async (r): Promise<Struct> => {
       const base = { resourceType: r.resourceType, resourceName: r.resourceName };
-      const d = await describe(s, r);
+      const d = configResourceDenied(s, ctx, AclOperation.DESCRIBE_CONFIGS, r) ?? await describe(s, r);
       if ("errorCode" in d) return { ...base, errorCode: d.errorCode, errorMessage: d.errorMessage, configs: [] };
       const wanted = r.configurationKeys === null || r.configurationKeys.length === 0 ? null : new Set(r.configurationKeys);
       const configs = d.entries.filter((e) => wanted === null || wanted.has(e.name)).map((e) => ({

@@ -5,10 +5,13 @@
 // for the cluster-wide defaults) the keys become the entity's whole set of dynamic values in
 // /config/brokers/<id|<default>> (dynamic_config.ts; a null value leaves its key out, as Kafka
 // does); a key that is not dynamic is refused with INVALID_CONFIG naming it.
+// Needs ALTER_CONFIGS on the topic, or on the cluster for a broker (authorize_checks.ts).
+import { AclOperation } from "../../authorizer/mod.ts";
 import { AlterConfigsApi } from "../../protocol/mod.ts";
 import type { Struct } from "../../protocol/mod.ts";
 import { ErrorCode } from "../../util/mod.ts";
 import { brokerResourceError, ConfigResourceType, duplicateResources, resourceKey } from "../config_describe.ts";
+import { configResourceDenied } from "../authorize_checks.ts";
 import type { ApiHandler } from "../dispatch.ts";
 import type { BrokerServices } from "../services.ts";
 
@@ -45,7 +48,7 @@ async function alter(s: BrokerServices, r: AlterResource, validateOnly: boolean)
 
 export const alterConfigsHandler: ApiHandler<BrokerServices> = {
   api: AlterConfigsApi,
-  async handle(s, _ctx, req) {
+  async handle(s, ctx, req) {
     const resources = req.resources as AlterResource[];
     const duplicates = duplicateResources(resources);
     const validateOnly = req.validateOnly as boolean;
@@ -54,7 +57,7 @@ export const alterConfigsHandler: ApiHandler<BrokerServices> = {
       if (duplicates.has(resourceKey(r))) {
         return { ...base, errorCode: ErrorCode.INVALID_REQUEST, errorMessage: "Each resource must appear at most once." };
       }
-      return { ...base, ...(await alter(s, r, validateOnly)) };
+      return { ...base, ...(configResourceDenied(s, ctx, AclOperation.ALTER_CONFIGS, r) ?? await alter(s, r, validateOnly)) };
     }));
     return { throttleTimeMs: 0, responses };
   },

@@ -4,10 +4,13 @@
 // all), its size in bytes and offsetLag. offsetLag is Kafka's max(highWatermark - logEndOffset, 0)
 // for a current (non-future) log: 0 for a leader; strand has no future logs (AlterReplicaLogDirs),
 // so isFutureKey is false. v4 adds the volume's total and usable bytes (statfs), -1 when unknown.
-// Topics with no requested partition in a dir are left out.
+// Topics with no requested partition in a dir are left out. Needs DESCRIBE on the cluster: else no
+// dirs, and (v3+) CLUSTER_AUTHORIZATION_FAILED, as in Kafka.
+import { AclOperation, ResourceType } from "../../authorizer/mod.ts";
 import { DescribeLogDirsApi, type Struct } from "../../protocol/mod.ts";
 import type { Log } from "../../log/mod.ts";
 import { ErrorCode } from "../../util/mod.ts";
+import { clusterAllowed } from "../authorize_checks.ts";
 import type { ApiHandler } from "../dispatch.ts";
 import type { BrokerServices } from "../services.ts";
 
@@ -47,7 +50,8 @@ function topicsOf(logs: Log[], wanted: Map<string, Set<number>> | null): Struct[
 
 export const describeLogDirsHandler: ApiHandler<BrokerServices> = {
   api: DescribeLogDirsApi,
-  handle(s, _ctx, req) {
+  handle(s, ctx, req) {
+    if (!clusterAllowed(s, ctx, AclOperation.DESCRIBE)) return { throttleTimeMs: 0, errorCode: ErrorCode.CLUSTER_AUTHORIZATION_FAILED, results: [] };
     const requested = req.topics as RequestedTopic[] | null;
     const wanted = requested === null ? null : partitionsByTopic(requested);
     const results = s.logManager.describeDirs().map((d) => {

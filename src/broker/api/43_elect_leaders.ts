@@ -2,10 +2,13 @@
 // replica, v1+ electionType 0 (preferred) or 1 (unclean: any live replica when no ISR member is).
 // topicPartitions null means every partition, and then (as Kafka answers) partitions that needed
 // no election are left out. A broker that is not the active controller answers NOT_CONTROLLER
-// for each partition named.
+// for each partition named. Needs ALTER on the cluster: else CLUSTER_AUTHORIZATION_FAILED at the
+// top (v1+) and for each partition named, as in Kafka.
+import { AclOperation, ResourceType } from "../../authorizer/mod.ts";
 import { ElectLeadersApi } from "../../protocol/mod.ts";
 import { ErrorCode } from "../../util/mod.ts";
 import type { PartitionResult } from "../../controller/mod.ts";
+import { clusterAllowed } from "../authorize_checks.ts";
 import type { ApiHandler } from "../dispatch.ts";
 import type { BrokerServices } from "../services.ts";
 
@@ -19,7 +22,10 @@ export const electLeadersHandler: ApiHandler<BrokerServices> = {
       return { throttleTimeMs: 0, errorCode: ErrorCode.INVALID_REQUEST, replicaElectionResults: [] };
     }
     let results: PartitionResult[];
-    if (!s.controller.isActive) {
+    const denied = !clusterAllowed(s, ctx, AclOperation.ALTER);
+    if (denied) {
+      results = (partitions ?? []).map((tp) => ({ ...tp, errorCode: ErrorCode.CLUSTER_AUTHORIZATION_FAILED, errorMessage: null }));
+    } else if (!s.controller.isActive) {
       results = (partitions ?? []).map((tp) => ({ ...tp, errorCode: ErrorCode.NOT_CONTROLLER, errorMessage: null }));
     } else {
       results = await s.controller.electLeaders(electionType, partitions);
@@ -33,7 +39,7 @@ export const electLeadersHandler: ApiHandler<BrokerServices> = {
     }
     return {
       throttleTimeMs: 0,
-      errorCode: ErrorCode.NONE,
+      errorCode: denied ? ErrorCode.CLUSTER_AUTHORIZATION_FAILED : ErrorCode.NONE,
       replicaElectionResults: [...byTopic].map(([topic, partitionResult]) => ({ topic, partitionResult })),
     };
   },

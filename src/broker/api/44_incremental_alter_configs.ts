@@ -6,6 +6,8 @@
 // or "" for the cluster-wide defaults) the operations change the entity's stored dynamic values
 // (dynamic_config.ts), APPEND and SUBTRACT starting from the value in force when none is stored;
 // a key that is not dynamic is refused with INVALID_CONFIG naming it.
+// Needs ALTER_CONFIGS on the topic, or on the cluster for a broker (authorize_checks.ts).
+import { AclOperation } from "../../authorizer/mod.ts";
 import type { ConfigChange } from "../../controller/mod.ts";
 import { IncrementalAlterConfigsApi } from "../../protocol/mod.ts";
 import type { Struct } from "../../protocol/mod.ts";
@@ -19,6 +21,7 @@ import {
   resourceKey,
   topicDefaultValue,
 } from "../config_describe.ts";
+import { configResourceDenied } from "../authorize_checks.ts";
 import type { ApiHandler } from "../dispatch.ts";
 import { type DynamicValues, noDynamicValues } from "../dynamic_config.ts";
 import type { BrokerServices } from "../services.ts";
@@ -133,14 +136,14 @@ async function alter(s: BrokerServices, r: AlterResource, validateOnly: boolean)
 
 export const incrementalAlterConfigsHandler: ApiHandler<BrokerServices> = {
   api: IncrementalAlterConfigsApi,
-  async handle(s, _ctx, req) {
+  async handle(s, ctx, req) {
     const resources = req.resources as AlterResource[];
     const duplicates = duplicateResources(resources);
     const validateOnly = req.validateOnly as boolean;
     const responses = await Promise.all(resources.map(async (r): Promise<Struct> => {
       const base = { resourceType: r.resourceType, resourceName: r.resourceName };
       if (duplicates.has(resourceKey(r))) return { ...base, ...invalidRequest("Each resource must appear at most once.") };
-      return { ...base, ...(await alter(s, r, validateOnly)) };
+      return { ...base, ...(configResourceDenied(s, ctx, AclOperation.ALTER_CONFIGS, r) ?? await alter(s, r, validateOnly)) };
     }));
     return { throttleTimeMs: 0, responses };
   },
