@@ -2,7 +2,7 @@
 // into those the principal may act on and the rest, a cluster-wide check, and the
 // authorized-operations bit sets of Metadata and DescribeGroups. Everything here is synchronous,
 // so a handler checks and acts in one turn of the event loop.
-import { AclOperation, clusterResourceName, ResourceType } from "../authorizer/mod.ts";
+import { AclOperation, clusterResourceName, ResourceType, supportedOperations } from "../authorizer/mod.ts";
 import { ErrorCode } from "../util/mod.ts";
 import { allowed, requestPrincipal } from "./authorize.ts";
 import { ConfigResourceType } from "./config_describe.ts";
@@ -11,33 +11,6 @@ import type { BrokerServices } from "./services.ts";
 
 /** The schema default of the authorized-operations fields: "not asked for" (Integer.MIN_VALUE). */
 export const AUTHORIZED_OPERATIONS_OMITTED = -2147483648;
-
-/** Kafka's AclEntry.supportedOperations per resource type (what an ALL acl expands to). */
-const supportedOperations: Partial<Record<ResourceType, AclOperation[]>> = {
-  [ResourceType.TOPIC]: [
-    AclOperation.READ,
-    AclOperation.WRITE,
-    AclOperation.CREATE,
-    AclOperation.DESCRIBE,
-    AclOperation.DELETE,
-    AclOperation.ALTER,
-    AclOperation.DESCRIBE_CONFIGS,
-    AclOperation.ALTER_CONFIGS,
-  ],
-  [ResourceType.GROUP]: [AclOperation.READ, AclOperation.DESCRIBE, AclOperation.DELETE],
-  [ResourceType.CLUSTER]: [
-    AclOperation.CREATE,
-    AclOperation.CLUSTER_ACTION,
-    AclOperation.DESCRIBE_CONFIGS,
-    AclOperation.ALTER_CONFIGS,
-    AclOperation.IDEMPOTENT_WRITE,
-    AclOperation.ALTER,
-    AclOperation.DESCRIBE,
-  ],
-  [ResourceType.TRANSACTIONAL_ID]: [AclOperation.DESCRIBE, AclOperation.WRITE],
-  [ResourceType.DELEGATION_TOKEN]: [AclOperation.DESCRIBE],
-  [ResourceType.USER]: [AclOperation.CREATE_TOKENS, AclOperation.DESCRIBE_TOKENS],
-};
 
 /** True when the principal may perform `operation` on the cluster ("kafka-cluster"). */
 export function clusterAllowed(s: BrokerServices, ctx: RequestContext, operation: AclOperation): boolean {
@@ -72,7 +45,7 @@ export function authorizedNames(
 export function authorizedOperations(s: BrokerServices, ctx: RequestContext, resourceType: ResourceType, name: string): number {
   if (s.authorizer !== null) return s.authorizer.authorizedOperations(requestPrincipal(ctx), resourceType, name);
   let bits = 0;
-  for (const op of supportedOperations[resourceType] ?? []) bits |= 1 << op;
+  for (const op of supportedOperations(resourceType)) bits |= 1 << op;
   return bits;
 }
 

@@ -8,6 +8,9 @@ import { test } from "node:test";
 import assert from "node:assert/strict";
 import { AclOperation as Op, ResourceType as Res } from "../../src/authorizer/mod.ts";
 import {
+  CreateAclsApi,
+  DeleteAclsApi,
+  DescribeAclsApi,
   AlterConfigsApi,
   AlterPartitionReassignmentsApi,
   AlterUserScramCredentialsApi,
@@ -482,6 +485,30 @@ test("authorization: every client API denied without its ACL (Kafka's code, noth
           const r = await admin.request(DescribeUserScramCredentialsApi, 0, { users: [{ name: "carol" }] });
           return (r.results as Any[]).map((x) => [x.errorCode, x.credentialInfos.length]);
         },
+      },
+      {
+        api: DescribeAclsApi,
+        version: 3,
+        request: () => ({ resourceTypeFilter: Res.ANY, resourceNameFilter: null, patternTypeFilter: 1, principalFilter: null, hostFilter: null, operation: Op.ANY, permissionType: 1 }),
+        grants: [[Op.DESCRIBE, Res.CLUSTER, "kafka-cluster"]],
+        denied: (r) => assert.deepEqual([r.errorCode, r.resources], [ErrorCode.CLUSTER_AUTHORIZATION_FAILED, []]),
+        allowed: (r) => assert.deepEqual([r.errorCode, r.resources.length], [0, 1], "the grant itself is listed"),
+      },
+      {
+        api: CreateAclsApi,
+        version: 3,
+        request: () => ({ creations: [{ resourceType: Res.TOPIC, resourceName: "by-alice", resourcePatternType: 3, principal: "User:alice", host: "*", operation: Op.ALL, permissionType: 3 }] }),
+        grants: [[Op.ALTER, Res.CLUSTER, "kafka-cluster"]],
+        denied: (r) => assert.deepEqual(r.results.map((x: Any) => x.errorCode), [ErrorCode.CLUSTER_AUTHORIZATION_FAILED]),
+        allowed: (r) => assert.deepEqual(r.results.map((x: Any) => x.errorCode), [0]),
+      },
+      {
+        api: DeleteAclsApi,
+        version: 3,
+        request: () => ({ filters: [{ resourceTypeFilter: Res.TOPIC, resourceNameFilter: "by-alice", patternTypeFilter: 3, principalFilter: null, hostFilter: null, operation: Op.ANY, permissionType: 1 }] }),
+        grants: [[Op.ALTER, Res.CLUSTER, "kafka-cluster"]],
+        denied: (r) => assert.deepEqual(r.filterResults.map((x: Any) => x.errorCode), [ErrorCode.CLUSTER_AUTHORIZATION_FAILED]),
+        allowed: (r) => assert.deepEqual(r.filterResults.map((x: Any) => x.errorCode), [0]),
       },
     ];
 

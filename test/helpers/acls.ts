@@ -1,80 +1,83 @@
-// ACLs for tests, granted through ONE function, grant(): until the real AclAuthorizer is merged it
-// installs a small in-memory Authorizer on the in-process broker (literal names or "*", allow only,
-// Kafka's implied operations: DESCRIBE by READ/WRITE/DELETE/ALTER, DESCRIBE_CONFIGS by
-// ALTER_CONFIGS, everything by ALL). Once CreateAcls exists, grant() becomes a CreateAcls call and
-// the tests stay as they are. Super users (Kafka's super.users) may do everything.
+// ACLs for tests, through the real thing: a broker with Kafka's AclAuthorizer
+// (authorizer.class.name) whose super user is admin, and grant()/revokeAll() as CreateAcls and
+// DeleteAcls sent by admin over a SASL PLAIN connection, then waited for in the broker's cache
+// (what every later request is checked against). Super users may do everything.
+import assert from "node:assert/strict";
 import {
   AclOperation,
-  type Authorizer,
+  AclPermissionType,
+  aclStoreOf,
+  PatternType,
   type RequestPrincipal,
   ResourceType,
 } from "../../src/authorizer/mod.ts";
+import { CreateAclsApi, DeleteAclsApi } from "../../src/protocol/api/mod.ts";
 import type { TestBroker } from "./broker.ts";
+import { saslLogin } from "./sasl.ts";
+import { WireClient } from "./wire.ts";
 
-/** A broker whose one listener is SASL_PLAINTEXT, with PLAIN users admin (the super user) and alice. */
+/** A broker whose one listener is SASL_PLAINTEXT with PLAIN users admin (the super user) and alice, and ACLs on. */
 export const saslAclBroker = {
   listeners: "SASL_PLAINTEXT://127.0.0.1:0",
   "sasl.enabled.mechanisms": "PLAIN,SCRAM-SHA-256",
   "listener.name.sasl_plaintext.plain.sasl.jaas.config": 'org.apache.kafka.common.security.plain.PlainLoginModule required ' +
     'username="admin" password="admin-secret" user_admin="admin-secret" user_alice="alice-secret";',
+  "authorizer.class.name": "kafka.security.authorizer.AclAuthorizer",
+  "super.users": "User:admin",
 };
 
-const supported: Record<number, number[]> = {
-  [ResourceType.TOPIC]: [3, 4, 5, 6, 7, 8, 10, 11],
-  [ResourceType.GROUP]: [3, 8, 6],
-  [ResourceType.CLUSTER]: [5, 9, 10, 11, 12, 7, 8],
-  [ResourceType.TRANSACTIONAL_ID]: [8, 4],
-};
+/** Checks that ACLs are on (saslAclBroker starts the broker with them; nothing to switch at run time). */
+export function enableAcls(tb: TestBroker): void {
+  assert.notEqual(tb.broker.services.authorizer, null, "the broker runs with authorizer.class.name (saslAclBroker)");
+}
 
-const implied: Record<number, number[]> = {
-  [AclOperation.DESCRIBE]: [AclOperation.READ, AclOperation.WRITE, AclOperation.DELETE, AclOperation.ALTER],
-  [AclOperation.DESCRIBE_CONFIGS]: [AclOperation.ALTER_CONFIGS],
-};
-
-class TestAuthorizer implements Authorizer {
-  readonly acls: { principal: string; operation: number; resourceType: number; name: string }[] = [];
-  constructor(readonly superUsers: Set<string>) {}
-
-  authorize(who: RequestPrincipal, operation: AclOperation, resourceType: ResourceType, name: string): boolean {
-    if (this.superUsers.has(who.principal)) return true;
-    const ops = [operation, AclOperation.ALL, ...(implied[operation] ?? [])];
-    return this.acls.some((a) =>
-      (a.principal === who.principal || a.principal === "User:*") && a.resourceType === resourceType &&
-      (a.name === name || a.name === "*") && ops.includes(a.operation as AclOperation)
-    );
-  }
-
-  authorizedOperations(who: RequestPrincipal, resourceType: ResourceType, name: string): number {
-    let bits = 0;
-    for (const op of supported[resourceType] ?? []) if (this.authorize(who, op as AclOperation, resourceType, name)) bits |= 1 << op;
-    return bits;
+async function asAdmin<T>(tb: TestBroker, fn: (c: WireClient) => Promise<T>): Promise<T> {
+  const c = await WireClient.connect(tb.broker.port);
+  try {
+    assert.equal((await saslLogin(c, "PLAIN", "admin", "admin-secret")).errorCode, 0, "admin logs in");
+    return await fn(c);
+  } finally {
+    c.close();
   }
 }
 
-const installed = new WeakMap<object, TestAuthorizer>();
-
-/**
- * Turns authorization on for the broker (nobody but the super users may do anything until
- * granted). Idempotent; grant() calls it.
- */
-export function enableAcls(tb: TestBroker, superUsers: string[] = ["User:admin"]): void {
-  const s = tb.broker.services;
-  if (s.authorizer !== null && installed.get(tb.broker) === s.authorizer) return;
-  const a = new TestAuthorizer(new Set(superUsers));
-  installed.set(tb.broker, a);
-  s.authorizer = a;
+/** Waits (bounded) until the broker's authorizer answers `want` for the check. */
+async function until(tb: TestBroker, who: RequestPrincipal, op: AclOperation, type: ResourceType, name: string, want: boolean): Promise<void> {
+  const a = tb.broker.services.authorizer!;
+  for (let i = 0; i < 200 && a.authorize(who, op, type, name) !== want; i++) await new Promise((r) => setTimeout(r, 25));
+  assert.equal(a.authorize(who, op, type, name), want, `the ACL change reached the broker's cache within 5 s`);
 }
 
-/** Allows `principal` ("User:alice") `operation` on the resource (a literal name, or "*"). */
+/** Allows `principal` ("User:alice") `operation` on the resource (a literal name, or "*"), from any host. */
 export async function grant(tb: TestBroker, principal: string, operation: AclOperation, resourceType: ResourceType, name: string): Promise<void> {
   enableAcls(tb);
-  installed.get(tb.broker)!.acls.push({ principal, operation, resourceType, name });
-  await Promise.resolve();
+  await asAdmin(tb, async (c) => {
+    const r = await c.request(CreateAclsApi, 3, {
+      creations: [{ resourceType, resourceName: name, resourcePatternType: PatternType.LITERAL, principal, host: "*", operation, permissionType: AclPermissionType.ALLOW }],
+    });
+    assert.deepEqual((r.results as { errorCode: number; errorMessage: string | null }[]).map((x) => [x.errorCode, x.errorMessage]), [[0, null]], "CreateAcls");
+  });
+  await until(tb, { principal, host: "127.0.0.1", listener: "SASL_PLAINTEXT" }, operation, resourceType, name, true);
 }
 
-/** Removes every ACL granted (the super users stay). */
+/** Removes every ACL (the super users stay). */
 export async function revokeAll(tb: TestBroker): Promise<void> {
   enableAcls(tb);
-  installed.get(tb.broker)!.acls.length = 0;
-  await Promise.resolve();
+  const all = {
+    resourceTypeFilter: ResourceType.ANY,
+    resourceNameFilter: null,
+    patternTypeFilter: PatternType.ANY,
+    principalFilter: null,
+    hostFilter: null,
+    operation: AclOperation.ANY,
+    permissionType: AclPermissionType.ANY,
+  };
+  await asAdmin(tb, async (c) => {
+    const r = await c.request(DeleteAclsApi, 3, { filters: [all] });
+    assert.deepEqual((r.filterResults as { errorCode: number }[]).map((x) => x.errorCode), [0], "DeleteAcls");
+  });
+  const store = aclStoreOf(tb.broker.services.authorizer)!;
+  const any = { resourceType: ResourceType.ANY, name: null, patternType: PatternType.ANY, principal: null, host: null, operation: AclOperation.ANY, permissionType: AclPermissionType.ANY };
+  for (let i = 0; i < 200 && store.acls(any).length > 0; i++) await new Promise((r) => setTimeout(r, 25));
+  assert.deepEqual(store.acls(any), [], "every ACL is gone from the broker's cache");
 }
