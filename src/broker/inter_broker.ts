@@ -2,12 +2,14 @@
 // and ControlledShutdown (7), a Fetch with a replica id (a follower) and OffsetForLeaderEpoch with
 // one. These change what a broker holds (StopReplica deletes logs) or move its high watermark, so:
 //
+// - In single-node mode (no zookeeper.connect: the embedded registry) nobody may, authorizer or
+//   not: the controller reaches its own broker in process (local_channel.ts) and there is no
+//   other broker, so no such request is ever genuine (a ControlledShutdown with the node's real
+//   epoch from a principal allowed CLUSTER_ACTION would leave the node unable to lead anything).
 // - With an authorizer (authorizer.class.name), the principal needs CLUSTER_ACTION on the
 //   cluster, as Kafka's KafkaApis asks.
 // - Without one, strand goes past Kafka (which then allows everything): only connections on the
-//   inter-broker listener (inter.broker.listener.name / security.inter.broker.protocol) may send
-//   them, and in single-node mode (no zookeeper.connect: the embedded registry) nobody may, since
-//   the controller reaches its own broker in process (local_channel.ts) and there is no other.
+//   inter-broker listener (inter.broker.listener.name / security.inter.broker.protocol).
 //
 // A refusal is answered as Kafka answers a principal without CLUSTER_ACTION (each handler gives
 // the shape: CLUSTER_AUTHORIZATION_FAILED for the control requests, TOPIC_AUTHORIZATION_FAILED per
@@ -23,12 +25,12 @@ import type { BrokerServices } from "./services.ts";
 
 /** Why this connection may not send an inter-broker request, or null when it may. */
 export function interBrokerRefusal(s: BrokerServices, ctx: RequestContext): string | null {
+  if (s.config.zookeeperConnect === null) return "single-node mode (no zookeeper.connect): no other broker or controller exists";
   if (s.authorizer !== null) {
     return allowed(s, ctx, AclOperation.CLUSTER_ACTION, ResourceType.CLUSTER, clusterResourceName)
       ? null
       : `${ctx.conn.principal} has no CLUSTER_ACTION on the cluster`;
   }
-  if (s.config.zookeeperConnect === null) return "single-node mode (no zookeeper.connect): no other broker or controller exists";
   const inter = s.config.security.interBrokerListener;
   if (ctx.conn.listener !== inter) return `listener ${ctx.conn.listener} is not the inter-broker listener ${inter}`;
   return null;
