@@ -170,6 +170,8 @@ test("cluster: inter-broker attacks on the client and the inter-broker listener 
       lc.close();
     }
     await waitFor(() => partitionOf(follower, "victim")!.log.logEndOffset === 3, "the follower has the records");
+    // The real controller's requests and the real follower's fetches were never refused.
+    for (const n of nodes) assert.deepEqual(n.logger.lines.filter((l) => /refused/.test(l.msg)), [], `broker ${n.id} refused nothing genuine`);
     const truth = await registryTruth(connect);
 
     for (const target of nodes) {
@@ -293,6 +295,11 @@ test("cluster: inter-broker attacks on the client and the inter-broker listener 
     await waitFor(() => nodes.every((n) => partitionOf(n, "after")!.log.logEndOffset === 2), "the follower replicated the new topic");
     assert.ok(asked.some((a) => a === "BROKER 9 4 kafka-cluster"), "the brokers' own inter-broker requests were authorized");
     assert.equal(decoy.connections(), 0, "nobody connected to the address only a request named");
+    // Nothing the brokers said to each other was refused: every refusal logged answered the test's requests.
+    for (const n of nodes) {
+      const refused = n.logger.lines.filter((l) => /refused/.test(l.msg));
+      assert.ok(refused.every((l) => l.fields.principal === undefined || l.fields.listener === "CLIENT"), `broker ${n.id}: ${JSON.stringify(refused.filter((l) => l.fields.listener !== "CLIENT"))}`);
+    }
   } finally {
     for (const n of nodes.reverse()) await n.b.stop();
     await decoy.close();
