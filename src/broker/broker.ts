@@ -38,6 +38,7 @@ import { DynamicBrokerConfig } from "./dynamic_config.ts";
 import { watchLogDirFailures } from "./log_dir_events.ts";
 import { RequestDispatcher, type RequestObserver } from "./dispatch.ts";
 import { LocalControllerChannel } from "./local_channel.ts";
+import { ControlFence, registeredBroker } from "./control_fence.ts";
 import { MetadataCache } from "./metadata_cache.ts";
 import { createCoordinator, offsetsTopicEnsurer } from "./group_wiring.ts";
 import { type ConnectionLimits, type NetworkStats, SocketServer } from "./server.ts";
@@ -195,7 +196,10 @@ export class Broker {
     const coordinator = createCoordinator(platform, config, replicaManager, log);
     // The broker's own connections to other brokers log in as the inter-broker listener requires.
     const interBrokerSasl = config.security.interBrokerSasl ?? undefined;
-    const local = new LocalControllerChannel(brokerId, metadata, replicaManager, logDefaults, configAdmin, (topics) => coordinator.onTopicsDeleted(topics));
+    const local = new LocalControllerChannel(brokerId, metadata, replicaManager, logDefaults, configAdmin, (topics) => coordinator.onTopicsDeleted(topics), {
+      registeredBroker: (id) => registeredBroker(registry, id, config.security.interBrokerListener),
+      logger: log,
+    });
     const channel = new RemoteControllerChannel(platform, brokerId, local, log, {
       requestTimeoutMs: config.replication.controllerSocketTimeoutMs,
       backoffMs: CONTROLLER_CHANNEL_BACKOFF_MS,
@@ -241,6 +245,7 @@ export class Broker {
       controlPlane: local,
       controller,
       brokerEpoch: () => brokerEpoch,
+      controlFence: new ControlFence(registry, brokerId, () => brokerEpoch, () => local.controllerEpochSeen),
       async electLeaders(electionType, partitions) {
         if (controller.isActive) return await controller.electLeaders(electionType, partitions);
         const endpoint = local.brokerEndpoint(metadata.controllerId);
@@ -345,11 +350,12 @@ export class Broker {
    */
   async controlledShutdown(): Promise<void> {
     const r = this.config.replication;
-    const epoch = this.services.brokerEpoch();
     for (let attempt = 0; attempt <= r.controlledShutdownMaxRetries; attempt++) {
       if (attempt > 0) await new Promise<void>((resolve) => this.platform.clock.setTimeout(resolve, r.controlledShutdownRetryBackoffMs));
       try {
-        const result = await this.askControllerToShutDown(epoch);
+        // Read at each attempt: a re-registration (session renewal) changes it, and the
+        // controller wants the current one exactly.
+        const result = await this.askControllerToShutDown(this.services.brokerEpoch());
         if (result === null) return; // no other broker: nothing to move
         if (result.errorCode === ErrorCode.NONE && result.remaining.length === 0) {
           this.logger.info({ attempt }, "controlled shutdown succeeded");

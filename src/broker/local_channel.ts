@@ -8,8 +8,16 @@
 // - A request from an older controller epoch than the newest seen is refused whole
 //   (STALE_CONTROLLER_EPOCH); per partition, a state older than the one held is skipped
 //   (ReplicaManager.becomeLeaderOrFollower).
-// - Leaders' endpoints named in a LeaderAndIsr are remembered before its partitions are applied,
-//   so a new follower's fetcher can reach its leader before UpdateMetadata arrives.
+// - A follower reaches its leader only at an address the registry holds: the metadata's live
+//   brokers (from the controller), the live brokers the in-process controller passes (read from
+//   the registry), else the leader's own /brokers/ids/<id> registration, read before the
+//   partitions are applied, so a new follower can fetch before UpdateMetadata arrives. The wire
+//   handler passes no live brokers: a LeaderAndIsr's own liveLeaders addresses are never used.
+//   A leader with no registration (not a live broker) is not followed: the partition still
+//   becomes a follower (it stops leading, as the controller decided), its fetcher finds no
+//   endpoint and waits until the metadata names the leader; a warning says so.
+// - Only controller epochs confirmed against the registry reach this class from the wire
+//   (control_fence.ts); the newest one seen is adopted here, synchronously, at apply time.
 // - A topic's config overrides are not on the wire: a LeaderAndIsr for a topic this broker has no
 //   configs for reads /config/topics/<t> first through ConfigAdmin (Kafka's LogManager reads them
 //   from ZooKeeper when it creates a log), so min.insync.replicas and the log settings hold from
@@ -27,7 +35,7 @@
 import type { BrokerInfo, ConfigAdmin, ControllerChannel, TopicInfo } from "../controller/mod.ts";
 import { effectiveLogConfig, type TopicLogConfig } from "../log/mod.ts";
 import type { ReplicaManager } from "../replication/mod.ts";
-import { ErrorCode, KafkaError, logCreationsInFlightMax, TimeSlice } from "../util/mod.ts";
+import { ErrorCode, KafkaError, logCreationsInFlightMax, type Logger, silentLogger, TimeSlice } from "../util/mod.ts";
 import type { BrokerEndpoint, MetadataCache } from "./metadata_cache.ts";
 
 export class LocalControllerChannel implements ControllerChannel {
@@ -44,7 +52,17 @@ export class LocalControllerChannel implements ControllerChannel {
     private readonly logDefaults: TopicLogConfig,
     private readonly configAdmin: ConfigAdmin | null,
     private readonly onTopicsDeleted: (topics: string[]) => void = () => {},
+    private readonly leaders: {
+      /** Broker `id`'s registration on the inter-broker listener; null when it is not registered. */
+      registeredBroker?: (id: number) => Promise<BrokerEndpoint | null>;
+      logger?: Logger;
+    } = {},
   ) {}
+
+  /** The newest controller epoch applied (what a request's epoch must not be below). */
+  get controllerEpochSeen(): number {
+    return this.controllerEpoch;
+  }
 
   private checkEpoch(epoch: number): void {
     if (epoch < this.controllerEpoch) {
@@ -74,6 +92,7 @@ export class LocalControllerChannel implements ControllerChannel {
     for (const b of liveBrokers) this.leaderEndpoints.set(b.id, { id: b.id, host: b.host, port: b.port, rack: b.rack });
     const configs = new Map<string, Record<string, string>>();
     for (const t of topics) configs.set(t.name, await this.topicConfigs(t));
+    await this.resolveLeaders(brokerId, controllerEpoch, topics);
     // Re-checked after the reads: a newer controller may have spoken meanwhile.
     this.checkEpoch(controllerEpoch);
     const slice = new TimeSlice();
@@ -93,6 +112,32 @@ export class LocalControllerChannel implements ControllerChannel {
           this.replicaManager.becomeLeaderOrFollower(p, config);
           i++;
         }
+      }
+    }
+  }
+
+  /**
+   * Reads the registration of each leader this broker is told to follow that neither the metadata
+   * nor an earlier read knows; a leader with none is left unknown (its fetcher waits) and logged.
+   */
+  private async resolveLeaders(brokerId: number, controllerEpoch: number, topics: TopicInfo[]): Promise<void> {
+    const lookup = this.leaders.registeredBroker;
+    if (lookup === undefined) return;
+    const wanted = new Set<number>();
+    for (const t of topics) {
+      for (const p of t.partitions) {
+        if (p.leader < 0 || p.leader === brokerId || !(p.replicas.includes(brokerId) || (p.addingReplicas ?? []).includes(brokerId))) continue;
+        if (this.brokerEndpoint(p.leader) === undefined) wanted.add(p.leader);
+      }
+    }
+    for (const id of wanted) {
+      const e = await lookup(id);
+      if (e !== null) this.leaderEndpoints.set(id, e);
+      else {
+        (this.leaders.logger ?? silentLogger).warn(
+          { leader: id, controllerEpoch },
+          "LeaderAndIsr names a leader that is not a registered broker: not fetching from it until the metadata names it",
+        );
       }
     }
   }

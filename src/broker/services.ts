@@ -10,6 +10,7 @@ import type { Registry } from "../registry/mod.ts";
 import type { ReplicaManager } from "../replication/mod.ts";
 import type { Logger } from "../util/mod.ts";
 import type { BrokerConfig } from "./config.ts";
+import type { ControlFence } from "./control_fence.ts";
 import type { DynamicBrokerConfig } from "./dynamic_config.ts";
 import type { MetadataCache } from "./metadata_cache.ts";
 
@@ -41,6 +42,8 @@ export interface BrokerServices {
   >;
   /** The czxid of this broker's /brokers/ids/<id> registration (Kafka's broker epoch). */
   brokerEpoch(): bigint;
+  /** Checks a control request's controller and broker epochs against the registry (control_fence.ts). */
+  controlFence: ControlFence;
   /** For state kept in the registry by old clients (OffsetCommit v0). */
   registry: Registry;
   clock: Clock;

@@ -110,8 +110,10 @@ export class BrokerEvents {
     const ctx = this.ctx;
     const info = ctx.liveBrokers.get(brokerId);
     if (info === undefined) return { errorCode: ErrorCode.BROKER_NOT_AVAILABLE, remaining: [] };
-    // Kafka refuses only an older registration; -1 is a broker that does not know its epoch.
-    if (brokerEpoch !== -1n && brokerEpoch < info.epoch) return { errorCode: ErrorCode.STALE_BROKER_EPOCH, remaining: [] };
+    // Kafka refuses only an older registration and lets -1 (unknown) pass; strand wants the
+    // registration exactly, so a request that cannot name it (v1, or forged) moves nothing. A
+    // broker whose newer registration this controller has not read yet retries.
+    if (brokerEpoch !== info.epoch) return { errorCode: ErrorCode.STALE_BROKER_EPOCH, remaining: [] };
     ctx.shuttingDown.add(brokerId);
     const { moved, remaining } = await moveLeadershipOff(ctx, brokerId);
     this.logger.info({ broker: brokerId, movedLeaders: moved, remaining: remaining.length }, "controlled shutdown");

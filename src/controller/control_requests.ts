@@ -37,9 +37,11 @@ const securityProtocolIds: Record<string, number> = { PLAINTEXT: 0, SSL: 1, SASL
 const securityProtocolNames = ["PLAINTEXT", "SSL", "SASL_PLAINTEXT", "SASL_SSL"];
 
 /**
- * Whether a control request's broker epoch is older than the receiving broker's registration
- * (STALE_BROKER_EPOCH). -1: the sender does not know it. A newer one is accepted, as Kafka does:
- * the controller may see a re-registration before the broker has learnt its own new czxid.
+ * Kafka's rule (isBrokerEpochStale): whether a control request's broker epoch is older than the
+ * receiving broker's registration. -1 (the sender does not know it) and a newer one pass: the
+ * controller may see a re-registration before the broker has learnt its own new czxid. strand's
+ * broker is stricter (broker/control_fence.ts: the registration exactly, confirmed in the
+ * registry when newer); this stays for what Kafka would answer.
  */
 export function isStaleBrokerEpoch(requestBrokerEpoch: bigint, currentBrokerEpoch: bigint): boolean {
   return requestBrokerEpoch !== UNKNOWN_BROKER_EPOCH && requestBrokerEpoch < currentBrokerEpoch;

@@ -129,6 +129,12 @@ export interface Registry {
    * function that unsubscribes.
    */
   onNewSession(fn: () => void): () => void;
+  /**
+   * Optional (ZooKeeper's sync): waits until the server this session reads from has caught up with
+   * the ensemble's leader for path, so a read after it sees every write committed before it. The
+   * embedded registry has one copy, always current, and leaves it out.
+   */
+  sync?(path: string): Promise<void>;
   /** Ends the session: its ephemeral nodes are deleted and their watches fire. */
   close(): Promise<void>;
 }

@@ -181,6 +181,10 @@ export class ZooKeeperRegistry implements Registry {
     return await mapped(this.client.setData(path, data, version));
   }
 
+  async sync(path: string): Promise<void> {
+    await this.read(() => this.client.sync(path));
+  }
+
   async getChildren(path: string, watch?: Watcher): Promise<string[]> {
     const { children } = await this.read(() => this.client.getChildren(path, watch));
     return children.sort();

@@ -353,7 +353,7 @@ export class ReplicaManager implements FollowerLog {
     if (!p.isLeader) return { ...out, errorCode: ErrorCode.NOT_LEADER_OR_FOLLOWER };
     const epochError = p.checkLeaderEpoch(req.currentLeaderEpoch ?? -1);
     if (epochError !== ErrorCode.NONE) return { ...out, errorCode: epochError };
-    if (replicaId >= 0 && !p.isReplica(replicaId)) return { ...out, errorCode: ErrorCode.NOT_LEADER_OR_FOLLOWER };
+    if (replicaId >= 0 && !p.isReplica(replicaId)) return { ...out, errorCode: notAssignedReplicaError(req.currentLeaderEpoch ?? -1) };
     out.highWatermark = p.highWatermark;
     out.lastStableOffset = p.highWatermark;
     out.logStartOffset = p.log.logStartOffset;
@@ -463,7 +463,7 @@ export class ReplicaManager implements FollowerLog {
    * log (the start of the next higher epoch, or the log end offset for the latest), with the
    * largest epoch at or below the one asked for; -1/-1 when the log knows no such epoch.
    */
-  lastOffsetForLeaderEpoch(topic: string, partition: number, currentLeaderEpoch: number, leaderEpoch: number, _replicaId: number) {
+  lastOffsetForLeaderEpoch(topic: string, partition: number, currentLeaderEpoch: number, leaderEpoch: number, replicaId: number) {
     const none = { leaderEpoch: -1, endOffset: -1 };
     const p = this.getPartition(topic, partition);
     if (this.isOffline(topic, partition)) return { ...none, errorCode: ErrorCode.KAFKA_STORAGE_ERROR };
@@ -471,6 +471,8 @@ export class ReplicaManager implements FollowerLog {
     if (!p.isLeader) return { ...none, errorCode: ErrorCode.NOT_LEADER_OR_FOLLOWER };
     const epochError = p.checkLeaderEpoch(currentLeaderEpoch);
     if (epochError !== ErrorCode.NONE) return { ...none, errorCode: epochError };
+    // strand, past Kafka: a follower's question needs a follower of this partition.
+    if (replicaId >= 0 && !p.isReplica(replicaId)) return { ...none, errorCode: notAssignedReplicaError(currentLeaderEpoch) };
     const r = p.log.endOffsetForEpoch(leaderEpoch);
     return { errorCode: ErrorCode.NONE, ...(r ?? none) };
   }
@@ -587,4 +589,13 @@ export function recordRulesOf(topic: string, partition: number, config: TopicLog
     nowMs,
     decompressedBytesMax,
   };
+}
+
+/**
+ * Kafka's answer to a replica id that is not one of the partition's followers (Partition's
+ * followerReplicaOrThrow): UNKNOWN_LEADER_EPOCH when the request named the current leader epoch
+ * (the replica may be one being added, so it retries), else NOT_LEADER_OR_FOLLOWER.
+ */
+function notAssignedReplicaError(currentLeaderEpoch: number): number {
+  return currentLeaderEpoch >= 0 ? ErrorCode.UNKNOWN_LEADER_EPOCH : ErrorCode.NOT_LEADER_OR_FOLLOWER;
 }

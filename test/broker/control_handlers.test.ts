@@ -11,6 +11,8 @@ import { controlledShutdownHandler } from "../../src/broker/api/07_controlled_sh
 import { offsetForLeaderEpochHandler } from "../../src/broker/api/23_offset_for_leader_epoch.ts";
 import type { ApiHandler, RequestContext } from "../../src/broker/dispatch.ts";
 import type { BrokerServices } from "../../src/broker/services.ts";
+import { ControlFence } from "../../src/broker/control_fence.ts";
+import { type Registry, RegistryError } from "../../src/registry/mod.ts";
 import {
   decodeLeaderAndIsrResponse,
   decodeStopReplicaResponse,
@@ -36,8 +38,9 @@ function through(schema: MessageSchema, version: number, s: Struct): Struct {
 }
 
 /** Runs a handler as the dispatcher would: request and answer through the codec. */
-async function call(h: ApiHandler<BrokerServices>, s: BrokerServices, version: number, body: Struct): Promise<Struct> {
-  const ctx = { version, header: { apiKey: h.api.apiKey, apiVersion: version, correlationId: 1, clientId: null } } as unknown as RequestContext;
+async function call(h: ApiHandler<BrokerServices>, s: BrokerServices, version: number, body: Struct, listener = "PLAINTEXT"): Promise<Struct> {
+  const conn = { id: 1, listener, remote: "127.0.0.1:5555", host: "127.0.0.1", principal: "User:ANONYMOUS" };
+  const ctx = { version, conn, header: { apiKey: h.api.apiKey, apiVersion: version, correlationId: 1, clientId: null } } as unknown as RequestContext;
   const answer = await h.handle(s, ctx, through(h.api.request, version, body));
   assert.ok(answer !== null);
   return through(h.api.response, version, answer);
@@ -49,16 +52,40 @@ interface Calls {
   stopReplica: unknown[][];
 }
 
-function services(opts: { epoch?: bigint; fail?: KafkaError; active?: boolean } = {}): { s: BrokerServices; calls: Calls } {
+/**
+ * A registry holding what the fence reads: /controller 0 at /controller_epoch 3, and broker 1
+ * registered by this session with czxid `registered`.
+ */
+function fakeRegistry(registered: bigint): Registry {
+  const enc = new TextEncoder();
+  const nodes = new Map<string, Uint8Array>([["/controller", enc.encode('{"version":2,"brokerid":0,"timestamp":"1"}')], ["/controller_epoch", enc.encode("3")]]);
+  return {
+    sessionId: 42n,
+    getData: (path: string) => {
+      const data = nodes.get(path);
+      return data === undefined ? Promise.reject(new RegistryError("NoNode", path)) : Promise.resolve({ data, stat: {} });
+    },
+    exists: (path: string) => Promise.resolve(path === "/brokers/ids/1" ? { czxid: registered, ephemeralOwner: 42n } : null),
+  } as unknown as Registry;
+}
+
+function services(opts: { epoch?: bigint; registered?: bigint; fail?: KafkaError; active?: boolean } = {}): { s: BrokerServices; calls: Calls } {
   const calls: Calls = { leaderAndIsr: [], updateMetadata: [], stopReplica: [] };
   const plane = (name: keyof Calls) => (...args: unknown[]) => {
     calls[name].push(args);
     return opts.fail ? Promise.reject(opts.fail) : Promise.resolve();
   };
+  const epoch = opts.epoch ?? 100n;
   const s = {
     brokerId: 1,
-    brokerEpoch: () => opts.epoch ?? 100n,
-    config: { listeners: [{ name: "PLAINTEXT", host: "127.0.0.1", port: 9092 }], security: { interBrokerListener: "PLAINTEXT" } },
+    brokerEpoch: () => epoch,
+    controlFence: new ControlFence(fakeRegistry(opts.registered ?? epoch), 1, () => epoch, () => 0),
+    authorizer: null,
+    config: {
+      listeners: [{ name: "PLAINTEXT", host: "127.0.0.1", port: 9092 }, { name: "CLIENT", host: "127.0.0.1", port: 9093 }],
+      security: { interBrokerListener: "PLAINTEXT" },
+      zookeeperConnect: "127.0.0.1:2181",
+    },
     logger: silentLogger,
     authorizer: null,
     controlPlane: { leaderAndIsr: plane("leaderAndIsr"), updateMetadata: plane("updateMetadata"), stopReplica: plane("stopReplica") },
@@ -87,7 +114,7 @@ const topics: TopicInfo[] = [{ name: "t", topicId: id, partitions: [state(0, [1,
 const leaders: BrokerInfo[] = [{ id: 2, host: "b2", port: 9093, rack: null, epoch: 7n }];
 
 test("LeaderAndIsr handler: the local call, per-partition answers, and stale epochs", async () => {
-  for (const v of [0, 2, 4, 5, 6, 7]) {
+  for (const v of [2, 4, 5, 6, 7]) {
     const { s, calls } = services();
     const answer = await call(leaderAndIsrHandler, s, v, leaderAndIsrRequest(0, 3, 100n, topics, leaders, v));
     assert.equal(calls.leaderAndIsr.length, 1);
@@ -95,7 +122,8 @@ test("LeaderAndIsr handler: the local call, per-partition answers, and stale epo
     assert.equal(brokerId, 1);
     assert.equal(controllerEpoch, 3);
     assert.deepEqual(gotTopics.map((t) => t.partitions.map((p) => p.partition)), [[0, 1]]);
-    assert.deepEqual(gotLeaders, [{ ...leaders[0], epoch: -1n }]);
+    // The request's leader addresses are never used: the local channel finds leaders in the registry.
+    assert.deepEqual(gotLeaders, []);
     // Partition 1's replicas do not include broker 1: ignored, as Kafka does.
     assert.deepEqual(decodeLeaderAndIsrResponse(v, answer, gotTopics), {
       errorCode: 0,
@@ -107,12 +135,35 @@ test("LeaderAndIsr handler: the local call, per-partition answers, and stale epo
   const refused = await call(leaderAndIsrHandler, stale.s, 6, leaderAndIsrRequest(0, 3, 100n, topics, leaders, 6));
   assert.equal(stale.calls.leaderAndIsr.length, 0);
   assert.equal(refused.errorCode, ErrorCode.STALE_BROKER_EPOCH);
-  // Unknown (-1) and newer broker epochs pass.
+  // Unknown (-1), and newer than the registration, are refused too (strand, past Kafka) ...
   for (const epoch of [-1n, 102n]) {
-    const ok = services({ epoch: 101n });
-    assert.equal((await call(leaderAndIsrHandler, ok.s, 6, leaderAndIsrRequest(0, 3, epoch, topics, leaders, 6))).errorCode, 0);
-    assert.equal(ok.calls.leaderAndIsr.length, 1);
+    const refusedToo = services({ epoch: 101n });
+    assert.equal((await call(leaderAndIsrHandler, refusedToo.s, 6, leaderAndIsrRequest(0, 3, epoch, topics, leaders, 6))).errorCode, ErrorCode.STALE_BROKER_EPOCH);
+    assert.equal(refusedToo.calls.leaderAndIsr.length, 0);
   }
+  // ... and v0-1, which cannot carry one.
+  const v1 = services();
+  assert.equal((await call(leaderAndIsrHandler, v1.s, 1, leaderAndIsrRequest(0, 3, 100n, topics, leaders, 1))).errorCode, ErrorCode.STALE_BROKER_EPOCH);
+  // A newer epoch that the registry shows is this broker's registration (this broker re-registered
+  // and has not learnt its czxid yet) passes.
+  const renewed = services({ epoch: 101n, registered: 102n });
+  assert.equal((await call(leaderAndIsrHandler, renewed.s, 6, leaderAndIsrRequest(0, 3, 102n, topics, leaders, 6))).errorCode, 0);
+  assert.equal(renewed.calls.leaderAndIsr.length, 1);
+  // A controller the registry does not hold (another id, another epoch): STALE_CONTROLLER_EPOCH, nothing applied.
+  for (const [controllerId, controllerEpoch] of [[2, 3], [0, 4], [0, 2147483647], [1, 3]]) {
+    const forged = services();
+    const r = await call(leaderAndIsrHandler, forged.s, 6, leaderAndIsrRequest(controllerId, controllerEpoch, 100n, topics, leaders, 6));
+    assert.equal(r.errorCode, ErrorCode.STALE_CONTROLLER_EPOCH, `controller ${controllerId} epoch ${controllerEpoch}`);
+    assert.equal(forged.calls.leaderAndIsr.length, 0);
+  }
+  // Not on the inter-broker listener: CLUSTER_AUTHORIZATION_FAILED on every partition.
+  const client = services();
+  const denied = await call(leaderAndIsrHandler, client.s, 4, leaderAndIsrRequest(0, 3, 100n, topics, leaders, 4), "CLIENT");
+  assert.deepEqual(decodeLeaderAndIsrResponse(4, denied, topics), {
+    errorCode: ErrorCode.CLUSTER_AUTHORIZATION_FAILED,
+    partitions: [0, 1].map((partition) => ({ topic: "t", partition, errorCode: ErrorCode.CLUSTER_AUTHORIZATION_FAILED })),
+  });
+  assert.equal(client.calls.leaderAndIsr.length, 0);
   // A stale controller: the whole request, every partition.
   const old = services({ fail: new KafkaError(ErrorCode.STALE_CONTROLLER_EPOCH, "old") });
   const body = await call(leaderAndIsrHandler, old.s, 4, leaderAndIsrRequest(0, 3, 100n, topics, leaders, 4));
@@ -124,7 +175,7 @@ test("LeaderAndIsr handler: the local call, per-partition answers, and stale epo
 
 test("UpdateMetadata handler: brokers, topics and deleted topics reach the control plane", async () => {
   const brokers: BrokerInfo[] = [{ id: 1, host: "b1", port: 9092, rack: "r", epoch: 1n }, ...leaders];
-  for (const v of [0, 3, 5, 7, 8]) {
+  for (const v of [5, 7, 8]) {
     const { s, calls } = services();
     const answer = await call(updateMetadataHandler, s, v, updateMetadataRequest(0, 3, 100n, brokers, topics, ["gone"], v));
     assert.equal(answer.errorCode, 0);
@@ -139,6 +190,16 @@ test("UpdateMetadata handler: brokers, topics and deleted topics reach the contr
   assert.equal(stale.calls.updateMetadata.length, 0);
   const old = services({ fail: new KafkaError(ErrorCode.STALE_CONTROLLER_EPOCH, "old") });
   assert.equal((await call(updateMetadataHandler, old.s, 7, updateMetadataRequest(0, 3, 100n, brokers, topics, [], 7))).errorCode, ErrorCode.STALE_CONTROLLER_EPOCH);
+  // v0-4 carry no broker epoch; a forged controller epoch; the client listener: refused, nothing applied.
+  for (const [v, epoch, listener, code] of [
+    [3, 3, "PLAINTEXT", ErrorCode.STALE_BROKER_EPOCH],
+    [7, 2147483647, "PLAINTEXT", ErrorCode.STALE_CONTROLLER_EPOCH],
+    [7, 3, "CLIENT", ErrorCode.CLUSTER_AUTHORIZATION_FAILED],
+  ] as const) {
+    const x = services();
+    assert.equal((await call(updateMetadataHandler, x.s, v, updateMetadataRequest(0, epoch, 100n, brokers, topics, [], v), listener)).errorCode, code);
+    assert.equal(x.calls.updateMetadata.length, 0);
+  }
 });
 
 test("StopReplica handler: one call per deletePartition value, answers per partition", async () => {
@@ -161,12 +222,22 @@ test("StopReplica handler: one call per deletePartition value, answers per parti
   const v1 = services();
   await call(stopReplicaHandler, v1.s, 1, stopReplicaRequest(0, 3, 100n, parts.filter((p) => p.deletePartition), 1));
   assert.deepEqual(v1.calls.stopReplica, [[1, 3, [{ topic: "a", partition: 0 }, { topic: "b", partition: 0 }], true]]);
-  // Stale epochs: everything refused.
-  for (const [opts, code] of [[{ epoch: 101n }, ErrorCode.STALE_BROKER_EPOCH], [{ fail: new KafkaError(ErrorCode.STALE_CONTROLLER_EPOCH, "old") }, ErrorCode.STALE_CONTROLLER_EPOCH]] as const) {
+  // Stale or forged epochs, v0 (no broker epoch), the client listener: everything refused.
+  const cases: [Parameters<typeof services>[0], number, number, number, string, number][] = [
+    [{ epoch: 101n }, 3, 3, 0, "PLAINTEXT", ErrorCode.STALE_BROKER_EPOCH],
+    [{ fail: new KafkaError(ErrorCode.STALE_CONTROLLER_EPOCH, "old") }, 3, 3, 0, "PLAINTEXT", ErrorCode.STALE_CONTROLLER_EPOCH],
+    [{}, 0, 1, 0, "PLAINTEXT", ErrorCode.STALE_BROKER_EPOCH],
+    [{}, 3, 2147483647, 0, "PLAINTEXT", ErrorCode.STALE_CONTROLLER_EPOCH],
+    [{}, 3, 3, 2, "PLAINTEXT", ErrorCode.STALE_CONTROLLER_EPOCH],
+    [{}, 3, 3, 0, "CLIENT", ErrorCode.CLUSTER_AUTHORIZATION_FAILED],
+  ];
+  for (const [opts, v, controllerEpoch, controllerId, listener, code] of cases) {
     const x = services(opts);
-    const r = decodeStopReplicaResponse(await call(stopReplicaHandler, x.s, 3, stopReplicaRequest(0, 3, 100n, parts, 3)));
+    const sent = v === 0 ? parts.filter((p) => p.deletePartition) : parts;
+    const r = decodeStopReplicaResponse(await call(stopReplicaHandler, x.s, v, stopReplicaRequest(controllerId, controllerEpoch, 100n, sent, v), listener));
     assert.equal(r.errorCode, code);
-    assert.deepEqual(r.partitions.map((p) => p.errorCode), [code, code, code]);
+    assert.deepEqual(r.partitions.map((p) => p.errorCode), sent.map(() => code));
+    if (opts?.fail === undefined) assert.equal(x.calls.stopReplica.length, 0);
   }
   // Another failure: that call's partitions carry it, the request does not.
   const broken = services({ fail: new KafkaError(ErrorCode.KAFKA_STORAGE_ERROR, "disk") });
@@ -186,6 +257,10 @@ test("ControlledShutdown handler: the controller's answer, NOT_CONTROLLER when i
   }
   const { s } = services();
   assert.equal((await call(controlledShutdownHandler, s, 2, { brokerId: 4, brokerEpoch: 5n })).errorCode, ErrorCode.STALE_BROKER_EPOCH);
+  assert.deepEqual(await call(controlledShutdownHandler, s, 3, { brokerId: 4, brokerEpoch: 9n }, "CLIENT"), {
+    errorCode: ErrorCode.CLUSTER_AUTHORIZATION_FAILED,
+    remainingPartitions: [],
+  });
   const inactive = services({ active: false });
   assert.deepEqual(await call(controlledShutdownHandler, inactive.s, 3, { brokerId: 4, brokerEpoch: 9n }), {
     errorCode: ErrorCode.NOT_CONTROLLER,
@@ -214,4 +289,11 @@ test("OffsetForLeaderEpoch handler: the replica manager's answer per partition; 
   for (const t of stranger.topics as { partitions: { errorCode: number; endOffset: bigint }[] }[]) {
     assert.deepEqual(t.partitions.map((p) => [p.errorCode, p.endOffset]), [[ErrorCode.NOT_LEADER_OR_FOLLOWER, -1n]]);
   }
+  // A follower's question on the client listener: TOPIC_AUTHORIZATION_FAILED (Kafka's answer
+  // without CLUSTER_ACTION); a consumer's there is answered.
+  const outside = await call(offsetForLeaderEpochHandler, s, 4, req(2), "CLIENT");
+  for (const t of outside.topics as { partitions: { errorCode: number; endOffset: bigint }[] }[]) {
+    assert.deepEqual(t.partitions.map((p) => [p.errorCode, p.endOffset]), [[ErrorCode.TOPIC_AUTHORIZATION_FAILED, -1n]]);
+  }
+  assert.equal(((await call(offsetForLeaderEpochHandler, s, 4, req(-1), "CLIENT")).topics as { partitions: { errorCode: number }[] }[])[0].partitions[0].errorCode, 0);
 });

@@ -45,14 +45,17 @@ test("controlled shutdown moves the broker's leaderships, drops it from ISRs, st
   });
 });
 
-test("controlled shutdown refuses an older broker epoch and unknown brokers; -1 is accepted", async () => {
+test("controlled shutdown wants the broker's registration exactly (older, newer and -1 refused) and refuses unknown brokers", async () => {
   await withHarness({}, async (h) => {
     await h.createTopic("t", [[1, 2]]);
     const epoch = await h.brokerEpoch(1);
-    assert.equal((await h.controller.controlledShutdown(1, epoch - 1n)).errorCode, ErrorCode.STALE_BROKER_EPOCH);
+    // -1 is what v1 (no broker epoch field) and a sender that cannot name the registration carry.
+    for (const e of [epoch - 1n, epoch + 1n, -1n]) {
+      assert.equal((await h.controller.controlledShutdown(1, e)).errorCode, ErrorCode.STALE_BROKER_EPOCH, `epoch ${e}`);
+    }
     assert.equal((await h.state("t", 0)).leader, 1, "nothing moved");
     assert.equal((await h.controller.controlledShutdown(9, -1n)).errorCode, ErrorCode.BROKER_NOT_AVAILABLE);
-    const r = await h.controller.controlledShutdown(1, -1n);
+    const r = await h.controller.controlledShutdown(1, epoch);
     assert.deepEqual([r.errorCode, r.remaining], [ErrorCode.NONE, []]);
     assert.equal((await h.state("t", 0)).leader, 2);
   });

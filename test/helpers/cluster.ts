@@ -56,6 +56,11 @@ export interface ClusterOptions {
   label?: string;
   /** The security protocol of the brokers' one listener (default PLAINTEXT); its name is the same. */
   listenerProtocol?: "PLAINTEXT" | "SASL_PLAINTEXT" | "SSL" | "SASL_SSL";
+  /**
+   * A second PLAINTEXT listener, BROKER, on its own port, as inter.broker.listener.name: the
+   * brokers talk to each other there, and clients (the broker's `port`) on the first one.
+   */
+  interBrokerListener?: boolean;
 }
 
 /** Defaults for test clusters: no auto-created topics, quick session expiry and ISR shrink. */
@@ -334,6 +339,12 @@ export class Cluster {
           "admin.listeners": `http://127.0.0.1:${adminPort}`,
           "zookeeper.connect": `${zk.connectString}${cluster.chroot}`,
         };
+        if (options.interBrokerListener === true) {
+          const client = options.listenerProtocol ?? "PLAINTEXT";
+          config["listeners"] += `,BROKER://127.0.0.1:${await freePort()}`;
+          config["listener.security.protocol.map"] = `${client}:${client},BROKER:PLAINTEXT`;
+          config["inter.broker.listener.name"] = "BROKER";
+        }
         const args = [...command, "--log-level", options.logLevel ?? "info", ...Object.entries(config).flatMap(([k, v]) => ["--override", `${k}=${v}`])];
         cluster.brokers.push(new ClusterBroker(cluster, id, port, adminPort, logDir, logFile, args));
       }

@@ -2,9 +2,13 @@
 // fetch sessions (KIP-227), answering session id 0, which tells clients to keep sending full
 // requests; a request naming a session id answers FETCH_SESSION_ID_NOT_FOUND. Consumers read up to
 // the high watermark; followers (replica_id >= 0; in v15+ ReplicaState.replicaId) up to the log
-// end offset, and their fetch offset moves the high watermark (ReplicaManager). A replica id that
-// is not a live broker of the cluster is refused with NOT_LEADER_OR_FOLLOWER for every partition
-// (Kafka answers an authorization error; strand has no ACLs to consult). currentLeaderEpoch (v9+)
+// end offset, and their fetch offset moves the high watermark (ReplicaManager). A follower must be
+// allowed to send inter-broker requests (inter_broker.ts: CLUSTER_ACTION with an authorizer, else
+// the inter-broker listener, never in single-node mode); otherwise every partition answers
+// TOPIC_AUTHORIZATION_FAILED, as Kafka answers a follower without CLUSTER_ACTION. A replica id
+// that is not a live broker of the cluster is refused with NOT_LEADER_OR_FOLLOWER for every
+// partition, and one not assigned to a partition as Kafka does (ReplicaManager: UNKNOWN_LEADER_EPOCH
+// when the request names a current leader epoch, else NOT_LEADER_OR_FOLLOWER). currentLeaderEpoch (v9+)
 // is checked (FENCED_LEADER_EPOCH / UNKNOWN_LEADER_EPOCH). max_wait_ms is capped at
 // limits.fetchMaxWaitMsMax.
 //
@@ -18,6 +22,7 @@ import { AclOperation, ResourceType } from "../../authorizer/mod.ts";
 import { bytesEqual, ErrorCode, fetchMaxWaitMsMax, zeroUuid } from "../../util/mod.ts";
 import { authorizedNames } from "../authorize_checks.ts";
 import type { ApiHandler } from "../dispatch.ts";
+import { refuseInterBroker } from "../inter_broker.ts";
 import type { BrokerEndpoint } from "../metadata_cache.ts";
 import type { BrokerServices } from "../services.ts";
 
@@ -69,6 +74,9 @@ export const fetchHandler: ApiHandler<BrokerServices> = {
       return { ...base, errorCode: ErrorCode.FETCH_SESSION_ID_NOT_FOUND, responses: [] };
     }
     const replicaId = ctx.version >= REPLICA_STATE_FROM ? (req.replicaState as { replicaId: number }).replicaId : req.replicaId as number;
+    if (replicaId >= 0 && refuseInterBroker(s, ctx, "Fetch", { replica: replicaId })) {
+      return { ...base, errorCode: ErrorCode.NONE, responses: refusedFollower(topics, ctx.version >= TOPIC_IDS_FROM) };
+    }
     const refusedReplica = replicaId >= 0 && (replicaId === s.brokerId || s.metadata.getBroker(replicaId) === undefined);
     const byId = ctx.version >= TOPIC_IDS_FROM;
     // Each topic's name; null for an id this broker does not know.
@@ -131,3 +139,12 @@ export const fetchHandler: ApiHandler<BrokerServices> = {
     return { ...base, errorCode: ErrorCode.NONE, responses, nodeEndpoints };
   },
 };
+
+/** A follower that may not fetch: every partition TOPIC_AUTHORIZATION_FAILED (Kafka's answer). */
+function refusedFollower(topics: FetchTopic[], byId: boolean): Struct[] {
+  return topics.map((t) => ({
+    topic: byId ? "" : t.topic,
+    topicId: t.topicId,
+    partitions: t.partitions.map((p) => errorPartition(p.partition, ErrorCode.TOPIC_AUTHORIZATION_FAILED)),
+  }));
+}

@@ -1,17 +1,23 @@
 // LeaderAndIsr (4), v0-7: the controller's partition states for this broker (which it leads,
 // which it follows and from whom), applied through the local control plane, the same call the
-// controller makes when it runs in this process. Answers, as Kafka does: STALE_BROKER_EPOCH
-// (v2+: the request names an older registration of this broker) or STALE_CONTROLLER_EPOCH (an
-// older controller) for the whole request, echoed on every partition; otherwise per partition
+// controller makes when it runs in this process. Checked first, in this order (each refusal
+// answered for the whole request and echoed on every partition, as Kafka's getErrorResponse):
+// CLUSTER_AUTHORIZATION_FAILED when the sender may not send inter-broker requests
+// (inter_broker.ts: CLUSTER_ACTION with an authorizer; else only the inter-broker listener, never
+// in single-node mode); STALE_BROKER_EPOCH when the broker epoch is not this broker's
+// registration, STALE_CONTROLLER_EPOCH when the sender is not the registry's controller
+// (control_fence.ts; v0-1 carry no broker epoch and are always refused). Otherwise per partition
 // NONE, or UNKNOWN_TOPIC_OR_PARTITION for a partition whose replicas do not include this broker
 // (ignored, as Kafka ignores it). Another expected failure (KafkaError) is answered on every
-// partition.
-import { decodeLeaderAndIsrRequest, isStaleBrokerEpoch, leaderAndIsrResponse } from "../../controller/mod.ts";
+// partition. The request's liveLeaders addresses are not used: a follower reaches its leader at
+// the address the metadata or the registry holds (local_channel.ts).
+import { decodeLeaderAndIsrRequest, leaderAndIsrResponse } from "../../controller/mod.ts";
 import { LeaderAndIsrApi } from "../../protocol/mod.ts";
 import type { PartitionState } from "../../replication/mod.ts";
 import { ErrorCode, KafkaError } from "../../util/mod.ts";
 import { checkControlNames } from "./control_names.ts";
 import type { ApiHandler } from "../dispatch.ts";
+import { refuseInterBroker } from "../inter_broker.ts";
 import type { BrokerServices } from "../services.ts";
 
 export const leaderAndIsrHandler: ApiHandler<BrokerServices> = {
@@ -28,12 +34,13 @@ export const leaderAndIsrHandler: ApiHandler<BrokerServices> = {
         ),
       );
     const fields = { controller: r.controllerId, controllerEpoch: r.controllerEpoch, brokerEpoch: String(r.brokerEpoch) };
-    if (isStaleBrokerEpoch(r.brokerEpoch, s.brokerEpoch())) {
-      s.logger.warn({ ...fields, currentBrokerEpoch: String(s.brokerEpoch()) }, "LeaderAndIsr refused: stale broker epoch");
-      return answer(ErrorCode.STALE_BROKER_EPOCH, () => ErrorCode.STALE_BROKER_EPOCH);
+    if (refuseInterBroker(s, ctx, "LeaderAndIsr", fields)) {
+      return answer(ErrorCode.CLUSTER_AUTHORIZATION_FAILED, () => ErrorCode.CLUSTER_AUTHORIZATION_FAILED);
     }
+    const fenced = await s.controlFence.check("LeaderAndIsr", r, s.logger, fields);
+    if (fenced !== ErrorCode.NONE) return answer(fenced, () => fenced);
     try {
-      await s.controlPlane.leaderAndIsr(s.brokerId, r.controllerEpoch, r.topics, r.liveLeaders);
+      await s.controlPlane.leaderAndIsr(s.brokerId, r.controllerEpoch, r.topics, []);
     } catch (e) {
       if (!(e instanceof KafkaError)) throw e;
       s.logger.warn({ ...fields, errorCode: e.code, reason: e.message }, "LeaderAndIsr refused");

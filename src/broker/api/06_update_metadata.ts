@@ -1,14 +1,17 @@
 // UpdateMetadata (6), v0-8: the controller's view of the live brokers and every partition's
 // state, applied to this broker's metadata cache through the local control plane (topics being
 // deleted arrive as partitions led by -2 and are passed on as deleted topics). Each broker is
-// reached at its endpoint on this broker's first listener (the one the controller names too),
-// else its first endpoint. Answers STALE_BROKER_EPOCH (v5+: an older registration of this broker),
-// STALE_CONTROLLER_EPOCH, another KafkaError's code, or NONE.
-import { decodeUpdateMetadataRequest, isStaleBrokerEpoch } from "../../controller/mod.ts";
+// reached at its endpoint on this broker's inter-broker listener (the one the controller names
+// too), else its first endpoint. Answers CLUSTER_AUTHORIZATION_FAILED (the sender may not send
+// inter-broker requests: inter_broker.ts), STALE_BROKER_EPOCH (not this broker's registration;
+// v0-4 carry no broker epoch and are always refused), STALE_CONTROLLER_EPOCH (not the registry's
+// controller, or an older one: control_fence.ts), another KafkaError's code, or NONE.
+import { decodeUpdateMetadataRequest } from "../../controller/mod.ts";
 import { UpdateMetadataApi } from "../../protocol/mod.ts";
 import { ErrorCode, KafkaError } from "../../util/mod.ts";
 import { checkControlNames } from "./control_names.ts";
 import type { ApiHandler } from "../dispatch.ts";
+import { refuseInterBroker } from "../inter_broker.ts";
 import type { BrokerServices } from "../services.ts";
 
 export const updateMetadataHandler: ApiHandler<BrokerServices> = {
@@ -20,10 +23,9 @@ export const updateMetadataHandler: ApiHandler<BrokerServices> = {
       ...r.deletedTopics.map((topic) => ({ topic })),
     ]);
     const fields = { controller: r.controllerId, controllerEpoch: r.controllerEpoch, brokerEpoch: String(r.brokerEpoch) };
-    if (isStaleBrokerEpoch(r.brokerEpoch, s.brokerEpoch())) {
-      s.logger.warn({ ...fields, currentBrokerEpoch: String(s.brokerEpoch()) }, "UpdateMetadata refused: stale broker epoch");
-      return { errorCode: ErrorCode.STALE_BROKER_EPOCH };
-    }
+    if (refuseInterBroker(s, ctx, "UpdateMetadata", fields)) return { errorCode: ErrorCode.CLUSTER_AUTHORIZATION_FAILED };
+    const fenced = await s.controlFence.check("UpdateMetadata", r, s.logger, fields);
+    if (fenced !== ErrorCode.NONE) return { errorCode: fenced };
     try {
       await s.controlPlane.updateMetadata(s.brokerId, r.controllerEpoch, r.controllerId, r.brokers, r.topics, r.deletedTopics);
     } catch (e) {

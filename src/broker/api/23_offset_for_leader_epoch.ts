@@ -5,13 +5,16 @@
 // answers: UNKNOWN_TOPIC_OR_PARTITION, NOT_LEADER_OR_FOLLOWER, KAFKA_STORAGE_ERROR,
 // FENCED_LEADER_EPOCH / UNKNOWN_LEADER_EPOCH (currentLeaderEpoch, v2+, older / newer than the
 // leader's), or -1/-1 for an epoch the log does not know. A request naming a replica (replicaId
-// >= 0, v3+) that is not a live broker is refused with NOT_LEADER_OR_FOLLOWER: Kafka answers an
-// authorization error there, and strand has no ACLs.
+// >= 0, v3+: a follower) must be allowed to send inter-broker requests (inter_broker.ts), else
+// every partition answers TOPIC_AUTHORIZATION_FAILED (Kafka's answer without CLUSTER_ACTION);
+// a replica that is not a live broker is refused with NOT_LEADER_OR_FOLLOWER, and one not
+// assigned to a partition as a follower's Fetch is (ReplicaManager).
 import { AclOperation, ResourceType } from "../../authorizer/mod.ts";
 import { OffsetForLeaderEpochApi } from "../../protocol/mod.ts";
 import { ErrorCode } from "../../util/mod.ts";
 import { authorizedNames, clusterAllowed } from "../authorize_checks.ts";
 import type { ApiHandler } from "../dispatch.ts";
+import { refuseInterBroker } from "../inter_broker.ts";
 import type { BrokerServices } from "../services.ts";
 
 interface OffsetForLeaderTopic {
@@ -24,6 +27,10 @@ export const offsetForLeaderEpochHandler: ApiHandler<BrokerServices> = {
   handle(s, ctx, req) {
     const replicaId = req.replicaId as number; // -2 before v3 (the codec's default), -1 for consumers
     const topics = req.topics as OffsetForLeaderTopic[];
+    if (replicaId >= 0 && refuseInterBroker(s, ctx, "OffsetForLeaderEpoch", { replica: replicaId })) {
+      const denied = { errorCode: ErrorCode.TOPIC_AUTHORIZATION_FAILED, leaderEpoch: -1, endOffset: -1n };
+      return { throttleTimeMs: 0, topics: topics.map((t) => ({ topic: t.topic, partitions: t.partitions.map((p) => ({ ...denied, partition: p.partition })) })) };
+    }
     const refused = replicaId >= 0 && s.metadata.getBroker(replicaId) === undefined;
     if (refused) s.logger.warn({ replica: replicaId }, "OffsetForLeaderEpoch from a replica that is not a live broker");
     // A consumer (KIP-320) needs DESCRIBE on each topic, unless it has CLUSTER_ACTION, as in Kafka.
