@@ -43,6 +43,26 @@ export interface ApiHandler<S> {
   handle(services: S, ctx: RequestContext, request: Struct): Struct | null | Promise<Struct | null>;
 }
 
+/**
+ * Client quotas (client_quota_manager.ts): told of each answered request's costs, answers the
+ * throttle time its answer carries (0: within quota). May change the answer (a throttled fetch
+ * answers no data). Must not throw.
+ */
+export interface RequestThrottler {
+  monotonicMs(): number;
+  throttle(ctx: RequestContext, request: Struct, answer: Struct | null, requestBytes: number, responseBytes: number, handlerMs: number): number;
+}
+
+/**
+ * The first version of each API whose clients throttle themselves on throttle_time_ms (KIP-219,
+ * Kafka's AbstractResponse.shouldClientThrottle): older clients get their answer delayed by the
+ * throttle time instead. APIs not listed have client-side throttling in every version.
+ */
+const clientThrottlesFrom: ReadonlyMap<number, number> = new Map([
+  [0, 6], [1, 8], [2, 3], [3, 6], [8, 4], [9, 4], [10, 2], [11, 3], [12, 2], [13, 2], [14, 2], [15, 2], [16, 2],
+  [18, 2], [19, 3], [20, 2], [21, 1], [23, 2], [32, 2], [33, 1], [35, 1], [36, 1], [37, 1], [42, 1], [43, 1],
+]);
+
 /** Told of every request a handler ran for (Kafka's RequestMetrics). Must be cheap and not throw. */
 export interface RequestObserver {
   monotonicMs(): number;
@@ -52,6 +72,7 @@ export interface RequestObserver {
 export class RequestDispatcher<S> implements RequestHandler {
   private handlers = new Map<number, ApiHandler<S>>();
   observer: RequestObserver | null = null;
+  throttler: RequestThrottler | null = null;
 
   constructor(private readonly services: S, handlers: ApiHandler<S>[], private readonly logger: Logger) {
     for (const h of handlers) this.handlers.set(h.api.apiKey, h);
@@ -87,19 +108,25 @@ export class RequestDispatcher<S> implements RequestHandler {
     }
     const ctx: RequestContext = { header, version: header.apiVersion, conn, supportedApis: () => this.supportedApis() };
     const observer = this.observer;
-    if (observer === null) return await this.answer(handler, ctx, body, fields);
+    const throttle = this.throttler === null ? null : { throttler: this.throttler, requestBytes: frame.length + 4 };
+    if (observer === null) return await this.answer(handler, ctx, body, fields, throttle);
     const startMs = observer.monotonicMs();
-    const out = await this.answer(handler, ctx, body, fields);
+    const out = await this.answer(handler, ctx, body, fields, throttle);
     observer.requestDone(handler.api.name, header.apiVersion, observer.monotonicMs() - startMs);
     return out;
   }
 
   /** Runs the handler and encodes its answer; a failure closes the connection. */
-  private async answer(handler: ApiHandler<S>, ctx: RequestContext, body: Struct, fields: Record<string, unknown>): Promise<Uint8Array | null | "close"> {
+  private async answer(
+    handler: ApiHandler<S>,
+    ctx: RequestContext,
+    body: Struct,
+    fields: Record<string, unknown>,
+    throttle: { throttler: RequestThrottler; requestBytes: number } | null,
+  ): Promise<Uint8Array | null | "close"> {
     const { header } = ctx;
-    const { request, response } = handler.api;
-    const flexible = header.apiVersion >= request.flexibleFrom;
     let answer: Struct | null;
+    const startMs = throttle?.throttler.monotonicMs() ?? 0;
     try {
       answer = await handler.handle(this.services, ctx, body);
     } catch (e) {
@@ -110,7 +137,29 @@ export class RequestDispatcher<S> implements RequestHandler {
       this.logger.error({ ...fields, err: e instanceof Error ? e.stack : String(e) }, `${handler.api.name} handler failed; closing connection`);
       return "close";
     }
-    if (answer === null) return null;
+    if (throttle === null) return answer === null ? null : this.encodeAnswer(handler, ctx, answer, fields);
+    // Client quotas: the costs are known once the answer is encoded (a fetch is charged its
+    // answer's bytes); a throttled answer is encoded again to carry its throttle_time_ms.
+    const handlerMs = throttle.throttler.monotonicMs() - startMs;
+    let out = answer === null ? null : this.encodeAnswer(handler, ctx, answer, fields);
+    if (out === "close") return out;
+    const throttleMs = throttle.throttler.throttle(ctx, body, answer, throttle.requestBytes, out?.length ?? 0, handlerMs);
+    if (throttleMs <= 0) return out;
+    if (answer !== null) {
+      answer.throttleTimeMs = Math.min(throttleMs, 2_147_483_647);
+      out = this.encodeAnswer(handler, ctx, answer, fields);
+    }
+    // The server mutes the connection for the throttle time once the answer is written (KIP-219),
+    // or, for a client too old to throttle itself, holds the answer back that long first.
+    const from = clientThrottlesFrom.get(header.apiKey) ?? 0;
+    ctx.conn.throttle = { ms: throttleMs, delayResponse: header.apiVersion < from };
+    return out;
+  }
+
+  private encodeAnswer(handler: ApiHandler<S>, ctx: RequestContext, answer: Struct, fields: Record<string, unknown>): Uint8Array | "close" {
+    const { header } = ctx;
+    const { request, response } = handler.api;
+    const flexible = header.apiVersion >= request.flexibleFrom;
     const w = new Writer(1024);
     w.int32(0); // size, patched below
     writeResponseHeader(w, header.correlationId, responseHeaderFlexible(header.apiKey, flexible));

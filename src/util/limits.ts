@@ -256,3 +256,9 @@ export const saslTokenBytesMax = 524_288;
 /** SCRAM iteration counts a credential may have (Kafka's ScramMechanism bounds for SHA-256 and SHA-512). */
 export const scramIterationsMin = 4_096;
 export const scramIterationsMax = 16_384;
+
+/**
+ * Client quota sensors kept per quota type (one per user and client id recorded within the last
+ * hour): past it the idlest are dropped, so clients inventing client ids cannot grow the map.
+ */
+export const quotaSensorsMax = 100_000;
