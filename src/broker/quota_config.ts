@@ -413,17 +413,27 @@ export function describeClientQuotas(
   return entries.filter((e) => e.values.size > 0 && matches(user, e.entity.user) && matches(client, e.entity.clientId));
 }
 
-/** DescribeClientQuotas' body from what the registry holds now (read fresh, as Kafka reads ZooKeeper). */
+/** Every quota entity the registry holds now, with its quota keys (read fresh, as Kafka reads ZooKeeper). */
+export async function readClientQuotas(registry: Registry): Promise<{ entity: QuotaEntity; values: Map<string, number> }[]> {
+  const all: { entity: QuotaEntity; values: Map<string, number> }[] = [];
+  for (const path of await allQuotaEntityPaths(registry)) {
+    const entity = parseQuotaEntityPath(path);
+    if (entity === null) continue;
+    const node = await readNode(registry, ClientQuotaEntityZNode.path(path));
+    if (node !== null) all.push({ entity, values: quotaValuesOf(node.config) });
+  }
+  return all;
+}
+
+/** Thrown for a request Kafka refuses (INVALID_REQUEST, UNSUPPORTED_VERSION): its code and message. */
+export function quotaRequestError(e: unknown): { errorCode: number; errorMessage: string } | null {
+  return e instanceof QuotaRequestError ? { errorCode: e.errorCode, errorMessage: e.message } : null;
+}
+
+/** DescribeClientQuotas' body from what the registry holds now. */
 export async function describeClientQuotasResponse(registry: Registry, components: FilterComponent[], strict: boolean): Promise<Struct> {
   try {
-    const all: { entity: QuotaEntity; values: Map<string, number> }[] = [];
-    for (const path of await allQuotaEntityPaths(registry)) {
-      const entity = parseQuotaEntityPath(path);
-      if (entity === null) continue;
-      const node = await readNode(registry, ClientQuotaEntityZNode.path(path));
-      if (node !== null) all.push({ entity, values: quotaValuesOf(node.config) });
-    }
-    const found = describeClientQuotas(all, components, strict);
+    const found = describeClientQuotas(await readClientQuotas(registry), components, strict);
     return {
       throttleTimeMs: 0,
       errorCode: ErrorCode.NONE,

@@ -3,7 +3,7 @@
 // src/platform/ are the only places that may touch runtime APIs.
 //
 //   strand serve [--config server.properties] [--override key=value]... [--log-level info]
-//   strand topics|produce|consume|groups|cluster|perf|users ... (client tools, one file each here)
+//   strand topics|produce|consume|groups|cluster|perf|users|quotas ... (client tools, one file each here)
 //   strand --version | --help
 
 import process from "node:process";
@@ -25,6 +25,7 @@ import { perfCommand } from "./perf.ts";
 import { produceCommand } from "./produce.ts";
 import { topicsCommand } from "./topics.ts";
 import { usersCommand } from "./users.ts";
+import { quotasCommand } from "./quotas.ts";
 
 const usage = `strand ${STRAND_VERSION}: a Kafka-compatible commit-log broker
 
@@ -41,11 +42,12 @@ Usage:
   strand groups list|describe|reset-offsets|delete --bootstrap-server HOST:PORT [options]
   strand cluster info --bootstrap-server HOST:PORT
   strand users list|describe|set|delete --bootstrap-server HOST:PORT [options]
+  strand quotas --describe|--alter --bootstrap-server HOST:PORT [--entity-type users|clients ...]
   strand perf produce|consume --bootstrap-server HOST:PORT --topic NAME --num-records N [options]
       Client tools speaking the Kafka protocol (they work against Kafka too), like Kafka's
       kafka-topics.sh, kafka-console-producer/consumer.sh, kafka-consumer-groups.sh and
-      kafka-producer/consumer-perf-test.sh, and kafka-configs.sh for SCRAM users. "strand COMMAND
-      --help" for each one's options.
+      kafka-producer/consumer-perf-test.sh, and kafka-configs.sh for SCRAM users and client
+      quotas. "strand COMMAND --help" for each one's options.
   strand --version
   strand --help
 
@@ -210,6 +212,7 @@ const tools: Record<string, (args: string[]) => Promise<never>> = {
   cluster: clusterCommand,
   perf: perfCommand,
   users: usersCommand,
+  quotas: quotasCommand,
 };
 
 async function main(argv: string[]): Promise<void> {

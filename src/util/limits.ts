@@ -262,3 +262,6 @@ export const scramIterationsMax = 16_384;
  * hour): past it the idlest are dropped, so clients inventing client ids cannot grow the map.
  */
 export const quotaSensorsMax = 100_000;
+
+/** Per-client quota series /metrics reports per quota type (the rest are left out, not the totals). */
+export const metricsQuotaSeriesMax = 1_000;
