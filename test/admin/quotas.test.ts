@@ -1,11 +1,14 @@
 // GET/PUT /v1/quotas against a real broker over real HTTP: quotas set with PUT land in Kafka's
 // layout and are described by GET (filters, the default entity as null), refusals are 400 with
 // the broker's message, validate_only writes nothing; a client throttled by its quota shows in
-// GET's "throttled" list and in /metrics' kafka_server_produce_throttle_time.
+// GET's "throttled" list, in /metrics' kafka_server_produce_throttle_time, and in the
+// dashboard's "Throttled clients" table (headless Chromium, when installed).
 import assert from "node:assert/strict";
 import { test } from "node:test";
+import { chromium } from "playwright-core";
+import { skipUnless } from "../helpers/tools.ts";
 import { ProduceApi } from "../../src/protocol/api/mod.ts";
-import { startBroker } from "../helpers/broker.ts";
+import { startBroker, type TestBroker } from "../helpers/broker.ts";
 import { buildBatch, valueRecords } from "../helpers/record_batch.ts";
 import { createTopic, WireClient } from "../helpers/wire.ts";
 
@@ -68,24 +71,29 @@ test("admin: /v1/quotas: PUT sets and deletes, GET describes with filters; refus
   }
 });
 
+async function throttleOnce(b: TestBroker, c: WireClient): Promise<number> {
+  assert.equal((await createTopic(c, "t")).errorCode, 0);
+  assert.equal((await call(b.adminUrl, "PUT", "/v1/quotas", { entity: { client_id: "wire-test" }, set: { producer_byte_rate: 10240 } })).status, 200);
+  const deadline = Date.now() + 10_000;
+  while (!b.broker.clientQuotas!.produce.active) {
+    assert.ok(Date.now() < deadline, "the broker applies the quota");
+    await new Promise((r) => setTimeout(r, 20));
+  }
+  const batch = buildBatch(valueRecords(1, "v", 16 * 1024));
+  let throttleMs = 0;
+  for (let i = 0; i < 5 && throttleMs === 0; i++) {
+    const r = await c.request(ProduceApi, 8, { transactionalId: null, acks: 1, timeoutMs: 5000, topicData: [{ name: "t", partitionData: [{ index: 0, records: batch }] }] }, 30_000);
+    throttleMs = r.throttleTimeMs as number;
+  }
+  assert.ok(throttleMs > 0, "the client was throttled");
+  return throttleMs;
+}
+
 test("admin: a throttled client shows in /v1/quotas' throttled list and in /metrics' throttle time", async () => {
   const b = await startBroker({ "admin.listeners": "http://127.0.0.1:0", "quota.window.num": "2" });
   const c = await WireClient.connect(b.port);
   try {
-    assert.equal((await createTopic(c, "t")).errorCode, 0);
-    assert.equal((await call(b.adminUrl, "PUT", "/v1/quotas", { entity: { client_id: "wire-test" }, set: { producer_byte_rate: 10240 } })).status, 200);
-    const deadline = Date.now() + 10_000;
-    while (!b.broker.clientQuotas!.produce.active) {
-      assert.ok(Date.now() < deadline, "the broker applies the quota");
-      await new Promise((r) => setTimeout(r, 20));
-    }
-    const batch = buildBatch(valueRecords(1, "v", 16 * 1024));
-    let throttleMs = 0;
-    for (let i = 0; i < 5 && throttleMs === 0; i++) {
-      const r = await c.request(ProduceApi, 8, { transactionalId: null, acks: 1, timeoutMs: 5000, topicData: [{ name: "t", partitionData: [{ index: 0, records: batch }] }] }, 30_000);
-      throttleMs = r.throttleTimeMs as number;
-    }
-    assert.ok(throttleMs > 0, "the client was throttled");
+    const throttleMs = await throttleOnce(b, c);
     const throttled = (await call(b.adminUrl, "GET", "/v1/quotas")).body.throttled as Json[];
     assert.equal(throttled.length, 1);
     assert.equal(throttled[0].type, "produce");
@@ -98,6 +106,32 @@ test("admin: a throttled client shows in /v1/quotas' throttled list and in /metr
     assert.match(metrics, /^kafka_server_produce_byte_rate\{user="",client_id="wire-test"\} \d/m);
     assert.match(metrics, /^strand_server_throttled_total\{quota="produce"\} [1-9]/m);
   } finally {
+    c.close();
+    await b.stop();
+  }
+});
+
+test("dashboard: the Throttled clients table lists a client its quota throttled", { skip: skipUnless("chromium") }, async () => {
+  const b = await startBroker({ "admin.listeners": "http://127.0.0.1:0", "quota.window.num": "2" });
+  const c = await WireClient.connect(b.port);
+  const browser = await chromium.launch({ executablePath: "/usr/bin/chromium", args: ["--headless", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage"] });
+  try {
+    await throttleOnce(b, c);
+    const page = await browser.newPage();
+    const problems: string[] = [];
+    page.on("pageerror", (e) => problems.push(e.message));
+    await page.goto(`${b.adminUrl}/`);
+    const row = page.locator('#throttled tbody tr[data-quota="produce"][data-client="wire-test"]');
+    await row.waitFor({ timeout: 15_000 });
+    const cells = await row.locator("td").allTextContents();
+    assert.equal(cells[0], "produce");
+    assert.equal(cells[1], "any", "a client-id quota: every user of the client shares it");
+    assert.equal(cells[2], "wire-test");
+    assert.equal(cells[3], "10.0 KiB/s");
+    assert.match(cells[6], /^[1-9][\d,]* ms$/);
+    assert.deepEqual(problems, []);
+  } finally {
+    await browser.close();
     c.close();
     await b.stop();
   }
