@@ -157,7 +157,10 @@ export class ClientQuotaManager {
   unrecord(user: string, clientId: string, value: number, nowMs: number): void {
     const q = this.store.resolve(this.type, user, clientId);
     if (q === null) return;
-    this.sensors.get(`${q.user}\u0000${q.clientId}`)?.rate.record(-value, nowMs);
+    const s = this.sensors.get(`${q.user}\u0000${q.clientId}`);
+    if (s === undefined) return;
+    s.rate.record(-value, nowMs);
+    s.stat.rate = s.rate.rate(nowMs);
   }
 
   /** The entities recorded recently (for the dashboard and /metrics). */
