@@ -56,7 +56,8 @@ export interface RequestThrottler {
 /**
  * The first version of each API whose clients throttle themselves on throttle_time_ms (KIP-219,
  * Kafka's AbstractResponse.shouldClientThrottle): older clients get their answer delayed by the
- * throttle time instead. APIs not listed have client-side throttling in every version.
+ * throttle time instead. APIs not listed have client-side throttling in every version their
+ * answer carries throttle_time_ms.
  */
 const clientThrottlesFrom: ReadonlyMap<number, number> = new Map([
   [0, 6], [1, 8], [2, 3], [3, 6], [8, 4], [9, 4], [10, 2], [11, 3], [12, 2], [13, 2], [14, 2], [15, 2], [16, 2],
@@ -151,8 +152,10 @@ export class RequestDispatcher<S> implements RequestHandler {
     }
     // The server mutes the connection for the throttle time once the answer is written (KIP-219),
     // or, for a client too old to throttle itself, holds the answer back that long first.
+    // An answer without throttle_time_ms (SaslHandshake) cannot tell the client either.
     const from = clientThrottlesFrom.get(header.apiKey) ?? 0;
-    ctx.conn.throttle = { ms: throttleMs, delayResponse: header.apiVersion < from };
+    const told = answer !== null && "throttleTimeMs" in answer && header.apiVersion >= from;
+    ctx.conn.throttle = { ms: throttleMs, delayResponse: !told };
     return out;
   }
 
