@@ -18,7 +18,7 @@
 //
 // Inter-broker requests (LeaderAndIsr, StopReplica, UpdateMetadata, ControlledShutdown, follower
 // fetches) are exempt. Sensors of entities idle for an hour are dropped (Kafka's inactive sensor
-// expiration); at most limits.quotaSensorsMax are kept, the idlest dropped first.
+// expiration); at most limits.quotaSensorsMax are kept, the idlest tenth dropped when full.
 import type { Struct } from "../protocol/mod.ts";
 import { quotaSensorsMax } from "../util/mod.ts";
 import type { RequestContext, RequestThrottler } from "./dispatch.ts";
@@ -173,8 +173,9 @@ export class ClientQuotaManager {
     this.lastSweepMs = nowMs;
     for (const [k, s] of this.sensors) if (nowMs - s.stat.lastRecordMs >= sensorIdleMs) this.sensors.delete(k);
     if (this.sensors.size < quotaSensorsMax) return;
+    // A tenth at once, so a flood of new client ids pays for the sort once per 10% of the cap.
     const idlest = [...this.sensors].sort((a, b) => a[1].stat.lastRecordMs - b[1].stat.lastRecordMs);
-    for (const [k] of idlest.slice(0, this.sensors.size - quotaSensorsMax + 1)) this.sensors.delete(k);
+    for (const [k] of idlest.slice(0, this.sensors.size - Math.floor(quotaSensorsMax * 0.9))) this.sensors.delete(k);
   }
 }
 

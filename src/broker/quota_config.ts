@@ -86,16 +86,20 @@ export function quotaEntityPath(e: QuotaEntity): string {
 export function parseQuotaEntityPath(entityPath: string): QuotaEntity | null {
   const parts = entityPath.split("/");
   const user = ConfigType.User, client = ConfigType.Client;
-  const name = (t: string) => {
-    const n = desanitized(t);
-    return n === undefined || t === "" ? "bad" : n;
+  const names = (texts: string[]) => {
+    const out = texts.map((t) => (t === "" ? undefined : desanitized(t)));
+    return out.includes(undefined) ? null : (out as (string | null)[]);
   };
-  let e: QuotaEntity;
-  if (parts.length === 2 && parts[0] === user) e = { user: name(parts[1]) as string | null };
-  else if (parts.length === 2 && parts[0] === client) e = { clientId: name(parts[1]) as string | null };
-  else if (parts.length === 4 && parts[0] === user && parts[2] === client) e = { user: name(parts[1]) as string | null, clientId: name(parts[3]) as string | null };
-  else return null;
-  return e.user === "bad" || e.clientId === "bad" ? null : e;
+  if (parts.length === 2 && (parts[0] === user || parts[0] === client)) {
+    const n = names([parts[1]]);
+    if (n === null) return null;
+    return parts[0] === user ? { user: n[0] } : { clientId: n[0] };
+  }
+  if (parts.length === 4 && parts[0] === user && parts[2] === client) {
+    const n = names([parts[1], parts[3]]);
+    return n === null ? null : { user: n[0], clientId: n[1] };
+  }
+  return null;
 }
 
 /** The quota keys of a config node, as numbers; other keys (SCRAM credentials) are left out. */

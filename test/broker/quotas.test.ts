@@ -72,6 +72,7 @@ test("quota entity paths: sanitized as Kafka's Sanitizer, <default> for defaults
     [{ clientId: "my app*" }, "clients/my%20app%2A"],
     [{ user: "CN=x,O=y", clientId: null }, "users/CN%3Dx%2CO%3Dy/clients/<default>"],
     [{ user: "<default>" }, "users/%3Cdefault%3E"],
+    [{ user: "bad", clientId: "-" }, "users/bad/clients/-"],
   ];
   for (const [e, path] of cases) {
     assert.equal(quotaEntityPath(e), path);
