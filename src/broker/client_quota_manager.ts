@@ -203,7 +203,7 @@ export class ClientQuotas implements RequestThrottler {
   readonly fetch: ClientQuotaManager;
   readonly request: ClientQuotaManager;
 
-  constructor(store: QuotaStore, samples: number, windowSeconds: number, readonly monotonicMs: () => number) {
+  constructor(readonly store: QuotaStore, samples: number, windowSeconds: number, readonly monotonicMs: () => number) {
     const windowMs = windowSeconds * 1000;
     this.produce = new ClientQuotaManager("produce", store, samples, windowMs, Infinity);
     this.fetch = new ClientQuotaManager("fetch", store, samples, windowMs, Infinity);

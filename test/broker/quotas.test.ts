@@ -5,7 +5,15 @@
 // layout, with a user's SCRAM credentials and quotas each surviving a change of the other.
 import assert from "node:assert/strict";
 import { test } from "node:test";
-import { parseQuotaEntityPath, type QuotaEntity, quotaEntityPath, resolveQuota, SampledRate } from "../../src/broker/mod.ts";
+import {
+  ClientQuotas,
+  parseQuotaEntityPath,
+  type QuotaEntity,
+  quotaEntityPath,
+  type RequestContext,
+  resolveQuota,
+  SampledRate,
+} from "../../src/broker/mod.ts";
 import { AlterClientQuotasApi, DescribeClientQuotasApi } from "../../src/protocol/api/mod.ts";
 import type { Struct } from "../../src/protocol/codec.ts";
 import { ConfigEntityChangeNotificationZNode, ConfigEntityZNode, type Registry } from "../../src/registry/mod.ts";
@@ -283,6 +291,46 @@ test("with ZooKeeper: quotas in Kafka's layout and notifications; SCRAM credenti
   } finally {
     c.close();
     await b.stop();
+  }
+});
+
+test("with ZooKeeper, two brokers: a quota set through one broker is enforced by the other (change notification)", { skip: zkSkip }, async () => {
+  const server = await zk.get();
+  const connect = `${server.connectString}/quota2-${Date.now()}`;
+  const b0 = await startBroker({ "broker.id": "0", "zookeeper.connect": connect, "zookeeper.session.timeout.ms": "6000" });
+  let b1: TestBroker | null = null;
+  const c = await WireClient.connect(b0.port);
+  try {
+    b1 = await startBroker({ "broker.id": "1", "zookeeper.connect": connect, "zookeeper.session.timeout.ms": "6000" });
+    const r = await alter(c, 1, [{ entity: [user(null), client("app")], ops: [set("producer_byte_rate", 5000)] }]);
+    assert.deepEqual(r.map((e) => e.errorCode), [0]);
+    const store = b1.broker.clientQuotas!;
+    await eventually("broker 1 applies the quota", () => store.produce.active);
+    // Level 4 (default user, client app) for any user of client id app; nothing for other clients.
+    let now = 0;
+    // The store broker 1 enforces, probed on a clock of the test's own.
+    const probe = new ClientQuotas(store.store, 11, 1, () => now);
+    const ctx = (clientId: string) => ({
+      header: { apiKey: 0, apiVersion: 9, correlationId: 1, clientId },
+      version: 9,
+      conn: { id: 1, listener: "PLAINTEXT", remote: "x:1", host: "x", principal: "User:carol" },
+      supportedApis: () => [],
+    }) as unknown as RequestContext;
+    assert.equal(probe.throttle(ctx("other"), {}, {}, 1_000_000, 0, 0), 0);
+    assert.ok(probe.throttle(ctx("app"), {}, {}, 1_000_000, 0, 0) > 0);
+    now++;
+    // Removed through broker 1: broker 0 stops enforcing it.
+    const c1 = await WireClient.connect(b1.port);
+    try {
+      assert.deepEqual((await alter(c1, 0, [{ entity: [user(null), client("app")], ops: [remove("producer_byte_rate")] }])).map((e) => e.errorCode), [0]);
+    } finally {
+      c1.close();
+    }
+    await eventually("broker 0 drops the quota", () => !b0.broker.clientQuotas!.produce.active);
+  } finally {
+    c.close();
+    await b1?.stop();
+    await b0.stop();
   }
 });
 
