@@ -24,7 +24,7 @@ import {
   inRange,
   type ApiSchema,
 } from "../protocol/mod.ts";
-import { Reader, Writer, ErrorCode } from "../util/mod.ts";
+import { ErrorCode, Reader, schedulerIntervalMsMax, Writer } from "../util/mod.ts";
 import type { Logger } from "../util/mod.ts";
 import type { ConnectionInfo, RequestHandler } from "./server.ts";
 import { CloseConnection } from "./services.ts";
@@ -144,10 +144,11 @@ export class RequestDispatcher<S> implements RequestHandler {
     const handlerMs = throttle.throttler.monotonicMs() - startMs;
     let out = answer === null ? null : this.encodeAnswer(handler, ctx, answer, fields);
     if (out === "close") return out;
-    const throttleMs = throttle.throttler.throttle(ctx, body, answer, throttle.requestBytes, out?.length ?? 0, handlerMs);
+    // Byte-rate throttles are unbounded in Kafka; a timer cannot wait longer than this.
+    const throttleMs = Math.min(throttle.throttler.throttle(ctx, body, answer, throttle.requestBytes, out?.length ?? 0, handlerMs), schedulerIntervalMsMax);
     if (throttleMs <= 0) return out;
     if (answer !== null) {
-      answer.throttleTimeMs = Math.min(throttleMs, 2_147_483_647);
+      answer.throttleTimeMs = throttleMs;
       out = this.encodeAnswer(handler, ctx, answer, fields);
     }
     // The server mutes the connection for the throttle time once the answer is written (KIP-219),
