@@ -10,6 +10,9 @@
 // while more than limits.requestsInFlightPerConnectionMax responses wait to be written, and the
 // platform stops reading the socket while frames wait to be handled, so a client that does not
 // read its answers cannot make the broker queue unbounded work.
+// A request over its client quota (the dispatcher sets ConnectionInfo.throttle) mutes its
+// connection for the throttle time once its answer is written, or holds the answer back that long
+// for a client that cannot throttle itself (KIP-219): nothing more is read or handled meanwhile.
 //
 // Memory across connections: each connection reserves the frame it reads, whole, from one
 // MemoryPool (queued.max.request.bytes) before reading its bytes, and is not read while the pool
