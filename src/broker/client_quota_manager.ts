@@ -8,8 +8,9 @@
 //   produce: the bytes of each Produce request, against producer_byte_rate (bytes/s)
 //   fetch:   the bytes of each consumer Fetch answer, against consumer_byte_rate (bytes/s); a
 //            throttled fetch answers no data and its bytes are taken back, as Kafka does
-//   request: handler time as a percentage of one second, against request_percentage; its throttle
-//            time is bounded by one window (Kafka's ClientRequestQuotaManager)
+//   request: handler time (less the time parked waiting for replication or a fetch's long poll)
+//            as a percentage of one second, against request_percentage; its throttle time is
+//            bounded by one window (Kafka's ClientRequestQuotaManager)
 //
 // SampledRate is Kafka's Rate over a SampledStat: quota.window.num samples of
 // quota.window.size.seconds; a sample older than all of them together is reset; the rate divides
@@ -226,11 +227,8 @@ export class ClientQuotas implements RequestThrottler {
     let bandwidthMs = 0;
     if (apiKey === PRODUCE && p.active) bandwidthMs = p.recordAndGetThrottleTimeMs(user, clientId, requestBytes, nowMs);
     if (apiKey === FETCH && f.active) bandwidthMs = f.recordAndGetThrottleTimeMs(user, clientId, responseBytes, nowMs);
-    // Produce and Fetch park in purgatories (acks=all, max_wait_ms): their wall time is mostly
-    // waiting, not handler time, and strand cannot tell the two apart; their byte rates govern them.
-    const requestMs = apiKey !== PRODUCE && apiKey !== FETCH && r.active
-      ? r.recordAndGetThrottleTimeMs(user, clientId, (handlerMs * 100) / 1000, nowMs)
-      : 0;
+    // handlerMs leaves out time parked in a purgatory (acks=all, a fetch's long poll).
+    const requestMs = r.active ? r.recordAndGetThrottleTimeMs(user, clientId, (handlerMs * 100) / 1000, nowMs) : 0;
     const throttleMs = Math.max(bandwidthMs, requestMs);
     if (apiKey === FETCH && throttleMs > 0 && answer !== null) {
       // Kafka answers a throttled fetch without data (getThrottledResponse) and takes its bytes back.

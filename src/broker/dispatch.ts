@@ -33,6 +33,12 @@ export interface RequestContext {
   header: RequestHeader;
   version: number;
   conn: ConnectionInfo;
+  /**
+   * Milliseconds the handler waited for others (acks=all replication, a fetch's long poll): added
+   * by those handlers, left out of the handler time the request quota charges (Kafka counts only
+   * the time its request threads work on a request).
+   */
+  parkedMs: number;
   /** The APIs and version ranges this broker answers (for ApiVersions). */
   supportedApis(): { apiKey: number; minVersion: number; maxVersion: number }[];
 }
@@ -107,7 +113,7 @@ export class RequestDispatcher<S> implements RequestHandler {
       this.logger.warn({ ...fields, error: r.error }, `closing connection: malformed ${handler.api.name} request`);
       return "close";
     }
-    const ctx: RequestContext = { header, version: header.apiVersion, conn, supportedApis: () => this.supportedApis() };
+    const ctx: RequestContext = { header, version: header.apiVersion, conn, parkedMs: 0, supportedApis: () => this.supportedApis() };
     const observer = this.observer;
     const throttle = this.throttler === null ? null : { throttler: this.throttler, requestBytes: frame.length + 4 };
     if (observer === null) return await this.answer(handler, ctx, body, fields, throttle);
@@ -141,7 +147,7 @@ export class RequestDispatcher<S> implements RequestHandler {
     if (throttle === null) return answer === null ? null : this.encodeAnswer(handler, ctx, answer, fields);
     // Client quotas: the costs are known once the answer is encoded (a fetch is charged its
     // answer's bytes); a throttled answer is encoded again to carry its throttle_time_ms.
-    const handlerMs = throttle.throttler.monotonicMs() - startMs;
+    const handlerMs = Math.max(0, throttle.throttler.monotonicMs() - startMs - ctx.parkedMs);
     let out = answer === null ? null : this.encodeAnswer(handler, ctx, answer, fields);
     if (out === "close") return out;
     // Byte-rate throttles are unbounded in Kafka; a timer cannot wait longer than this.

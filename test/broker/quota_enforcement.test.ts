@@ -2,7 +2,8 @@
 // of 1 MiB/s holds within 10% over 20 s, measured on what the broker's log accepted, with
 // throttle_time_ms reported to the client and the connection muted for it (KIP-219); a consumer
 // byte-rate quota answers throttled fetches without data; an old Produce version gets its answer
-// held back instead.
+// held back instead; a request_percentage quota throttles by handler time, at most one window,
+// and does not charge the time a fetch spends long-polling.
 //
 // quota.window.num=2: with Kafka's default of 11 samples a greedy client is let through 10 s of
 // quota at once, then trickles until that sample expires (an 11 s sawtooth, as Kafka's own Rate
@@ -10,7 +11,7 @@
 // one second's worth.
 import assert from "node:assert/strict";
 import { test } from "node:test";
-import { AlterClientQuotasApi, FetchApi, ProduceApi } from "../../src/protocol/api/mod.ts";
+import { AlterClientQuotasApi, FetchApi, MetadataApi, ProduceApi } from "../../src/protocol/api/mod.ts";
 import type { Struct } from "../../src/protocol/codec.ts";
 import { startBroker, type TestBroker } from "../helpers/broker.ts";
 import { buildBatch, valueRecords } from "../helpers/record_batch.ts";
@@ -154,6 +155,40 @@ test("produce quota: an old Produce version (no client-side throttling) gets its
       }
     }
     assert.ok(held, "a v5 produce was throttled");
+  } finally {
+    c.close();
+    await b.stop();
+  }
+});
+
+test("request quota: handler time is charged, a fetch's long poll is not; the throttle is at most one window", async () => {
+  const b = await startBroker({ "quota.window.num": "2", "quota.window.size.seconds": "1" });
+  const c = await WireClient.connect(b.port);
+  try {
+    assert.equal((await createTopic(c, "idle")).errorCode, 0);
+    // 5% of a second per second: three fetches parked 400 ms each would be 120% if charged.
+    await setQuota(c, [{ entityType: "client-id", entityName: "wire-test" }], "request_percentage", 5);
+    await eventually("the broker applies the quota", () => b.broker.clientQuotas!.request.active);
+    for (let i = 0; i < 3; i++) {
+      const sentMs = performance.now();
+      const r = await c.request(FetchApi, 11, {
+        replicaId: -1, maxWaitMs: 400, minBytes: 1, maxBytes: 1 << 20, isolationLevel: 0, sessionId: 0, sessionEpoch: -1,
+        topics: [{ topic: "idle", partitions: [{ partition: 0, fetchOffset: 0n, partitionMaxBytes: 1 << 20 }] }],
+        forgottenTopicsData: [], rackId: "",
+      }, 30_000);
+      assert.ok(performance.now() - sentMs >= 390, "the fetch long-polled");
+      assert.equal(r.throttleTimeMs, 0, `long-poll ${i} is not charged as handler time`);
+    }
+    // 0.001%: a few Metadata requests' handler time is over it.
+    await setQuota(c, [{ entityType: "client-id", entityName: "wire-test" }], "request_percentage", 0.001);
+    await eventually("the broker applies the new quota", () => b.broker.clientQuotas!.store.resolve("request", "ANONYMOUS", "wire-test")?.bound === 0.001);
+    let throttleMs = 0;
+    for (let i = 0; i < 500 && throttleMs === 0; i++) {
+      const r = await c.request(MetadataApi, 12, { topics: null, allowAutoTopicCreation: false, includeTopicAuthorizedOperations: false });
+      throttleMs = r.throttleTimeMs as number;
+    }
+    assert.ok(throttleMs > 0, "Metadata requests were throttled by handler time");
+    assert.ok(throttleMs <= 1000, `the request throttle is at most one window (${throttleMs} ms)`);
   } finally {
     c.close();
     await b.stop();
