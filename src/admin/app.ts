@@ -32,6 +32,11 @@
 //                                               "cluster" (every broker, /config/brokers/<default>); only the
 //                                               log-default keys and the connection limits are dynamic, any other
 //                                               key is a 400 naming it
+//   GET    /v1/quotas                          client quotas (users, client ids, both; null name = the default entity),
+//                                               filtered by ?user=, ?client_id= (exact), ?user_default, ?client_id_default,
+//                                               ?strict; and "throttled": the clients this broker throttled lately
+//   PUT    /v1/quotas                          {entity: {user?, client_id?}, set?: {key: number}, delete?: [key],
+//                                               validate_only?}: AlterClientQuotas' path; a null name is the default
 //   POST   /v1/partitions/{t}/{p}/elect-leader preferred leader election by the controller (forwarded to it)
 //   PUT    /v1/log-level                       {level}: the process' log level, at once
 //   GET    /v1/stats                           per-topic messages/bytes in and bytes out since start, with clocks (for rates)
@@ -56,8 +61,17 @@ import { HTTPException } from "hono/http-exception";
 import {
   applyBrokerOperations,
   applyOperations,
+  alterClientQuotas,
   type BrokerServices,
+  type ClientQuotas,
   ConfigOperation,
+  describeClientQuotas,
+  type FilterComponent,
+  MatchType,
+  type QuotaEntity,
+  QuotaEntityType,
+  quotaRequestError,
+  readClientQuotas,
   ConfigSource,
   describeBrokerConfigs,
   describeTopicConfigs,
@@ -85,6 +99,8 @@ import {
 export interface AdminTarget {
   services: BrokerServices;
   readonly isActiveController: boolean;
+  /** Client quota enforcement (the throttled clients /v1/quotas and the dashboard show). */
+  readonly clientQuotas?: ClientQuotas | null;
 }
 
 export type BrokerPhase = "starting" | "running" | "stopping";
@@ -511,6 +527,80 @@ export function createAdminApp(source: AdminSource, options: AdminAppOptions): H
   });
 
   // --- partitions
+
+  // --- client quotas
+
+  const quotaEntityJson = (e: QuotaEntity) => ({
+    ...(e.user === undefined ? {} : { user: e.user }),
+    ...(e.clientId === undefined ? {} : { client_id: e.clientId }),
+  });
+
+  app.get("/v1/quotas", async (c) => {
+    const b = source.broker();
+    const s = services();
+    const q = c.req.query();
+    const components: FilterComponent[] = [];
+    const component = (entityType: string, name: string | undefined, isDefault: boolean) => {
+      if (name !== undefined && isDefault) throw new AdminError(400, `give ${entityType} a name or ask for its default, not both`);
+      if (name !== undefined) components.push({ entityType, matchType: MatchType.Exact, match: name });
+      else if (isDefault) components.push({ entityType, matchType: MatchType.Default, match: null });
+    };
+    component(QuotaEntityType.User, q.user, "user_default" in q);
+    component(QuotaEntityType.ClientId, q.client_id, "client_id_default" in q);
+    let found;
+    try {
+      found = describeClientQuotas(await readClientQuotas(s.registry), components, "strict" in q);
+    } catch (e) {
+      const refused = quotaRequestError(e);
+      if (refused === null) throw e;
+      failOutcome(refused);
+    }
+    const throttled = (b?.clientQuotas?.managers ?? []).flatMap((m) => m.stats())
+      .filter((t) => t.throttledTotal > 0)
+      .map((t) => ({
+        type: t.type,
+        user: t.user,
+        client_id: t.clientId,
+        quota: t.bound,
+        rate: Math.round(t.rate * 100) / 100,
+        throttled_total: t.throttledTotal,
+        throttle_time_ms_total: t.throttleTimeMsTotal,
+        last_throttle_time_ms: t.lastThrottleTimeMs,
+      }));
+    return c.json({
+      quotas: found.map((e) => ({ entity: quotaEntityJson(e.entity), values: Object.fromEntries(e.values) })),
+      throttled,
+    });
+  });
+
+  app.put("/v1/quotas", async (c) => {
+    const s = services();
+    const body = await jsonObject(c);
+    const entity = body.entity;
+    if (typeof entity !== "object" || entity === null || Array.isArray(entity)) {
+      throw new AdminError(400, "entity must be an object naming user and/or client_id (null: the default)");
+    }
+    const parts: { entityType: string; entityName: string | null }[] = [];
+    for (const [k, v] of Object.entries(entity as Record<string, unknown>)) {
+      const type = k === "user" ? QuotaEntityType.User : k === "client_id" ? QuotaEntityType.ClientId : null;
+      if (type === null) throw new AdminError(400, `unknown entity part ${k}: user or client_id`);
+      if (v !== null && typeof v !== "string") throw new AdminError(400, `entity.${k} must be a name or null (the default)`);
+      parts.push({ entityType: type, entityName: v as string | null });
+    }
+    const setValues = body.set ?? {};
+    if (typeof setValues !== "object" || setValues === null || Array.isArray(setValues)) throw new AdminError(400, "set must be an object of key: number");
+    const ops = Object.entries(setValues as Record<string, unknown>).map(([key, value]) => {
+      if (typeof value !== "number") throw new AdminError(400, `set.${key} must be a number`);
+      return { key, value, remove: false };
+    });
+    for (const key of stringList(body, "delete")) ops.push({ key, value: 0, remove: true });
+    if (ops.length === 0) throw new AdminError(400, "nothing to change: give set and/or delete");
+    const validateOnly = body.validate_only === true;
+    const [result] = await alterClientQuotas(s.registry, [{ entity: parts, ops }], validateOnly);
+    if (result.errorCode !== ErrorCode.NONE) failOutcome(result as { errorCode: number; errorMessage: string | null });
+    if (!validateOnly) log.info({ entity: parts, keys: ops.map((o) => o.key) }, "client quotas changed through the admin API");
+    return c.json({ entity: entity, validate_only: validateOnly });
+  });
 
   app.post("/v1/partitions/:topic/:partition/elect-leader", async (c) => {
     const s = services();

@@ -25,6 +25,15 @@
 //   strand_server_memory_pool_waiting                        gauge    connections not read until their frame fits the pool
 //   strand_server_connections_throttled                      gauge    accepted connections waiting for max.connection.creation.rate
 //   strand_server_connections_refused_total{reason}          counter  closed at accept: max.connections, max.connections.per.ip
+//   kafka_server_produce_throttle_time{user,client_id}       gauge    ms of throttle the client's latest request got
+//   kafka_server_fetch_throttle_time / _request_throttle_time          (client quotas: producer_byte_rate,
+//                                                                     consumer_byte_rate, request_percentage)
+//   kafka_server_produce_byte_rate / _fetch_byte_rate{user,client_id}  gauge  bytes/s as the quota measures them;
+//   kafka_server_request_request_time{user,client_id}        gauge    handler time as a percentage (request quota)
+//   strand_server_throttled_total{quota}                     counter  answers throttled, by quota type
+//   strand_server_throttle_time_ms_total{quota}              counter  ms of throttle given, by quota type
+//                                                                     (per client only while it has a quota; at most
+//                                                                     limits.metricsQuotaSeriesMax clients per type)
 //   process_resident_memory_bytes                            gauge
 //   nodejs_eventloop_lag_seconds / nodejs_eventloop_lag_max_seconds  gauge  timer delay, latest / max over a minute
 //
@@ -34,9 +43,9 @@
 // metrics outlive a broker attached to them: counters keep counting across the admin server's
 // life, and while no broker is attached only the process figures are reported.
 
-import type { BrokerServices, NetworkStats, RequestObserver } from "../broker/mod.ts";
+import type { BrokerServices, ClientQuotas, NetworkStats, RequestObserver } from "../broker/mod.ts";
 import type { Clock, Timer } from "../platform/mod.ts";
-import { eventLoopSampleMs, eventLoopSamplesKept, metricsGroupLagSeriesMax } from "../util/mod.ts";
+import { eventLoopSampleMs, eventLoopSamplesKept, metricsGroupLagSeriesMax, metricsQuotaSeriesMax } from "../util/mod.ts";
 import { type HistogramSeries, MetricsRegistry, type ValueSeries } from "./metrics.ts";
 import { groupOffsetsWithLag, unservedPartitions } from "./views.ts";
 
@@ -45,6 +54,7 @@ export interface MetricsTarget {
   services: BrokerServices;
   readonly isActiveController: boolean;
   networkStats?(): NetworkStats;
+  readonly clientQuotas?: ClientQuotas | null;
 }
 
 /** Upper bounds, in ms, of the request latency buckets (Kafka's TotalTimeMs). */
@@ -97,6 +107,18 @@ export class BrokerMetrics {
     const poolWaiting = r.gauge("strand_server_memory_pool_waiting", "Connections not read until their frame fits queued.max.request.bytes.");
     const throttled = r.gauge("strand_server_connections_throttled", "Accepted connections waiting their turn under max.connection.creation.rate.");
     const refused = r.counter("strand_server_connections_refused_total", "Connections closed at accept by max.connections or max.connections.per.ip.", ["reason"]);
+    const throttleTime = {
+      produce: r.gauge("kafka_server_produce_throttle_time", "Milliseconds of throttle the client's latest Produce got (producer_byte_rate).", ["user", "client_id"]),
+      fetch: r.gauge("kafka_server_fetch_throttle_time", "Milliseconds of throttle the client's latest Fetch got (consumer_byte_rate).", ["user", "client_id"]),
+      request: r.gauge("kafka_server_request_throttle_time", "Milliseconds of throttle the client's latest request got (request_percentage).", ["user", "client_id"]),
+    };
+    const quotaRate = {
+      produce: r.gauge("kafka_server_produce_byte_rate", "Bytes per second the client produced, as its quota measures them.", ["user", "client_id"]),
+      fetch: r.gauge("kafka_server_fetch_byte_rate", "Bytes per second the client fetched, as its quota measures them.", ["user", "client_id"]),
+      request: r.gauge("kafka_server_request_request_time", "Handler time of the client's requests as a percentage of one second, as its quota measures it.", ["user", "client_id"]),
+    };
+    const throttledAnswers = r.counter("strand_server_throttled_total", "Answers throttled by a client quota, by quota type.", ["quota"]);
+    const throttleTotal = r.counter("strand_server_throttle_time_ms_total", "Milliseconds of throttle given by client quotas, by quota type.", ["quota"]);
     const rss = r.gauge("process_resident_memory_bytes", "Resident memory size in bytes.");
     const loopLag = r.gauge("nodejs_eventloop_lag_seconds", "How late the latest event-loop timer sample fired, in seconds.");
     const loopLagMax = r.gauge("nodejs_eventloop_lag_max_seconds", "The largest event-loop timer delay over the last minute, in seconds.");
@@ -134,6 +156,16 @@ export class BrokerMetrics {
         poolWaiting.labels().set(net.poolWaiting);
         throttled.labels().set(net.connectionsThrottled);
         for (const [reason, n] of net.refusedTotal) refused.labels(reason).set(n);
+      }
+      // Clients whose sensor expired (an hour idle) leave the report.
+      for (const g of [...Object.values(throttleTime), ...Object.values(quotaRate)]) g.clear();
+      for (const m of t.clientQuotas?.managers ?? []) {
+        throttledAnswers.labels(m.type).set(m.throttledTotal);
+        throttleTotal.labels(m.type).set(m.throttleTimeMsTotal);
+        for (const q of m.stats().slice(0, metricsQuotaSeriesMax)) {
+          throttleTime[m.type].labels(q.user, q.clientId).set(q.lastThrottleTimeMs);
+          quotaRate[m.type].labels(q.user, q.clientId).set(q.rate);
+        }
       }
       const s = t.services;
       for (const [topic, c] of s.replicaManager.topicStats.entries()) {

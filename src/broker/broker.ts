@@ -34,6 +34,8 @@ import { requestControlledShutdown } from "./controlled_shutdown.ts";
 import { listenerSaslSettings } from "./sasl_settings.ts";
 import { type LoadedTls, loadListenerTls, TlsFileWatcher, tlsSettingsError } from "./tls_settings.ts";
 import { ScramCredentialStore } from "./scram_credentials.ts";
+import { ClientQuotas } from "./client_quota_manager.ts";
+import { QuotaStore } from "./quota_config.ts";
 import { DynamicBrokerConfig } from "./dynamic_config.ts";
 import { watchLogDirFailures } from "./log_dir_events.ts";
 import { RequestDispatcher, type RequestObserver } from "./dispatch.ts";
@@ -107,6 +109,8 @@ export class Broker {
   }
 
   private dispatcher: RequestDispatcher<BrokerServices> | null = null;
+  /** Client quota enforcement: its throttle counts feed /metrics and the dashboard. */
+  clientQuotas: ClientQuotas | null = null;
 
   /** True while this broker is the cluster's active controller. */
   /** The network layer's figures (connections, frame pool, refusals) for /metrics. */
@@ -262,6 +266,11 @@ export class Broker {
       authorizer: null,
     };
     const dispatcher = new RequestDispatcher(services, apiHandlers, log);
+    // Quotas too are read before the first connection, so no client runs unthrottled meanwhile.
+    const quotaStore = new QuotaStore(registry, log);
+    await quotaStore.load();
+    const clientQuotas = new ClientQuotas(quotaStore, config.quotaWindowNum, config.quotaWindowSizeSeconds, () => platform.clock.monotonicMs());
+    dispatcher.throttler = clientQuotas;
     // Credentials are read before the first connection is accepted, so no login races the load.
     const scramCredentials = new ScramCredentialStore(registry, log);
     await scramCredentials.load();
@@ -314,6 +323,9 @@ export class Broker {
     replicaManager.startup();
     const configWatcher = new ConfigChangeWatcher(registry, configAdmin, metadata, replicaManager, logDefaults, platform.clock, log, dynamicConfig);
     configWatcher.userChanged = (user) => scramCredentials.refresh(user);
+    configWatcher.quotaEntityChanged = async (entityPath) => {
+      if (!(await quotaStore.refresh(entityPath))) log.warn({ entity: entityPath }, "config change names a quota entity that does not parse; skipped");
+    };
     await configWatcher.startup();
     coordinator.startup();
     await controller.startup();
@@ -334,6 +346,7 @@ export class Broker {
       void controller.onNewSession();
     });
     self.dispatcher = dispatcher;
+    self.clientQuotas = clientQuotas;
     return self;
   }
 

@@ -157,6 +157,10 @@ export const brokerConfigKeys: Record<string, KeyDef> = {
   "max.connections.per.ip.overrides": { kind: "string", default: "", check: (v) => ipOverridesError(v) },
   "max.connection.creation.rate": { kind: "int", default: "2147483647", min: 0 },
   "fetch.max.bytes": { kind: "int", default: "57671680", min: 1024 },
+  // Client quotas' sampled rates (Kafka's ClientQuotaManagerConfig): the rate is measured over
+  // quota.window.num windows of quota.window.size.seconds each.
+  "quota.window.num": { kind: "int", default: "11", min: 1, max: 3600 },
+  "quota.window.size.seconds": { kind: "int", default: "1", min: 1, max: 3600 },
   "log.segment.bytes": { kind: "int", default: "1073741824", min: 14 },
   "log.roll.hours": { kind: "int", default: "168", min: 1 },
   "log.roll.ms": { kind: "long", default: null, min: 1 },
@@ -283,6 +287,9 @@ export interface BrokerConfig {
   socketRequestMaxBytes: number;
   fetchMaxBytes: number;
   connectionsMaxIdleMs: number;
+  /** quota.window.num and quota.window.size.seconds: the client quotas' sampled rate. */
+  quotaWindowNum: number;
+  quotaWindowSizeSeconds: number;
   /**
    * queued.max.request.bytes: bytes of requests being read or handled, across connections
    * (Infinity: unbounded). Unset, 2 x socket.request.max.bytes: one frame of the largest size can
@@ -515,6 +522,8 @@ export function parseBrokerConfig(input: Map<string, string>): { config: BrokerC
     socketRequestMaxBytes: int("socket.request.max.bytes"),
     fetchMaxBytes: int("fetch.max.bytes"),
     connectionsMaxIdleMs: int("connections.max.idle.ms"),
+    quotaWindowNum: int("quota.window.num"),
+    quotaWindowSizeSeconds: int("quota.window.size.seconds"),
     queuedMaxRequestBytes: queuedMaxRequestBytes(raw),
     maxConnections: int("max.connections"),
     maxConnectionsPerIp: int("max.connections.per.ip"),

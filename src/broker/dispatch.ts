@@ -25,7 +25,7 @@ import {
   type ApiSchema,
 } from "../protocol/mod.ts";
 import { isRegistryUnavailable } from "../registry/mod.ts";
-import { Reader, Writer, ErrorCode, registryUnavailableLogIntervalMs } from "../util/mod.ts";
+import { ErrorCode, Reader, registryUnavailableLogIntervalMs, schedulerIntervalMsMax, Writer } from "../util/mod.ts";
 import type { Logger } from "../util/mod.ts";
 import type { ConnectionInfo, RequestHandler } from "./server.ts";
 import { CloseConnection } from "./services.ts";
@@ -34,6 +34,12 @@ export interface RequestContext {
   header: RequestHeader;
   version: number;
   conn: ConnectionInfo;
+  /**
+   * Milliseconds the handler waited for others (acks=all replication, a fetch's long poll): added
+   * by those handlers, left out of the handler time the request quota charges (Kafka counts only
+   * the time its request threads work on a request).
+   */
+  parkedMs: number;
   /** The APIs and version ranges this broker answers (for ApiVersions). */
   supportedApis(): { apiKey: number; minVersion: number; maxVersion: number }[];
 }
@@ -50,6 +56,27 @@ export interface ApiHandler<S> {
   errorResponse?(request: Struct, version: number, errorCode: number, errorMessage: string): Struct;
 }
 
+/**
+ * Client quotas (client_quota_manager.ts): told of each answered request's costs, answers the
+ * throttle time its answer carries (0: within quota). May change the answer (a throttled fetch
+ * answers no data). Must not throw.
+ */
+export interface RequestThrottler {
+  monotonicMs(): number;
+  throttle(ctx: RequestContext, request: Struct, answer: Struct | null, requestBytes: number, responseBytes: number, handlerMs: number): number;
+}
+
+/**
+ * The first version of each API whose clients throttle themselves on throttle_time_ms (KIP-219,
+ * Kafka's AbstractResponse.shouldClientThrottle): older clients get their answer delayed by the
+ * throttle time instead. APIs not listed have client-side throttling in every version their
+ * answer carries throttle_time_ms.
+ */
+const clientThrottlesFrom: ReadonlyMap<number, number> = new Map([
+  [0, 6], [1, 8], [2, 3], [3, 6], [8, 4], [9, 4], [10, 2], [11, 3], [12, 2], [13, 2], [14, 2], [15, 2], [16, 2],
+  [18, 2], [19, 3], [20, 2], [21, 1], [23, 2], [32, 2], [33, 1], [35, 1], [36, 1], [37, 1], [42, 1], [43, 1],
+]);
+
 /** Told of every request a handler ran for (Kafka's RequestMetrics). Must be cheap and not throw. */
 export interface RequestObserver {
   monotonicMs(): number;
@@ -59,6 +86,7 @@ export interface RequestObserver {
 export class RequestDispatcher<S> implements RequestHandler {
   private handlers = new Map<number, ApiHandler<S>>();
   observer: RequestObserver | null = null;
+  throttler: RequestThrottler | null = null;
   /** Requests answered "registry unavailable" since the last line said so. */
   private unavailable = { count: 0, lastLogMs: -Infinity };
 
@@ -94,19 +122,27 @@ export class RequestDispatcher<S> implements RequestHandler {
       this.logger.warn({ ...fields, error: r.error }, `closing connection: malformed ${handler.api.name} request`);
       return "close";
     }
-    const ctx: RequestContext = { header, version: header.apiVersion, conn, supportedApis: () => this.supportedApis() };
+    const ctx: RequestContext = { header, version: header.apiVersion, conn, parkedMs: 0, supportedApis: () => this.supportedApis() };
     const observer = this.observer;
-    if (observer === null) return await this.answer(handler, ctx, body, fields);
+    const throttle = this.throttler === null ? null : { throttler: this.throttler, requestBytes: frame.length + 4 };
+    if (observer === null) return await this.answer(handler, ctx, body, fields, throttle);
     const startMs = observer.monotonicMs();
-    const out = await this.answer(handler, ctx, body, fields);
+    const out = await this.answer(handler, ctx, body, fields, throttle);
     observer.requestDone(handler.api.name, header.apiVersion, observer.monotonicMs() - startMs);
     return out;
   }
 
   /** Runs the handler and encodes its answer; a failure closes the connection. */
-  private async answer(handler: ApiHandler<S>, ctx: RequestContext, body: Struct, fields: Record<string, unknown>): Promise<Uint8Array | null | "close"> {
+  private async answer(
+    handler: ApiHandler<S>,
+    ctx: RequestContext,
+    body: Struct,
+    fields: Record<string, unknown>,
+    throttle: { throttler: RequestThrottler; requestBytes: number } | null,
+  ): Promise<Uint8Array | null | "close"> {
     const { header } = ctx;
     let answer: Struct | null;
+    const startMs = throttle?.throttler.monotonicMs() ?? 0;
     try {
       answer = await handler.handle(this.services, ctx, body);
     } catch (e) {
@@ -122,8 +158,26 @@ export class RequestDispatcher<S> implements RequestHandler {
       this.logger.error({ ...fields, err: e instanceof Error ? e.stack : String(e) }, `${handler.api.name} handler failed; closing connection`);
       return "close";
     }
-    if (answer === null) return null;
-    return this.encodeAnswer(handler, ctx, answer, fields);
+    if (throttle === null) return answer === null ? null : this.encodeAnswer(handler, ctx, answer, fields);
+    // Client quotas: the costs are known once the answer is encoded (a fetch is charged its
+    // answer's bytes); a throttled answer is encoded again to carry its throttle_time_ms.
+    const handlerMs = Math.max(0, throttle.throttler.monotonicMs() - startMs - ctx.parkedMs);
+    let out = answer === null ? null : this.encodeAnswer(handler, ctx, answer, fields);
+    if (out === "close") return out;
+    // Byte-rate throttles are unbounded in Kafka; a timer cannot wait longer than this.
+    const throttleMs = Math.min(throttle.throttler.throttle(ctx, body, answer, throttle.requestBytes, out?.length ?? 0, handlerMs), schedulerIntervalMsMax);
+    if (throttleMs <= 0) return out;
+    if (answer !== null) {
+      answer.throttleTimeMs = throttleMs;
+      out = this.encodeAnswer(handler, ctx, answer, fields);
+    }
+    // The server mutes the connection for the throttle time once the answer is written (KIP-219),
+    // or, for a client too old to throttle itself, holds the answer back that long first.
+    // An answer without throttle_time_ms (SaslHandshake) cannot tell the client either.
+    const from = clientThrottlesFrom.get(header.apiKey) ?? 0;
+    const told = answer !== null && "throttleTimeMs" in answer && header.apiVersion >= from;
+    ctx.conn.throttle = { ms: throttleMs, delayResponse: !told };
+    return out;
   }
 
   /** One warn line per interval at most, with the count: clients retry such requests in a loop. */
@@ -139,8 +193,8 @@ export class RequestDispatcher<S> implements RequestHandler {
 
   private encodeAnswer(handler: ApiHandler<S>, ctx: RequestContext, answer: Struct, fields: Record<string, unknown>): Uint8Array | "close" {
     const { header } = ctx;
-    const { response } = handler.api;
-    const flexible = header.apiVersion >= handler.api.request.flexibleFrom;
+    const { request, response } = handler.api;
+    const flexible = header.apiVersion >= request.flexibleFrom;
     const w = new Writer(1024);
     w.int32(0); // size, patched below
     writeResponseHeader(w, header.correlationId, responseHeaderFlexible(header.apiKey, flexible));

@@ -20,3 +20,5 @@ export * from "./server.ts";
 export * from "./services.ts";
 // The TLS files of a listener, read into the platform's options (the admin API's https listeners too).
 export { loadListenerTls } from "./tls_settings.ts";
+export * from "./quota_config.ts";
+export * from "./client_quota_manager.ts";

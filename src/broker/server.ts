@@ -10,6 +10,9 @@
 // while more than limits.requestsInFlightPerConnectionMax responses wait to be written, and the
 // platform stops reading the socket while frames wait to be handled, so a client that does not
 // read its answers cannot make the broker queue unbounded work.
+// A request over its client quota (the dispatcher sets ConnectionInfo.throttle) mutes its
+// connection for the throttle time once its answer is written, or holds the answer back that long
+// for a client that cannot throttle itself (KIP-219): nothing more is read or handled meanwhile.
 //
 // Memory across connections: each connection reserves the frame it reads, whole, from one
 // MemoryPool (queued.max.request.bytes) before reading its bytes, and is not read while the pool
@@ -52,6 +55,12 @@ export interface ConnectionInfo {
   host: string;
   /** Kafka's principal: "User:<name>" once authenticated, "User:ANONYMOUS" on a PLAINTEXT listener. */
   principal: string;
+  /**
+   * Set by the dispatcher when an answer broke a client quota: the server mutes the connection
+   * for `ms` once that answer is written, or holds the answer back that long (delayResponse: a
+   * client too old to throttle itself); the server clears it.
+   */
+  throttle?: { ms: number; delayResponse: boolean } | null;
 }
 
 /** The principal of a connection nobody authenticated (Kafka's KafkaPrincipal.ANONYMOUS). */
@@ -431,6 +440,17 @@ export class SocketServer {
           responses.enqueue(response.last);
           return await responses.flush();
         }
+        const throttle = info.throttle ?? null;
+        if (throttle !== null) {
+          // KIP-219: nothing more is read or handled on this connection for the throttle time.
+          info.throttle = null;
+          if (throttle.delayResponse && !(await this.muted(state, throttle.ms))) return;
+          if (response !== null) responses.enqueue(response);
+          await responses.flush();
+          if (!throttle.delayResponse && !(await this.muted(state, throttle.ms))) return;
+          if (responses.failed) return;
+          continue;
+        }
         if (response !== null) responses.enqueue(response);
         if (responses.queued >= requestsInFlightPerConnectionMax) await responses.drainBelow(requestsInFlightPerConnectionMax / 2);
         if (responses.failed) return;
@@ -463,6 +483,20 @@ export class SocketServer {
         return action.frame === null ? "close" : { last: action.frame };
       }
     }
+  }
+
+  /** Waits out a throttle time; false when the connection closed meanwhile. */
+  private muted(state: ConnectionState, ms: number): Promise<boolean> {
+    return new Promise<boolean>((resolve) => {
+      const timer = this.platform.clock.setTimeout(() => {
+        state.cancelWait = () => {};
+        resolve(!state.closed);
+      }, ms);
+      state.cancelWait = () => {
+        timer.cancel();
+        resolve(false);
+      };
+    });
   }
 
   private closeIdle(state: ConnectionState): void {

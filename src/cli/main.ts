@@ -3,7 +3,7 @@
 // src/platform/ are the only places that may touch runtime APIs.
 //
 //   strand serve [--config server.properties] [--override key=value]... [--log-level info]
-//   strand topics|produce|consume|groups|cluster|perf|users|acls ... (client tools, one file each here)
+//   strand topics|produce|consume|groups|cluster|perf|users|acls|quotas ... (client tools, one file each here)
 //   strand --version | --help
 
 import process from "node:process";
@@ -26,6 +26,7 @@ import { produceCommand } from "./produce.ts";
 import { topicsCommand } from "./topics.ts";
 import { usersCommand } from "./users.ts";
 import { aclsCommand } from "./acls.ts";
+import { quotasCommand } from "./quotas.ts";
 
 const usage = `strand ${STRAND_VERSION}: a Kafka-compatible commit-log broker
 
@@ -43,11 +44,12 @@ Usage:
   strand cluster info --bootstrap-server HOST:PORT
   strand users list|describe|set|delete --bootstrap-server HOST:PORT [options]
   strand acls --add|--remove|--list --bootstrap-server HOST:PORT [options]
+  strand quotas --describe|--alter --bootstrap-server HOST:PORT [--entity-type users|clients ...]
   strand perf produce|consume --bootstrap-server HOST:PORT --topic NAME --num-records N [options]
       Client tools speaking the Kafka protocol (they work against Kafka too), like Kafka's
       kafka-topics.sh, kafka-console-producer/consumer.sh, kafka-consumer-groups.sh and
-      kafka-producer/consumer-perf-test.sh, and kafka-configs.sh for SCRAM users, kafka-acls.sh for ACLs. "strand COMMAND
-      --help" for each one's options.
+      kafka-producer/consumer-perf-test.sh, kafka-configs.sh for SCRAM users and client
+      quotas, and kafka-acls.sh for ACLs. "strand COMMAND --help" for each one's options.
   strand --version
   strand --help
 
@@ -213,6 +215,7 @@ const tools: Record<string, (args: string[]) => Promise<never>> = {
   perf: perfCommand,
   users: usersCommand,
   acls: aclsCommand,
+  quotas: quotasCommand,
 };
 
 async function main(argv: string[]): Promise<void> {

@@ -5,11 +5,13 @@
 // retriable failures (moved controller, coordinator loading, leader changes) are retried by the
 // ClusterClient's bounded policy.
 import {
+  AlterClientQuotasApi,
   CreatePartitionsApi,
   CreateTopicsApi,
   decodeConsumerAssignment,
   DeleteGroupsApi,
   DeleteTopicsApi,
+  DescribeClientQuotasApi,
   DescribeConfigsApi,
   DescribeGroupsApi,
   FindCoordinatorApi,
@@ -440,3 +442,64 @@ export async function deleteGroup(c: ClusterClient, groupId: string): Promise<vo
   });
 }
 
+
+// ---- client quotas (KIP-546), to any broker, as Kafka's AdminClient sends them
+
+/** A quota entity's parts: "user" and/or "client-id", each a name or null for the default entity. */
+export type ClientQuotaEntity = Partial<Record<"user" | "client-id", string | null>>;
+
+/** One part of a DescribeClientQuotas filter: an exact name, the default (null), or any (undefined match). */
+export interface ClientQuotaFilterComponent {
+  entityType: "user" | "client-id";
+  /** A name matches exactly; null matches the default entity; undefined matches any specified entity. */
+  match?: string | null;
+}
+
+export interface ClientQuotaDescription {
+  entity: ClientQuotaEntity;
+  values: Record<string, number>;
+}
+
+/** The quotas of the entities the filter matches; strict leaves out entities with parts the filter does not name. */
+export async function describeClientQuotas(c: ClusterClient, components: ClientQuotaFilterComponent[], strict: boolean): Promise<ClientQuotaDescription[]> {
+  return await c.retrying(async () => {
+    const conn = await c.anyConnection();
+    const { res } = await c.call(conn, DescribeClientQuotasApi, 1, () => ({
+      components: components.map((f) => ({
+        entityType: f.entityType,
+        matchType: f.match === undefined ? 2 : f.match === null ? 1 : 0,
+        match: f.match ?? null,
+      })),
+      strict,
+    }));
+    if (res.errorCode !== ErrorCode.NONE) throw errorFor(res.errorCode as number, "cannot describe client quotas", res.errorMessage as string | null);
+    return ((res.entries ?? []) as Struct[]).map((e) => ({
+      entity: Object.fromEntries((e.entity as { entityType: string; entityName: string | null }[]).map((p) => [p.entityType, p.entityName])) as ClientQuotaEntity,
+      values: Object.fromEntries((e.values as { key: string; value: number }[]).map((v) => [v.key, v.value])),
+    }));
+  });
+}
+
+/** Sets and removes quota keys of one entity (validateOnly: the broker checks and writes nothing). */
+export async function alterClientQuotas(
+  c: ClusterClient,
+  entity: ClientQuotaEntity,
+  set: Record<string, number>,
+  remove: string[],
+  validateOnly = false,
+): Promise<void> {
+  const ops = [
+    ...Object.entries(set).map(([key, value]) => ({ key, value, remove: false })),
+    ...remove.map((key) => ({ key, value: 0, remove: true })),
+  ];
+  await c.retrying(async () => {
+    const conn = await c.anyConnection();
+    const { res } = await c.call(conn, AlterClientQuotasApi, 1, () => ({
+      entries: [{ entity: Object.entries(entity).map(([entityType, entityName]) => ({ entityType, entityName })), ops }],
+      validateOnly,
+    }));
+    for (const e of res.entries as { errorCode: number; errorMessage: string | null }[]) {
+      if (e.errorCode !== ErrorCode.NONE) throw errorFor(e.errorCode, "cannot change client quotas", e.errorMessage);
+    }
+  });
+}

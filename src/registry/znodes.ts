@@ -494,6 +494,30 @@ export const ConfigEntityZNode = {
   },
 };
 
+/**
+ * Client quota entities (Kafka's ZooKeeper layout, KIP-55): `/config/users/<user>`,
+ * `/config/clients/<client-id>` and `/config/users/<user>/clients/<client-id>`, each an ordinary
+ * config node (ConfigEntityZNode's payload) holding producer_byte_rate, consumer_byte_rate,
+ * request_percentage. Names are sanitized (Kafka's Sanitizer); "<default>" names the default
+ * entity. A user's node also holds that user's SCRAM credentials.
+ */
+export const ClientQuotaEntityZNode = {
+  /** The entity path of sanitized names ("users/<u>", "clients/<c>", "users/<u>/clients/<c>"); null: that part absent. */
+  entityPath(sanitizedUser: string | null, sanitizedClientId: string | null): string {
+    if (sanitizedUser !== null && sanitizedClientId !== null) return `${ConfigType.User}/${sanitizedUser}/${ConfigType.Client}/${sanitizedClientId}`;
+    if (sanitizedUser !== null) return `${ConfigType.User}/${sanitizedUser}`;
+    assert(sanitizedClientId !== null, "a quota entity names a user, a client id, or both");
+    return `${ConfigType.Client}/${sanitizedClientId}`;
+  },
+  path(entityPath: string): string {
+    return `${ConfigZNode.path}/${entityPath}`;
+  },
+  /** The parent of a user's per-client nodes: /config/users/<u>/clients. */
+  userClientsPath(sanitizedUser: string): string {
+    return `${ConfigEntityZNode.path(ConfigType.User, sanitizedUser)}/${ConfigType.Client}`;
+  },
+};
+
 export const ConfigEntityChangeNotificationZNode = { path: "/config/changes" };
 
 /** Persistent-sequential `config_change_NNNNNNNNNN`: tells brokers to reload an entity's config. */

@@ -398,7 +398,9 @@ export class ReplicaManager implements FollowerLog {
       },
     };
     const keys = params.partitions.map((r) => topicPartitionKey(r.topic, r.partition));
+    const parkedFromMs = this.clock.monotonicMs();
     await this.fetchPurgatory.waitFor(op, keys, params.maxWaitMs);
+    params.onParked?.(this.clock.monotonicMs() - parkedFromMs);
     return this.countOut(params, this.readAll(params));
   }
 

@@ -41,6 +41,8 @@ export interface FetchParams {
   maxBytes: number;
   /** The fetching follower's broker id; -1 for consumers. */
   replicaId: number;
+  /** Told how long the fetch waited in the purgatory (not handler time: the request quota leaves it out). */
+  onParked?: (ms: number) => void;
 }
 
 export interface FetchPartitionResult {

@@ -264,3 +264,12 @@ export const scramIterationsMin = 4_096;
 export const scramIterationsMax = 16_384;
 /** At most one log line this often for requests answered "registry unavailable" (clients retry them in a loop). */
 export const registryUnavailableLogIntervalMs = 10_000;
+
+/**
+ * Client quota sensors kept per quota type (one per user and client id recorded within the last
+ * hour): past it the idlest are dropped, so clients inventing client ids cannot grow the map.
+ */
+export const quotaSensorsMax = 100_000;
+
+/** Per-client quota series /metrics reports per quota type (the rest are left out, not the totals). */
+export const metricsQuotaSeriesMax = 1_000;

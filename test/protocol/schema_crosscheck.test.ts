@@ -61,6 +61,8 @@ const supported: Record<number, [string, number, number]> = {
   45: ["AlterPartitionReassignments", 0, 0],
   46: ["ListPartitionReassignments", 0, 0],
   47: ["OffsetDelete", 0, 0],
+  48: ["DescribeClientQuotas", 0, 1],
+  49: ["AlterClientQuotas", 0, 1],
   50: ["DescribeUserScramCredentials", 0, 0],
   51: ["AlterUserScramCredentials", 0, 0],
   56: ["AlterPartition", 0, 3],

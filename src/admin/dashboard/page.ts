@@ -75,6 +75,14 @@ export const dashboardHtml = `<!doctype html>
   </section>
 
   <section class="panel">
+    <h2>Throttled clients <small>client quotas on this broker</small></h2>
+    <table id="throttled">
+      <thead><tr><th>Quota</th><th>User</th><th>Client id</th><th class="num">Quota</th><th class="num">Measured</th><th class="num">Throttled</th><th class="num">Last throttle</th></tr></thead>
+      <tbody></tbody>
+    </table>
+  </section>
+
+  <section class="panel">
     <h2>Committed offsets and lag</h2>
     <table id="offsets">
       <thead><tr><th>Group</th><th>Topic</th><th class="num">Partition</th><th class="num">Committed</th><th class="num">High watermark</th><th class="num">Lag</th></tr></thead>

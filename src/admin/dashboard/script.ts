@@ -1,8 +1,8 @@
 // The dashboard's browser script, served as /dashboard.js. Every dashboardPollMs it reads the
 // admin API's JSON routes (relative URLs, so the page also works behind a proxy under a prefix):
 // /v1/cluster, /v1/topics, /v1/topics/{t}/partitions (for at most dashboardTopicsDetailedMax
-// topics), /v1/groups, /v1/groups/{g} (at most dashboardGroupsDetailedMax) and /v1/stats, and
-// redraws the page. Rates are the increase of /v1/stats' counters over the increase of its
+// topics), /v1/groups, /v1/groups/{g} (at most dashboardGroupsDetailedMax), /v1/stats and
+// /v1/quotas (the clients this broker throttled under their quotas), and redraws the page. Rates are the increase of /v1/stats' counters over the increase of its
 // monotonic clock between two polls (a counter that went down restarted from zero, as Prometheus
 // takes it), so the chart's first point comes with the second poll.
 //
@@ -189,7 +189,7 @@ export const dashboardJs = String.raw`"use strict";
 
   function render() {
     if (last === null) return;
-    const { cluster, topics, partitions, groups, details, storageState } = last;
+    const { cluster, topics, partitions, groups, details, storageState, quotas } = last;
     const showInternal = $("show-internal").checked;
     const local = cluster.local_broker_id;
 
@@ -288,6 +288,18 @@ export const dashboardJs = String.raw`"use strict";
     }
     fill("offsets", offsetRows, "no committed offsets");
 
+    // Clients throttled by their quotas (on this broker), the latest throttled first.
+    const throttled = quotas === null ? [] : quotas.throttled.slice().sort((a, b) => b.last_throttle_time_ms - a.last_throttle_time_ms);
+    const QUOTA_UNITS = { produce: "B/s", fetch: "B/s", request: "%" };
+    const fmtQuota = (type, v) => (QUOTA_UNITS[type] === "%" ? v.toFixed(1) + " %" : fmtBytes(v) + "/s");
+    fill("throttled", throttled.map((t) => h("tr", { class: t.last_throttle_time_ms > 0 ? "warn" : null, "data-quota": t.type, "data-client": t.client_id, "data-user": t.user },
+      h("td", null, badge("info", t.type)),
+      h("td", { class: "name" }, t.user === "" ? h("span", { class: "dim" }, "any") : t.user),
+      h("td", { class: "name" }, t.client_id === "" ? h("span", { class: "dim" }, "any") : t.client_id),
+      num(fmtQuota(t.type, t.quota)), num(fmtQuota(t.type, t.rate)),
+      num(fmtInt(t.throttled_total)), num(fmtInt(t.last_throttle_time_ms) + " ms"))),
+      quotas === null ? "quotas not available" : "no client throttled");
+
     // Summary tiles and charts.
     const under = topics.reduce((a, t) => a + t.under_replicated_partitions, 0);
     const offline = topics.reduce((a, t) => a + t.offline_partitions, 0);
@@ -318,8 +330,8 @@ export const dashboardJs = String.raw`"use strict";
   // ---- polling
 
   async function poll() {
-    const [cluster, topics, groups, stats, storageState] = await Promise.all([
-      getJson("v1/cluster"), getJson("v1/topics"), getJson("v1/groups"), getJson("v1/stats"), getJson("v1/log-dirs"),
+    const [cluster, topics, groups, stats, storageState, quotas] = await Promise.all([
+      getJson("v1/cluster"), getJson("v1/topics"), getJson("v1/groups"), getJson("v1/stats"), getJson("v1/log-dirs"), orNull(getJson("v1/quotas")),
     ]);
     topics.sort((a, b) => (a.internal !== b.internal ? (a.internal ? 1 : -1) : a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
     groups.sort((a, b) => (a.group_id < b.group_id ? -1 : a.group_id > b.group_id ? 1 : 0));
@@ -331,7 +343,7 @@ export const dashboardJs = String.raw`"use strict";
     addStats(stats);
     const partitions = new Map(detailed.map((t, i) => [t.name, parts[i]]));
     const details = new Map(groups.slice(0, GROUPS_DETAILED_MAX).map((g, i) => [g.group_id, dets[i]]));
-    last = { cluster, topics, partitions, groups, details, storageState };
+    last = { cluster, topics, partitions, groups, details, storageState, quotas };
     render();
   }
 

@@ -75,7 +75,11 @@ export const produceHandler: ApiHandler<BrokerServices> = {
       if (failed) throw new CloseConnection("acks=0 produce failed");
       return null;
     }
-    if (waiting.length > 0) await awaitAcks(s, responses, waiting, Math.max(0, req.timeoutMs as number));
+    if (waiting.length > 0) {
+      const parkedFromMs = s.clock.monotonicMs();
+      await awaitAcks(s, responses, waiting, Math.max(0, req.timeoutMs as number));
+      ctx.parkedMs += s.clock.monotonicMs() - parkedFromMs;
+    }
     return { responses, throttleTimeMs: 0 };
   },
 };

@@ -103,6 +103,7 @@ export const fetchHandler: ApiHandler<BrokerServices> = {
       minBytes: req.minBytes as number,
       maxBytes: Math.min(Math.max(0, req.maxBytes as number), s.config.fetchMaxBytes),
       replicaId: refusedReplica ? -1 : replicaId,
+      onParked: (ms) => (ctx.parkedMs += ms),
     });
     const endpoints = new Map<number, BrokerEndpoint>();
     let i = 0;

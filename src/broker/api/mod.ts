@@ -33,6 +33,8 @@ import { describeConfigsHandler } from "./32_describe_configs.ts";
 import { alterConfigsHandler } from "./33_alter_configs.ts";
 import { describeLogDirsHandler } from "./35_describe_log_dirs.ts";
 import { saslAuthenticateHandler } from "./36_sasl_authenticate.ts";
+import { describeClientQuotasHandler } from "./48_describe_client_quotas.ts";
+import { alterClientQuotasHandler } from "./49_alter_client_quotas.ts";
 import { describeUserScramCredentialsHandler } from "./50_describe_user_scram_credentials.ts";
 import { alterUserScramCredentialsHandler } from "./51_alter_user_scram_credentials.ts";
 import { createPartitionsHandler } from "./37_create_partitions.ts";
@@ -81,4 +83,6 @@ export const apiHandlers: ApiHandler<BrokerServices>[] = [
   describeAclsHandler,
   createAclsHandler,
   deleteAclsHandler,
+  describeClientQuotasHandler,
+  alterClientQuotasHandler,
 ];

@@ -39,6 +39,8 @@ import { IncrementalAlterConfigsApi } from "./44_incremental_alter_configs.ts";
 import { AlterPartitionReassignmentsApi } from "./45_alter_partition_reassignments.ts";
 import { ListPartitionReassignmentsApi } from "./46_list_partition_reassignments.ts";
 import { OffsetDeleteApi } from "./47_offset_delete.ts";
+import { DescribeClientQuotasApi } from "./48_describe_client_quotas.ts";
+import { AlterClientQuotasApi } from "./49_alter_client_quotas.ts";
 import { DescribeUserScramCredentialsApi } from "./50_describe_user_scram_credentials.ts";
 import { AlterUserScramCredentialsApi } from "./51_alter_user_scram_credentials.ts";
 import { AlterPartitionApi } from "./56_alter_partition.ts";
@@ -47,6 +49,8 @@ export { ApiVersionsApi, CreateTopicsApi, DeleteTopicsApi, FetchApi, ListOffsets
 export { AlterConfigsApi, DescribeConfigsApi, IncrementalAlterConfigsApi };
 export { DeleteRecordsApi };
 export { DescribeLogDirsApi };
+// Client quotas (KIP-546).
+export { AlterClientQuotasApi, DescribeClientQuotasApi };
 // Authentication: SASL inside Kafka framing, and the SCRAM credentials the brokers check.
 export { AlterUserScramCredentialsApi, DescribeUserScramCredentialsApi, SaslAuthenticateApi, SaslHandshakeApi };
 // Authorization: the ACLs the authorizer checks.
@@ -115,6 +119,8 @@ export const apiSchemas: readonly ApiSchema[] = [
   SaslAuthenticateApi,
   DescribeUserScramCredentialsApi,
   AlterUserScramCredentialsApi,
+  DescribeClientQuotasApi,
+  AlterClientQuotasApi,
   AlterPartitionApi,
 ].sort((a, b) => a.apiKey - b.apiKey);
 
