@@ -8,7 +8,9 @@ import { test } from "node:test";
 import assert from "node:assert/strict";
 import { AclOperation as Op, ResourceType as Res } from "../../src/authorizer/mod.ts";
 import {
+  AlterClientQuotasApi,
   CreateAclsApi,
+  DescribeClientQuotasApi,
   DeleteAclsApi,
   DescribeAclsApi,
   AlterConfigsApi,
@@ -509,6 +511,26 @@ test("authorization: every client API denied without its ACL (Kafka's code, noth
         grants: [[Op.ALTER, Res.CLUSTER, "kafka-cluster"]],
         denied: (r) => assert.deepEqual(r.filterResults.map((x: Any) => x.errorCode), [ErrorCode.CLUSTER_AUTHORIZATION_FAILED]),
         allowed: (r) => assert.deepEqual(r.filterResults.map((x: Any) => x.errorCode), [0]),
+      },
+      {
+        api: DescribeClientQuotasApi,
+        version: 1,
+        request: () => ({ components: [], strict: false }),
+        grants: [[Op.DESCRIBE_CONFIGS, Res.CLUSTER, "kafka-cluster"]],
+        denied: (r) => assert.deepEqual([r.errorCode, r.entries], [ErrorCode.CLUSTER_AUTHORIZATION_FAILED, null]),
+        allowed: (r) => assert.equal(r.errorCode, 0),
+      },
+      {
+        api: AlterClientQuotasApi,
+        version: 1,
+        request: () => ({ entries: [{ entity: [{ entityType: "user", entityName: "alice" }], ops: [{ key: "producer_byte_rate", value: 1048576, remove: false }] }], validateOnly: false }),
+        grants: [[Op.ALTER_CONFIGS, Res.CLUSTER, "kafka-cluster"]],
+        denied: (r) => assert.deepEqual(r.entries.map((x: Any) => x.errorCode), [ErrorCode.CLUSTER_AUTHORIZATION_FAILED]),
+        allowed: (r) => assert.deepEqual(r.entries.map((x: Any) => x.errorCode), [0]),
+        state: async () => {
+          const r = await admin.request(DescribeClientQuotasApi, 1, { components: [{ entityType: "user", matchType: 0, match: "alice" }], strict: true });
+          return r.entries;
+        },
       },
     ];
 
