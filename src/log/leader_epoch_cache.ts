@@ -17,7 +17,8 @@
 //   or a start offset below the latest entry's) first removes the entries it conflicts with, from
 //   the end, with a warning when that drops more than a just-assigned, still empty epoch.
 // - Every change is written at once, whole (temp file, rename), so the file is always the list
-//   after some completed change; but not fsynced then (as Kafka does since 3.7, KAFKA-15046): a
+//   after some completed change (except a new leader's entry, written at the next flush or
+//   close: see assignDeferred); but not fsynced then (as Kafka does since 3.7, KAFKA-15046): a
 //   new partition's first epoch took two fsyncs on the request path, which made creating 10,000
 //   partitions take minutes and stall the event loop on a busy disk. flush() makes it durable,
 //   and the Log calls it before its recovery point moves past offsets written since. What a
@@ -147,6 +148,20 @@ export class LeaderEpochFileCache {
     return true;
   }
 
+  /**
+   * assign(), leaving the file to the next flush or close (writeIfStale): what a new leader
+   * records at its log end offset before its first append. Such an entry is safe to lose until
+   * then (an epoch with no batches is not needed to find where logs diverge, and the batches it
+   * writes carry it, for recovery above the recovery point to add it back), and a broker
+   * becoming leader of 10,000 partitions at once wrote 10,000 files on the event loop, some
+   * renames taking 100-200 ms on a busy disk. Returns whether the list changed.
+   */
+  assignDeferred(epoch: number, startOffset: number): boolean {
+    if (!this.put({ epoch, startOffset })) return false;
+    this.stale = true;
+    return true;
+  }
+
   /** Assigns each entry in turn (Kafka's assign(List)), writing the file once. */
   assignAll(entries: readonly EpochEntry[]): boolean {
     let changed = false;
@@ -263,10 +278,13 @@ export class LeaderEpochFileCache {
     this.unsynced = true;
   }
 
-  /** Set while the file lags the list (its last write failed: a full disk, no descriptor). */
+  /**
+   * Set while the file lags the list: its last write failed (a full disk, no descriptor), or an
+   * entry was assigned deferred.
+   */
   private stale = false;
 
-  /** Writes the file when a write failed since the last one that succeeded (Log.flush calls it). */
+  /** Writes the file when it lags the list (Log.flush and Log.close call it). */
   writeIfStale(): void {
     if (this.stale) this.write();
   }

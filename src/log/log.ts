@@ -355,7 +355,8 @@ export class Log {
   maybeAssignEpochStartOffset(leaderEpoch: number, startOffset: number): void {
     this.checkOnline();
     try {
-      this.assignEpoch(leaderEpoch, startOffset);
+      // Written at the next flush or close (LeaderEpochFileCache.assignDeferred).
+      if (leaderEpoch >= 0) this.epochCache.assignDeferred(leaderEpoch, startOffset);
     } catch (e) {
       const err = this.storageError("leader epoch checkpoint", e);
       // The entry is in memory: a full disk or no free descriptor only delays the file, which
@@ -728,6 +729,11 @@ export class Log {
   close(): void {
     this.closed = true;
     if (this.offline) return; // closeForFailure closed the files
+    try {
+      this.epochCache.writeIfStale(); // a new leader's entry (assignDeferred)
+    } catch (e) {
+      throw this.storageError("leader epoch checkpoint", e);
+    }
     for (const [seg, timer] of this.pendingRemoval) {
       timer.cancel();
       seg.remove();

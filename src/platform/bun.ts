@@ -236,6 +236,10 @@ const bunFileSystem: FileSystem = {
     fs.rmSync(path, { recursive: true, force: true });
   },
 
+  async removeAsync(path: string): Promise<void> {
+    await fs.promises.rm(path, { recursive: true, force: true });
+  },
+
   mkdirp(path: string): void {
     fs.mkdirSync(path, { recursive: true });
   },

@@ -216,6 +216,14 @@ const denoFileSystem: FileSystem = {
     }
   },
 
+  async removeAsync(path: string): Promise<void> {
+    try {
+      await Deno.remove(path, { recursive: true });
+    } catch (err) {
+      if (!isMissing(err)) throw err;
+    }
+  },
+
   mkdirp(path: string): void {
     Deno.mkdirSync(path, { recursive: true });
   },
