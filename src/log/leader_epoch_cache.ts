@@ -261,9 +261,19 @@ export class LeaderEpochFileCache {
     this.write();
   }
 
+  /**
+   * While set, a change leaves the file to the next flush or close (stale), as assignDeferred
+   * does: the loader sets it for what it changes while opening a log (truncations to the log's
+   * ends, epochs found by recovery), all redone by the next load if the process dies first (the
+   * recovery point does not move past recovered batches until a flush has written the file).
+   * Opening 10,000 empty logs otherwise rewrote 10,000 files on the event loop at start-up.
+   */
+  deferWrites = false;
+
   /** Writes the entries as they are (after a load that changed them, or a rebuild); see flush. */
   write(): void {
     this.stale = true;
+    if (this.deferWrites) return;
     this.file.write(this.epochs, false);
     this.stale = false;
     this.unsynced = true;

@@ -69,7 +69,8 @@ test("background writes: the LogManager's scheduled checkpoints are written off 
       for (let p = 0; p < 3; p++) lm.getOrCreateLog("t", p, cfg).appendAsLeader(buildBatch([{ value: "v" }]), 1, 0);
       lm.getLog("t", 1)!.flush();
       const read = (name: string) => new OffsetCheckpointFile(platform, `${dir}/${name}`).read();
-      for (let i = 0; i < 200 && read("recovery-point-offset-checkpoint").size < 3; i++) await new Promise((r) => setTimeout(r, 10));
+      const written = () => read("recovery-point-offset-checkpoint").get("t-1")?.offset === 1 && read("replication-offset-checkpoint").size === 3;
+      for (let i = 0; i < 1000 && !written(); i++) await new Promise((r) => setTimeout(r, 10));
       const points = read("recovery-point-offset-checkpoint");
       assert.deepEqual([0, 1, 2].map((p) => points.get(`t-${p}`)?.offset), [0, 1, 0]);
       assert.equal(read("replication-offset-checkpoint").size, 3);
@@ -135,5 +136,27 @@ test("background writes: deleteLog renames at once and removes the files in the 
     } finally {
       lm.shutdown();
     }
+  });
+});
+
+test("background writes: what the loader changes in leader-epoch-checkpoint is written at the log's next flush or close, not while opening it", async () => {
+  await withDir(async (dir) => {
+    const logDir = `${dir}/t-0`;
+    const path = `${logDir}/${LeaderEpochCheckpointFileName}`;
+    // A new leader's epoch at offset 0 of a log that got no batch: the load drops it (Kafka's
+    // truncateFromEnd to the log end offset).
+    let log = Log.open(platform, logDir, "t", 0, cfg, silentLogger);
+    log.maybeAssignEpochStartOffset(2, 0);
+    log.close();
+    assert.equal(nodeFs.readFileSync(path, "utf8"), "0\n1\n2 0\n");
+    log = Log.open(platform, logDir, "t", 0, cfg, silentLogger);
+    assert.deepEqual(log.leaderEpochCache.entries, []);
+    assert.equal(nodeFs.readFileSync(path, "utf8"), "0\n1\n2 0\n", "not rewritten while opening");
+    // A crash now: the next load drops it again.
+    const again = Log.open(platform, logDir, "t", 0, cfg, silentLogger, { hadCleanShutdown: false, recoveryPoint: 0, logStartOffset: 0, highWatermark: null });
+    assert.deepEqual(again.leaderEpochCache.entries, []);
+    again.closeForFailure();
+    log.close();
+    assert.equal(nodeFs.readFileSync(path, "utf8"), "0\n0\n", "written at close");
   });
 });
