@@ -192,6 +192,10 @@ export class LogManager {
   private transientLogs = new Map<string, { lastMs: number; suppressed: number }>();
   /** Dirs whose shutdown met a transient error: no clean-shutdown marker for them. */
   private uncleanAtShutdown = new Set<string>();
+  /** Set by shutdownGradually before it waits for the background writes: no retry starts. */
+  private stopping = false;
+  /** Deleted logs whose dirs are being renamed to their `-delete` names, by key (deleteLog). */
+  private renaming = new Map<string, Promise<void>>();
   /** Removals of deleted logs' dirs under way (deleteLog). */
   private removals = new Set<Promise<void>>();
   /** The dirs' checkpoint files by path, each ordering its own writes. */
@@ -356,6 +360,10 @@ export class LogManager {
       return existing;
     }
     const key = topicPartitionKey(topic, partition);
+    if (this.renaming.has(key)) {
+      // Its deleted log's dir still has the name (deleteLog): retried, as a lack of descriptors is.
+      throw new KafkaStorageError("", `cannot create a log for ${key} yet: its deleted log is being renamed`, "resource");
+    }
     const unloaded = this.unloadedLogs.get(key);
     if (unloaded !== undefined) return this.openUnloadedLog(key, unloaded, topic, partition, config);
     if (this.offlineLogKeys.has(key) || (!isNew && this.offlineDirs.size > 0)) {
@@ -409,6 +417,7 @@ export class LogManager {
   private async prepareNewLog({ topic, partition, isNew, leaderEpoch }: NewLogSpec): Promise<void> {
     const key = topicPartitionKey(topic, partition);
     if (this.shutDown || this.logs.has(key) || this.prepared.has(key) || this.preparing.has(key) || this.unloadedLogs.has(key)) return;
+    if (this.renaming.has(key)) return;
     if (this.offlineLogKeys.has(key) || (!isNew && this.offlineDirs.size > 0) || this.onlineDirs.length === 0) return;
     const dir = this.leastLoadedDir();
     const path = `${dir}/${key}`;
@@ -604,7 +613,17 @@ export class LogManager {
     return [...this.logs.values()];
   }
 
-  /** Deletes a partition's log: rename to `.<uuid>-delete` (atomic), then remove (in the background). */
+  /**
+   * Deletes a partition's log: it stops being served at once (out of the maps, closed without
+   * writing), then, off the event loop, its dir is renamed to `.<uuid>-delete` (atomic: the
+   * delete is durable from there, start-up removes the rest) and removed. Both wait on the
+   * filesystem's journal: one rename took 230 ms on a busy disk, and a topic of 10,000 partitions
+   * held the loop for a third of a second unlinking files. Until the rename is done the path is
+   * not free: renamesSettled() tells when it is (a StopReplica awaits it before the next
+   * controller request), and getOrCreateLog refuses the partition meanwhile, as retriable. A
+   * transient failure of the rename is tried again every logDirLoadRetryMs (until shutdown); any
+   * other takes the dir offline.
+   */
   deleteLog(topic: string, partition: number): void {
     const key = topicPartitionKey(topic, partition);
     const log = this.logs.get(key);
@@ -616,29 +635,39 @@ export class LogManager {
     const id = new Uint8Array(16);
     this.platform.randomBytes(id);
     const doomed = `${dir}/${logDeleteDirName(topic, partition, uuidToString(id).replaceAll("-", ""))}`;
-    // Renamed first, still open (open files survive a rename): a transient failure of the rename
-    // leaves the log as it was, and the delete is tried again.
-    try {
-      this.platform.fs.rename(log.dir, doomed);
-    } catch (e) {
-      if (!isIoError(e)) throw e;
-      this.markDirOffline(dir, e);
-      if (isTransientIoError(e) && !this.shutDown) {
-        this.platform.clock.setTimeout(() => {
-          if (this.logs.get(key) === log) this.deleteLog(topic, partition);
-        }, logDirLoadRetryMs);
-      }
-      return;
-    }
     this.logs.delete(key);
     this.dirOf.delete(key);
     this.cleaner.forget(topic, partition);
-    // Its files go next, so nothing buffered needs writing (and the index files' old paths no
-    // longer exist: index files are opened by path for each write). Closed without writing.
+    // Its files go next, so nothing buffered needs writing (and the index files' paths are about
+    // to change: index files are opened by path for each write). Closed without writing.
     log.closeForFailure();
-    // Removed off the event loop: the rename made the delete durable (start-up removes what is
-    // left of a `-delete` dir), and unlinking a partition's files one by one waits on the
-    // filesystem's journal (deleting 10,000 partitions held the loop for a third of a second).
+    const renamed = this.renameForDelete(dir, log.dir, doomed).finally(() => {
+      if (this.renaming.get(key) === renamed) this.renaming.delete(key);
+    });
+    this.renaming.set(key, renamed);
+    this.logger.info({ topic, partition }, "deleted log");
+  }
+
+  /** Resolves once every deleted log's dir has its `-delete` name (or its rename was given up). */
+  async renamesSettled(): Promise<void> {
+    while (this.renaming.size > 0) await Promise.all([...this.renaming.values()]);
+  }
+
+  private async renameForDelete(dir: string, from: string, doomed: string): Promise<void> {
+    for (;;) {
+      try {
+        await this.platform.fs.renameAsync(from, doomed);
+        break;
+      } catch (e) {
+        if (!isIoError(e)) {
+          this.logger.error({ dir: from, err: String(e) }, "renaming a deleted log failed");
+          return;
+        }
+        this.markDirOffline(dir, e);
+        if (!isTransientIoError(e) || this.shutDown || this.stopping) return;
+        await new Promise<void>((resolve) => this.platform.clock.setTimeout(resolve, logDirLoadRetryMs));
+      }
+    }
     const removal = this.platform.fs.removeAsync(doomed).catch((e) => {
       if (!isIoError(e)) {
         this.logger.error({ dir: doomed, err: String(e) }, "removing a deleted log failed");
@@ -647,11 +676,11 @@ export class LogManager {
       this.markDirOffline(dir, e);
     }).finally(() => this.removals.delete(removal));
     this.removals.add(removal);
-    this.logger.info({ topic, partition }, "deleted log");
   }
 
-  /** Resolves once the deleted logs' files (deleteLog) are removed. */
+  /** Resolves once the deleted logs' files (deleteLog) are renamed and removed. */
   async removalsSettled(): Promise<void> {
+    await this.renamesSettled();
     while (this.removals.size > 0) await Promise.all([...this.removals]);
   }
 
@@ -775,6 +804,7 @@ export class LogManager {
   async shutdownGradually(): Promise<void> {
     // The scheduled checkpoint writes stop, and those under way end, before the final ones: an
     // instance started next in this process must find no write of this one still running.
+    this.stopping = true;
     for (const t of this.timers.splice(0)) t.cancel();
     await Promise.all([...this.checkpointFiles.values()].map((f) => f.settled()));
     await this.removalsSettled();

@@ -3,13 +3,14 @@
 // once meanwhile, and two background writes end with the later one; the LogManager's scheduled
 // checkpoints land in Kafka's format; a new leader's epoch entry (assignDeferred) is written at
 // the next flush or close, and after a crash before that it comes back from its batches;
-// deleteLog removes a log's files in the background (removalsSettled).
+// deleteLog renames and removes a log's dir in the background (renamesSettled, removalsSettled).
 import assert from "node:assert/strict";
 import * as nodeFs from "node:fs";
 import * as os from "node:os";
 import * as nodePath from "node:path";
 import { test } from "node:test";
 import {
+  KafkaStorageError,
   LeaderEpochCheckpointFileName,
   Log,
   type LogConfig,
@@ -120,16 +121,22 @@ test("background writes: a new leader's epoch entry is written at the next flush
   });
 });
 
-test("background writes: deleteLog renames at once and removes the files in the background", async () => {
+test("background writes: deleteLog stops serving the log at once, renames and removes its dir in the background; the partition is refused (retriable) until its path is free", async () => {
   await withDir(async (dir) => {
     const lm = new LogManager(platform, [dir], cfg, silentLogger);
     await lm.startup(0, "cluster");
     try {
       lm.getOrCreateLog("gone", 0, cfg).appendAsLeader(buildBatch([{ value: "v" }]), 1, 0);
       lm.deleteLog("gone", 0);
-      assert.ok(!nodeFs.existsSync(`${dir}/gone-0`), "renamed at once");
-      assert.equal(lm.getLog("gone", 0), undefined);
-      // The same partition can be created again at once, from nothing.
+      assert.equal(lm.getLog("gone", 0), undefined, "not served any more");
+      assert.throws(
+        () => lm.getOrCreateLog("gone", 0, cfg),
+        (e: unknown) => e instanceof KafkaStorageError && e.kind === "resource",
+        "created again only once the old dir has its -delete name",
+      );
+      await lm.renamesSettled();
+      assert.ok(!nodeFs.existsSync(`${dir}/gone-0`), "renamed");
+      // The same partition can be created again now, from nothing.
       assert.equal(lm.getOrCreateLog("gone", 0, cfg).logEndOffset, 0);
       await lm.removalsSettled();
       assert.deepEqual(nodeFs.readdirSync(dir).filter((n) => n.endsWith("-delete")), [], "the renamed dir is removed");
