@@ -15,7 +15,7 @@
 // at the first segment) and so does strand's.
 
 import type { Platform } from "../platform/mod.ts";
-import { checkpointEntriesMax } from "../util/mod.ts";
+import { checkpointEntriesMax, type TimeSlice } from "../util/mod.ts";
 
 export const RecoveryPointCheckpointFile = "recovery-point-offset-checkpoint";
 export const ReplicationOffsetCheckpointFile = "replication-offset-checkpoint";
@@ -69,8 +69,25 @@ export function formatCheckpoint(entries: Iterable<{ topic: string; partition: n
 
 /** Parses a checkpoint file's text; throws CheckpointFormatError naming what is wrong. */
 export function parseCheckpoint(text: string): CheckpointEntries {
+  const steps = parseCheckpointSteps(text);
+  for (;;) {
+    const r = steps.next();
+    if (r.done) return r.value;
+  }
+}
+
+/** Lines parsed between two points where parseCheckpointSteps may be paused. */
+const linesPerStep = 512;
+
+/**
+ * parseCheckpoint's work with a `yield` every linesPerStep lines (start-up parses three files of
+ * 10,000 lines, before the parser is warmed up, on the event loop).
+ */
+function* parseCheckpointSteps(text: string): Generator<void, CheckpointEntries> {
   const out: CheckpointEntries = new Map();
+  let n = 0;
   for (const line of parseCheckpointLines(text)) {
+    if (++n % linesPerStep === 0) yield;
     const parts = line.trim().split(/\s+/);
     const partition = Number(parts[1]);
     const offset = Number(parts[2]);
@@ -173,5 +190,17 @@ export class OffsetCheckpointFile {
     const bytes = this.platform.fs.readFile(this.path);
     if (bytes === null) return new Map();
     return parseCheckpoint(new TextDecoder().decode(bytes));
+  }
+
+  /** read(), giving the event loop back (slice) while a long file is parsed. */
+  async readGradually(slice: TimeSlice): Promise<CheckpointEntries> {
+    const bytes = this.platform.fs.readFile(this.path);
+    if (bytes === null) return new Map();
+    const steps = parseCheckpointSteps(new TextDecoder().decode(bytes));
+    for (;;) {
+      const r = steps.next();
+      if (r.done) return r.value;
+      await slice.yield();
+    }
   }
 }
