@@ -97,6 +97,20 @@ export class LeaderEpochCheckpointFile {
     this.platform.fs.rename(tmp, this.path);
   }
 
+  /** write(entries, false) with each file operation on the I/O pool (see the cache's writeInBackground). */
+  async writeInBackground(entries: readonly EpochEntry[]): Promise<void> {
+    const data = new TextEncoder().encode(formatLeaderEpochCheckpoint(entries));
+    const tmp = `${this.path}.tmp`;
+    const file = await this.platform.fs.openAsync(tmp, "readwrite");
+    try {
+      file.truncate(0);
+      file.writeAt(data, 0);
+    } finally {
+      file.close();
+    }
+    await this.platform.fs.renameAsync(tmp, this.path);
+  }
+
   /** The entries; null when the file does not exist; throws CheckpointFormatError when damaged. */
   read(): EpochEntry[] | null {
     const bytes = this.platform.fs.readFile(this.path);
@@ -293,6 +307,23 @@ export class LeaderEpochFileCache {
    * entry was assigned deferred.
    */
   private stale = false;
+
+  /**
+   * Writes the file when it lags the list, as writeIfStale does, but with every file operation
+   * on the I/O pool. Only while nothing else writes the file (LogManager.shutdownGradually, once
+   * nothing appends): a write at once meanwhile could be overtaken by this one's rename. Throws
+   * the I/O error; the file then stays stale, for writeIfStale.
+   */
+  async writeInBackground(): Promise<void> {
+    if (!this.stale || this.deferWrites) return;
+    const entries = this.epochs.slice();
+    await this.file.writeInBackground(entries);
+    // Unless the list changed meanwhile (then the next writeIfStale writes it).
+    if (this.epochs.length === entries.length && this.epochs.every((e, i) => e === entries[i])) {
+      this.stale = false;
+      this.unsynced = true;
+    }
+  }
 
   /** Writes the file when it lags the list (Log.flush and Log.close call it). */
   writeIfStale(): void {

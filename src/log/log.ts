@@ -725,6 +725,20 @@ export class Log {
     return true;
   }
 
+  /**
+   * Writes leader-epoch-checkpoint if it lags (a new leader's entry, assignDeferred) with the
+   * file operations on the I/O pool; for LogManager.shutdownGradually, once nothing appends. A
+   * failure is left to the flush and close that follow, which write it at once and report it.
+   */
+  async writeLeaderEpochsInBackground(): Promise<void> {
+    if (this.isOffline || this.closed) return;
+    try {
+      await this.epochCache.writeInBackground();
+    } catch {
+      // Still stale: writeIfStale (flush, close) tries at once and reports the error.
+    }
+  }
+
   /** Closes every segment; deleted segments still waiting for their delay are removed now. */
   close(): void {
     this.closed = true;

@@ -56,6 +56,7 @@
 import type { FileHandle, FileSystemSpace, Platform, Timer } from "../platform/mod.ts";
 import {
   fileNameBytesMax,
+  logCreationsInFlightMax,
   logDirLoadAttemptsMax,
   logDirLoadRetryMs,
   logDirSpaceCheckMs,
@@ -791,15 +792,20 @@ export class LogManager {
    * recovery is needed.
    */
   shutdown(): void {
-    for (const _ of this.shutdownSteps()) {
+    for (const step of this.shutdownSteps()) {
       // All at once: tests, and a start-up that failed half way.
+      if (step === undefined) continue;
+      if ("checkpoint" in step) this.writeCheckpoints(step.checkpoint, this.onlineDirs);
+      else this.offlineOnIoError(step.dir, () => this.platform.fs.writeFileAtomic(`${step.dir}/${CleanShutdownFile}`, cleanShutdownMarker));
     }
   }
 
   /**
    * shutdown() giving the event loop back between logs (TimeSlice), as the broker's stop runs
    * it: flushing and closing 10,000 logs held the loop for about half a second, while the
-   * registry session and the admin endpoint are served by the same loop.
+   * registry session and the admin endpoint are served by the same loop. The broker's server and
+   * fetchers have stopped by then: nothing appends, so the files written here in the background
+   * (new leaders' epoch checkpoints, the three checkpoints, the marker) have no other writer.
    */
   async shutdownGradually(): Promise<void> {
     // The scheduled checkpoint writes stop, and those under way end, before the final ones: an
@@ -808,12 +814,30 @@ export class LogManager {
     for (const t of this.timers.splice(0)) t.cancel();
     await Promise.all([...this.checkpointFiles.values()].map((f) => f.settled()));
     await this.removalsSettled();
+    // New leaders' epoch entries (assignDeferred) written off the loop, a group at a time; the
+    // flush below writes at once whatever is still stale (and reports its error).
+    const logs = [...this.logs.values()];
+    for (let i = 0; i < logs.length; i += logCreationsInFlightMax) {
+      await Promise.all(logs.slice(i, i + logCreationsInFlightMax).map((log) => log.writeLeaderEpochsInBackground()));
+    }
     const slice = new TimeSlice();
-    for (const _ of this.shutdownSteps()) await slice.yield();
+    for (const step of this.shutdownSteps()) {
+      if (step === undefined) {
+        await slice.yield();
+      } else if ("checkpoint" in step) {
+        await this.checkpointInBackground(step.checkpoint);
+      } else {
+        await this.writeAtomicInBackground(step.dir, `${step.dir}/${CleanShutdownFile}`, cleanShutdownMarker);
+      }
+    }
   }
 
-  /** The steps of shutdown(); each `yield` is a point where the event loop may run others. */
-  private *shutdownSteps(): Generator<void> {
+  /**
+   * The steps of shutdown(); each `yield` is a point where the event loop may run others, and a
+   * step it yields (a checkpoint file for every online dir, the marker of a dir) is written by
+   * the caller, at once or in the background, before the next.
+   */
+  private *shutdownSteps(): Generator<undefined | { checkpoint: string } | { dir: string }> {
     if (this.shutDown) return;
     this.shutDown = true;
     for (const t of this.timers.splice(0)) t.cancel();
@@ -823,12 +847,9 @@ export class LogManager {
       skipFailedDir(() => log.flush());
       yield;
     }
-    this.checkpointRecoveryOffsets();
-    yield;
-    this.checkpointLogStartOffsets();
-    yield;
-    this.checkpointHighWatermarks();
-    yield;
+    yield { checkpoint: RecoveryPointCheckpointFile };
+    yield { checkpoint: LogStartOffsetCheckpointFile };
+    yield { checkpoint: ReplicationOffsetCheckpointFile };
     // Each log leaves the map as it is closed: whatever runs at a yield sees it open or gone.
     for (const [key, log] of [...this.logs]) {
       if (this.logs.get(key) !== log) continue; // its dir went offline meanwhile: closed with it
@@ -839,7 +860,6 @@ export class LogManager {
     }
     this.logs.clear();
     this.dirOf.clear();
-    const marker = new TextEncoder().encode(`{"version":0,"brokerEpoch":-1}`);
     // No marker in an offline dir: its logs were not closed cleanly and must be recovered. Nor
     // where a flush, checkpoint or close failed just now (a full disk): what is on disk is not
     // known to be whole.
@@ -848,11 +868,43 @@ export class LogManager {
         this.logger.warn({ dir }, "log dir not shut down cleanly (a write failed); its logs will be recovered at start-up");
         continue;
       }
-      this.offlineOnIoError(dir, () => this.platform.fs.writeFileAtomic(`${dir}/${CleanShutdownFile}`, marker));
+      yield { dir };
     }
     this.logger.info({}, "log manager shut down");
   }
+
+  /**
+   * writeFileAtomic's steps (temp file, fsync, rename, fsync of the dir), each on the I/O pool;
+   * for a file nothing else writes meanwhile. An I/O error takes dir offline.
+   */
+  private async writeAtomicInBackground(dir: string, path: string, data: Uint8Array): Promise<void> {
+    const fs = this.platform.fs;
+    try {
+      const tmp = `${path}.tmp`;
+      const file = await fs.openAsync(tmp, "readwrite");
+      try {
+        file.truncate(0);
+        file.writeAt(data, 0);
+        await (file.syncAsync?.() ?? file.sync());
+      } finally {
+        file.close();
+      }
+      await fs.renameAsync(tmp, path);
+      const dirHandle = await fs.openAsync(dir, "read");
+      try {
+        await (dirHandle.syncAsync?.() ?? dirHandle.sync());
+      } finally {
+        dirHandle.close();
+      }
+    } catch (e) {
+      if (!isIoError(e)) throw e;
+      this.markDirOffline(dir, e);
+    }
+  }
 }
+
+/** The clean-shutdown marker's content (Kafka's). */
+const cleanShutdownMarker = new TextEncoder().encode(`{"version":0,"brokerEpoch":-1}`);
 
 /**
  * Runs one log's operation for a LogManager task; a KafkaStorageError means its dir failed (the

@@ -167,3 +167,33 @@ test("background writes: what the loader changes in leader-epoch-checkpoint is w
     assert.equal(nodeFs.readFileSync(path, "utf8"), "0\n0\n", "written at close");
   });
 });
+
+test("background writes: a gradual shutdown writes new leaders' epochs, the three checkpoints and the marker in the background, and the next start-up finds them", async () => {
+  await withDir(async (dir) => {
+    let lm = new LogManager(platform, [dir], cfg, silentLogger);
+    await lm.startup(0, "cluster");
+    for (let p = 0; p < 3; p++) {
+      const log = lm.getOrCreateLog("t", p, cfg);
+      log.maybeAssignEpochStartOffset(5, 0); // written at the next flush or close
+      log.appendAsLeader(buildBatch([{ value: "a" }, { value: "b" }]), 2, 5);
+    }
+    assert.ok(!nodeFs.existsSync(`${dir}/t-0/${LeaderEpochCheckpointFileName}`));
+    await lm.shutdownGradually();
+    for (let p = 0; p < 3; p++) {
+      assert.equal(nodeFs.readFileSync(`${dir}/t-${p}/${LeaderEpochCheckpointFileName}`, "utf8"), "0\n1\n5 0\n");
+    }
+    assert.ok(nodeFs.existsSync(`${dir}/.kafka_cleanshutdown`), "the clean-shutdown marker");
+    const points = new OffsetCheckpointFile(platform, `${dir}/recovery-point-offset-checkpoint`).read();
+    assert.deepEqual([0, 1, 2].map((p) => points.get(`t-${p}`)?.offset), [2, 2, 2], "flushed before the checkpoint");
+    assert.deepEqual(nodeFs.readdirSync(dir).filter((n) => n.endsWith(".tmp")), [], "no temp file left");
+
+    lm = new LogManager(platform, [dir], cfg, silentLogger);
+    await lm.startup(0, "cluster");
+    try {
+      assert.equal(lm.getLog("t", 1)?.logEndOffset, 2);
+      assert.deepEqual(lm.getLog("t", 1)?.leaderEpochCache.entries, [{ epoch: 5, startOffset: 0 }]);
+    } finally {
+      await lm.shutdownGradually();
+    }
+  });
+});
