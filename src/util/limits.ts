@@ -181,9 +181,11 @@ export const eventLoopSliceMs = 20;
 /**
  * New partition logs whose files (dir, .log, .index, .timeindex) are created together on the
  * runtime's I/O pool before they are applied (LogManager.prepareNewLogs): enough to keep the
- * pool busy, few enough that the descriptors held meanwhile (up to 3 each) stay small.
+ * pool busy, few enough that the descriptors held meanwhile (up to 3 each) stay small. Each
+ * operation issued costs the event loop too (under Deno, waking a thread of its blocking pool,
+ * up to a ms on a loaded host): 64 at a time (some 250 operations) held it for 100-200 ms.
  */
-export const logCreationsInFlightMax = 64;
+export const logCreationsInFlightMax = 16;
 /**
  * Most partition state writes the controller issues together (one group commit of the embedded
  * registry, one pipelined round of ZooKeeper requests) before it awaits their answers; within it,
