@@ -57,6 +57,7 @@ import type { FileHandle, FileSystemSpace, Platform, Timer } from "../platform/m
 import {
   fileNameBytesMax,
   logCreationsInFlightMax,
+  logDeletionsInFlightMax,
   logDirLoadAttemptsMax,
   logDirLoadRetryMs,
   logDirSpaceCheckMs,
@@ -197,6 +198,8 @@ export class LogManager {
   private stopping = false;
   /** Deleted logs whose dirs are being renamed to their `-delete` names, by key (deleteLog). */
   private renaming = new Map<string, Promise<void>>();
+  /** The renames and removals of deleted logs, logDeletionsInFlightMax at a time. */
+  private deletionIo = new InFlightLimit(logDeletionsInFlightMax);
   /** Removals of deleted logs' dirs under way (deleteLog). */
   private removals = new Set<Promise<void>>();
   /** The dirs' checkpoint files by path, each ordering its own writes. */
@@ -657,7 +660,7 @@ export class LogManager {
   private async renameForDelete(dir: string, from: string, doomed: string): Promise<void> {
     for (;;) {
       try {
-        await this.platform.fs.renameAsync(from, doomed);
+        await this.deletionIo.run(() => this.platform.fs.renameAsync(from, doomed));
         break;
       } catch (e) {
         if (!isIoError(e)) {
@@ -669,7 +672,7 @@ export class LogManager {
         await new Promise<void>((resolve) => this.platform.clock.setTimeout(resolve, logDirLoadRetryMs));
       }
     }
-    const removal = this.platform.fs.removeAsync(doomed).catch((e) => {
+    const removal = this.deletionIo.run(() => this.platform.fs.removeAsync(doomed)).catch((e) => {
       if (!isIoError(e)) {
         this.logger.error({ dir: doomed, err: String(e) }, "removing a deleted log failed");
         return;
@@ -899,6 +902,27 @@ export class LogManager {
     } catch (e) {
       if (!isIoError(e)) throw e;
       this.markDirOffline(dir, e);
+    }
+  }
+}
+
+/** Runs async operations at most `max` at a time, the others waiting in order. */
+class InFlightLimit {
+  private running = 0;
+  private waiting: (() => void)[] = [];
+
+  constructor(private readonly max: number) {}
+
+  async run<T>(op: () => Promise<T>): Promise<T> {
+    // A slot freed while others wait is handed to the first of them, never taken back meanwhile.
+    if (this.running >= this.max) await new Promise<void>((resolve) => this.waiting.push(resolve));
+    else this.running++;
+    try {
+      return await op();
+    } finally {
+      const next = this.waiting.shift();
+      if (next !== undefined) next();
+      else this.running--;
     }
   }
 }

@@ -187,6 +187,12 @@ export const eventLoopSliceMs = 20;
  */
 export const logCreationsInFlightMax = 16;
 /**
+ * Deleted logs' renames and removals (LogManager.deleteLog) running on the I/O pool at once: a
+ * topic of 10,000 partitions deleted would otherwise issue them all together, and their
+ * completions (each starting the next step) arrive together (see logCreationsInFlightMax).
+ */
+export const logDeletionsInFlightMax = 16;
+/**
  * Most partition state writes the controller issues together (one group commit of the embedded
  * registry, one pipelined round of ZooKeeper requests) before it awaits their answers; within it,
  * TimeSlice.settle sizes each group by the measured time of the last one's completions.
