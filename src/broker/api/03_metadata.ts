@@ -125,7 +125,10 @@ export const metadataHandler: ApiHandler<BrokerServices> = {
     }
     const slice = new TimeSlice();
     if (allTopics) {
-      for (const name of s.metadata.topicNames()) topics.push(await topicEntryGradually(s, view, name, slice));
+      for (const name of s.metadata.topicNames()) {
+        topics.push(await topicEntryGradually(s, view, name, slice));
+        await slice.yield(); // many small topics weigh as much as one large one
+      }
     } else {
       for (const t of requested) {
         if (t.name === null) {
