@@ -42,6 +42,7 @@ function waitTurn(): Promise<void> {
 }
 
 export class TimeSlice {
+  private readonly startMs = performance.now();
   /** How many times the task gave the loop back. */
   yields = 0;
   /** The next group's size for settle(). */
@@ -51,11 +52,12 @@ export class TimeSlice {
 
   /**
    * True when the slice is used up (the next yield() would give the loop back): sliceMs since
-   * any task last resumed. A task starting after the loop was idle finds it used up, and yields
-   * once before its first unit, not knowing what ran before it in the same macrotask.
+   * any task last resumed, or since this one began if that is later (a task started mid-slice
+   * gets a slice of its own, so a small one does not wait a macrotask for nothing: at worst two
+   * slices run back to back).
    */
   get due(): boolean {
-    return performance.now() - sharedStartMs >= this.sliceMs;
+    return performance.now() - Math.max(sharedStartMs, this.startMs) >= this.sliceMs;
   }
 
   /**
