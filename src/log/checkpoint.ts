@@ -106,7 +106,8 @@ function* parseCheckpointSteps(text: string): Generator<void, CheckpointEntries>
  *
  * writeAsync still replaces the file whole: a temp file (`<name>.async.tmp`, so a write at once,
  * which uses Kafka's `<name>.tmp`, never shares it) is written and fsynced on the I/O pool, then
- * renamed over the file on the event loop, then the dir fsynced on the pool. Two writes never
+ * renamed over the file on the event loop (or on the pool: renameOffLoop), then the dir fsynced
+ * on the pool. Two writes never
  * interleave: each takes a generation when its content is made, the rename happens on the loop
  * only if no newer content was renamed meanwhile (a write at once in between wins, and the older
  * temp file is left to be overwritten), and async writes run one at a time, a write asked for
@@ -121,7 +122,14 @@ export class OffsetCheckpointFile {
   private running: Promise<void> | null = null;
   private waiting: { data: Uint8Array; generation: number } | null = null;
 
-  constructor(private readonly platform: Platform, readonly path: string) {}
+  /**
+   * `renameOffLoop`: writeAsync renames on the I/O pool too, for a file whose older content is
+   * always safe to find after a crash (replication-offset-checkpoint: a high watermark may lag),
+   * since a write at once made while that rename runs may be overtaken by it. Otherwise the
+   * rename is on the loop (after a truncation, a recovery point above what is on disk must never
+   * come back).
+   */
+  constructor(private readonly platform: Platform, readonly path: string, private readonly renameOffLoop = false) {}
 
   /** Replaces the file atomically, at once (temp file, fsync, rename, fsync of the dir). */
   write(entries: Iterable<{ topic: string; partition: number; offset: number }>): void {
@@ -170,8 +178,13 @@ export class OffsetCheckpointFile {
     // On the loop, with no await between the check and the rename: a newer content renamed
     // meanwhile (a write at once) must not be replaced by this older one.
     if (this.renamedGeneration > generation) return;
-    fs.rename(tmp, this.path);
-    this.renamedGeneration = generation;
+    if (this.renameOffLoop) {
+      this.renamedGeneration = generation;
+      await fs.renameAsync(tmp, this.path);
+    } else {
+      fs.rename(tmp, this.path);
+      this.renamedGeneration = generation;
+    }
     const dir = this.path.slice(0, this.path.lastIndexOf("/")) || "/";
     const dirHandle = await fs.openAsync(dir, "read");
     try {

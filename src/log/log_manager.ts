@@ -760,7 +760,8 @@ export class LogManager {
   private checkpointFile(path: string): OffsetCheckpointFile {
     let file = this.checkpointFiles.get(path);
     if (file === undefined) {
-      file = new OffsetCheckpointFile(this.platform, path);
+      // A lagging high watermark is safe after a crash: that file's rename may leave the loop too.
+      file = new OffsetCheckpointFile(this.platform, path, path.endsWith(`/${ReplicationOffsetCheckpointFile}`));
       this.checkpointFiles.set(path, file);
     }
     return file;

@@ -59,6 +59,10 @@ test("background writes: background writes asked for while one runs end with the
     const writes = [1, 2, 3, 4].map((n) => file.writeAsync(entry("t", n)));
     await Promise.all(writes);
     assert.equal(nodeFs.readFileSync(path, "utf8"), "0\n1\nt 0 4\n");
+    // The same with the rename on the I/O pool (the high-watermark file's writer).
+    const offLoop = new OffsetCheckpointFile(platform, path, true);
+    await Promise.all([5, 6, 7].map((n) => offLoop.writeAsync(entry("t", n))));
+    assert.equal(nodeFs.readFileSync(path, "utf8"), "0\n1\nt 0 7\n");
   });
 });
 
