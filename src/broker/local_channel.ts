@@ -197,6 +197,9 @@ export class LocalControllerChannel implements ControllerChannel {
         }
         this.replicaManager.stopReplica(p.topic, p.partition, deletePartitions);
       }
+      // The deleted logs' dirs are renamed off the event loop: the next request (a LeaderAndIsr
+      // creating the same topic again) starts once their paths are free.
+      if (deletePartitions) await this.replicaManager.logDeletionsSettled();
     });
   }
 

@@ -10,9 +10,10 @@ import {
   DeleteTopicsTopicZNode,
   type Registry,
   RegistryError,
+  type ReplicaAssignment,
   TopicZNode,
 } from "../registry/mod.ts";
-import { configWriteAttemptsMax, ErrorCode, KafkaError, type Logger, partitionsPerTopicMax, randomUuid, silentLogger } from "../util/mod.ts";
+import { configWriteAttemptsMax, ErrorCode, KafkaError, type Logger, partitionsPerTopicMax, randomUuid, silentLogger, TimeSlice } from "../util/mod.ts";
 import { assignmentError, assignReplicasToBrokers } from "./assignment.ts";
 import { logRegistryWriteFailure, registryWriteFailure } from "./registry_failure.ts";
 import { collidingTopic, topicNameError } from "./topic_names.ts";
@@ -101,8 +102,16 @@ export class ZkTopicAdmin implements TopicAdmin {
       }
     }
     if (validateOnly) return ok;
-    const replicas = new Map([...assignment].map(([p, r]) => [p, { replicas: r, addingReplicas: [], removingReplicas: [] }]));
+    // The event loop is given back between the pieces of a large topic (issue 11's 50 ms bound):
+    // nothing is checked here that a yield could make stale (the create fails on NodeExists).
+    const slice = new TimeSlice();
+    await slice.yield();
+    const replicas = new Map<number, ReplicaAssignment>();
+    for (const [p, r] of assignment) replicas.set(p, { replicas: r, addingReplicas: [], removingReplicas: [] });
+    await slice.yield();
     const topicId = randomUuid((b) => this.platform.randomBytes(b));
+    const topicData = await TopicZNode.encodeGradually(topicId, replicas, slice);
+    await slice.yield();
     try {
       await this.registry.multi([
         {
@@ -110,7 +119,7 @@ export class ZkTopicAdmin implements TopicAdmin {
           path: ConfigEntityZNode.path(ConfigType.Topic, spec.name),
           data: ConfigEntityZNode.encode(new Map(Object.entries(spec.configs))),
         },
-        { op: "create", path: TopicZNode.path(spec.name), data: TopicZNode.encode(topicId, replicas) },
+        { op: "create", path: TopicZNode.path(spec.name), data: topicData },
       ]);
     } catch (e) {
       if (e instanceof RegistryError && e.code === "NodeExists") {

@@ -15,7 +15,7 @@
 // at the first segment) and so does strand's.
 
 import type { Platform } from "../platform/mod.ts";
-import { checkpointEntriesMax } from "../util/mod.ts";
+import { checkpointEntriesMax, type TimeSlice } from "../util/mod.ts";
 
 export const RecoveryPointCheckpointFile = "recovery-point-offset-checkpoint";
 export const ReplicationOffsetCheckpointFile = "replication-offset-checkpoint";
@@ -69,8 +69,25 @@ export function formatCheckpoint(entries: Iterable<{ topic: string; partition: n
 
 /** Parses a checkpoint file's text; throws CheckpointFormatError naming what is wrong. */
 export function parseCheckpoint(text: string): CheckpointEntries {
+  const steps = parseCheckpointSteps(text);
+  for (;;) {
+    const r = steps.next();
+    if (r.done) return r.value;
+  }
+}
+
+/** Lines parsed between two points where parseCheckpointSteps may be paused. */
+const linesPerStep = 512;
+
+/**
+ * parseCheckpoint's work with a `yield` every linesPerStep lines (start-up parses three files of
+ * 10,000 lines, before the parser is warmed up, on the event loop).
+ */
+function* parseCheckpointSteps(text: string): Generator<void, CheckpointEntries> {
   const out: CheckpointEntries = new Map();
+  let n = 0;
   for (const line of parseCheckpointLines(text)) {
+    if (++n % linesPerStep === 0) yield;
     const parts = line.trim().split(/\s+/);
     const partition = Number(parts[1]);
     const offset = Number(parts[2]);
@@ -82,13 +99,103 @@ export function parseCheckpoint(text: string): CheckpointEntries {
   return out;
 }
 
-/** One checkpoint file of one log dir. */
+/**
+ * One checkpoint file of one log dir, written either at once (write: the truncation path and
+ * shutdown, which must not go on until the file is on disk) or off the event loop (writeAsync:
+ * the periodic writes, whose fsync of 10,000 lines held the loop for 80-120 ms on a busy disk).
+ *
+ * writeAsync still replaces the file whole: a temp file (`<name>.async.tmp`, so a write at once,
+ * which uses Kafka's `<name>.tmp`, never shares it) is written and fsynced on the I/O pool, then
+ * renamed over the file on the event loop (or on the pool: renameOffLoop), then the dir fsynced
+ * on the pool. Two writes never
+ * interleave: each takes a generation when its content is made, the rename happens on the loop
+ * only if no newer content was renamed meanwhile (a write at once in between wins, and the older
+ * temp file is left to be overwritten), and async writes run one at a time, a write asked for
+ * while one runs replacing any still waiting. The caller awaits settled() before the instance
+ * is dropped, so no write of it is left running.
+ */
 export class OffsetCheckpointFile {
-  constructor(private readonly platform: Platform, readonly path: string) {}
+  /** Generation of the last content made (sync or async). */
+  private generation = 0;
+  /** Generation of the content last renamed over the file. */
+  private renamedGeneration = 0;
+  private running: Promise<void> | null = null;
+  private waiting: { data: Uint8Array; generation: number } | null = null;
 
-  /** Replaces the file atomically. */
+  /**
+   * `renameOffLoop`: writeAsync renames on the I/O pool too, for a file whose older content is
+   * always safe to find after a crash (replication-offset-checkpoint: a high watermark may lag),
+   * since a write at once made while that rename runs may be overtaken by it. Otherwise the
+   * rename is on the loop (after a truncation, a recovery point above what is on disk must never
+   * come back).
+   */
+  constructor(private readonly platform: Platform, readonly path: string, private readonly renameOffLoop = false) {}
+
+  /** Replaces the file atomically, at once (temp file, fsync, rename, fsync of the dir). */
   write(entries: Iterable<{ topic: string; partition: number; offset: number }>): void {
+    const generation = ++this.generation;
     this.platform.fs.writeFileAtomic(this.path, new TextEncoder().encode(formatCheckpoint(entries)));
+    this.renamedGeneration = generation;
+  }
+
+  /**
+   * Replaces the file atomically with the entries as they are now, the slow steps off the event
+   * loop. Resolves once this content (or newer) is on disk; rejects with the I/O error.
+   */
+  writeAsync(entries: Iterable<{ topic: string; partition: number; offset: number }>): Promise<void> {
+    this.waiting = { data: new TextEncoder().encode(formatCheckpoint(entries)), generation: ++this.generation };
+    if (this.running !== null) return this.running;
+    const run = this.drain().finally(() => {
+      if (this.running === run) this.running = null;
+    });
+    this.running = run;
+    return run;
+  }
+
+  /** Resolves once no async write of this file is running (whatever its outcome). */
+  async settled(): Promise<void> {
+    await this.running?.catch(() => {});
+  }
+
+  private async drain(): Promise<void> {
+    for (let job = this.waiting; job !== null; job = this.waiting) {
+      this.waiting = null;
+      await this.writeOnce(job.data, job.generation);
+    }
+  }
+
+  private async writeOnce(data: Uint8Array, generation: number): Promise<void> {
+    const fs = this.platform.fs;
+    const tmp = `${this.path}.async.tmp`;
+    const file = await fs.openAsync(tmp, "readwrite");
+    try {
+      file.truncate(0);
+      file.writeAt(data, 0);
+      await (file.syncAsync?.() ?? file.sync());
+    } finally {
+      file.close();
+    }
+    // On the loop, with no await between the check and the rename: a newer content renamed
+    // meanwhile (a write at once) must not be replaced by this older one.
+    if (this.renamedGeneration > generation) return;
+    if (this.renameOffLoop) {
+      this.renamedGeneration = generation;
+      await fs.renameAsync(tmp, this.path);
+    } else {
+      fs.rename(tmp, this.path);
+      this.renamedGeneration = generation;
+    }
+    const dir = this.path.slice(0, this.path.lastIndexOf("/")) || "/";
+    const dirHandle = await fs.openAsync(dir, "read");
+    try {
+      await (dirHandle.syncAsync?.() ?? dirHandle.sync());
+    } catch (e) {
+      // As FileSystem.syncDir: a filesystem that refuses fsync on a directory is no failure.
+      const code = (e as { code?: string }).code;
+      if (code !== "EINVAL" && code !== "EISDIR" && code !== "ENOTSUP") throw e;
+    } finally {
+      dirHandle.close();
+    }
   }
 
   /** The entries; empty when the file does not exist; throws CheckpointFormatError when damaged. */
@@ -96,5 +203,17 @@ export class OffsetCheckpointFile {
     const bytes = this.platform.fs.readFile(this.path);
     if (bytes === null) return new Map();
     return parseCheckpoint(new TextDecoder().decode(bytes));
+  }
+
+  /** read(), giving the event loop back (slice) while a long file is parsed. */
+  async readGradually(slice: TimeSlice): Promise<CheckpointEntries> {
+    const bytes = this.platform.fs.readFile(this.path);
+    if (bytes === null) return new Map();
+    const steps = parseCheckpointSteps(new TextDecoder().decode(bytes));
+    for (;;) {
+      const r = steps.next();
+      if (r.done) return r.value;
+      await slice.yield();
+    }
   }
 }

@@ -17,7 +17,8 @@
 //   or a start offset below the latest entry's) first removes the entries it conflicts with, from
 //   the end, with a warning when that drops more than a just-assigned, still empty epoch.
 // - Every change is written at once, whole (temp file, rename), so the file is always the list
-//   after some completed change; but not fsynced then (as Kafka does since 3.7, KAFKA-15046): a
+//   after some completed change (except a new leader's entry, written at the next flush or
+//   close: see assignDeferred); but not fsynced then (as Kafka does since 3.7, KAFKA-15046): a
 //   new partition's first epoch took two fsyncs on the request path, which made creating 10,000
 //   partitions take minutes and stall the event loop on a busy disk. flush() makes it durable,
 //   and the Log calls it before its recovery point moves past offsets written since. What a
@@ -96,6 +97,20 @@ export class LeaderEpochCheckpointFile {
     this.platform.fs.rename(tmp, this.path);
   }
 
+  /** write(entries, false) with each file operation on the I/O pool (see the cache's writeInBackground). */
+  async writeInBackground(entries: readonly EpochEntry[]): Promise<void> {
+    const data = new TextEncoder().encode(formatLeaderEpochCheckpoint(entries));
+    const tmp = `${this.path}.tmp`;
+    const file = await this.platform.fs.openAsync(tmp, "readwrite");
+    try {
+      file.truncate(0);
+      file.writeAt(data, 0);
+    } finally {
+      file.close();
+    }
+    await this.platform.fs.renameAsync(tmp, this.path);
+  }
+
   /** The entries; null when the file does not exist; throws CheckpointFormatError when damaged. */
   read(): EpochEntry[] | null {
     const bytes = this.platform.fs.readFile(this.path);
@@ -144,6 +159,20 @@ export class LeaderEpochFileCache {
   assign(epoch: number, startOffset: number): boolean {
     if (!this.put({ epoch, startOffset })) return false;
     this.write();
+    return true;
+  }
+
+  /**
+   * assign(), leaving the file to the next flush or close (writeIfStale): what a new leader
+   * records at its log end offset before its first append. Such an entry is safe to lose until
+   * then (an epoch with no batches is not needed to find where logs diverge, and the batches it
+   * writes carry it, for recovery above the recovery point to add it back), and a broker
+   * becoming leader of 10,000 partitions at once wrote 10,000 files on the event loop, some
+   * renames taking 100-200 ms on a busy disk. Returns whether the list changed.
+   */
+  assignDeferred(epoch: number, startOffset: number): boolean {
+    if (!this.put({ epoch, startOffset })) return false;
+    this.stale = true;
     return true;
   }
 
@@ -246,9 +275,19 @@ export class LeaderEpochFileCache {
     this.write();
   }
 
+  /**
+   * While set, a change leaves the file to the next flush or close (stale), as assignDeferred
+   * does: the loader sets it for what it changes while opening a log (truncations to the log's
+   * ends, epochs found by recovery), all redone by the next load if the process dies first (the
+   * recovery point does not move past recovered batches until a flush has written the file).
+   * Opening 10,000 empty logs otherwise rewrote 10,000 files on the event loop at start-up.
+   */
+  deferWrites = false;
+
   /** Writes the entries as they are (after a load that changed them, or a rebuild); see flush. */
   write(): void {
     this.stale = true;
+    if (this.deferWrites) return;
     this.file.write(this.epochs, false);
     this.stale = false;
     this.unsynced = true;
@@ -263,10 +302,30 @@ export class LeaderEpochFileCache {
     this.unsynced = true;
   }
 
-  /** Set while the file lags the list (its last write failed: a full disk, no descriptor). */
+  /**
+   * Set while the file lags the list: its last write failed (a full disk, no descriptor), or an
+   * entry was assigned deferred.
+   */
   private stale = false;
 
-  /** Writes the file when a write failed since the last one that succeeded (Log.flush calls it). */
+  /**
+   * Writes the file when it lags the list, as writeIfStale does, but with every file operation
+   * on the I/O pool. Only while nothing else writes the file (LogManager.shutdownGradually, once
+   * nothing appends): a write at once meanwhile could be overtaken by this one's rename. Throws
+   * the I/O error; the file then stays stale, for writeIfStale.
+   */
+  async writeInBackground(): Promise<void> {
+    if (!this.stale || this.deferWrites) return;
+    const entries = this.epochs.slice();
+    await this.file.writeInBackground(entries);
+    // Unless the list changed meanwhile (then the next writeIfStale writes it).
+    if (this.epochs.length === entries.length && this.epochs.every((e, i) => e === entries[i])) {
+      this.stale = false;
+      this.unsynced = true;
+    }
+  }
+
+  /** Writes the file when it lags the list (Log.flush and Log.close call it). */
   writeIfStale(): void {
     if (this.stale) this.write();
   }

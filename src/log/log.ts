@@ -355,7 +355,8 @@ export class Log {
   maybeAssignEpochStartOffset(leaderEpoch: number, startOffset: number): void {
     this.checkOnline();
     try {
-      this.assignEpoch(leaderEpoch, startOffset);
+      // Written at the next flush or close (LeaderEpochFileCache.assignDeferred).
+      if (leaderEpoch >= 0) this.epochCache.assignDeferred(leaderEpoch, startOffset);
     } catch (e) {
       const err = this.storageError("leader epoch checkpoint", e);
       // The entry is in memory: a full disk or no free descriptor only delays the file, which
@@ -724,10 +725,29 @@ export class Log {
     return true;
   }
 
+  /**
+   * Writes leader-epoch-checkpoint if it lags (a new leader's entry, assignDeferred) with the
+   * file operations on the I/O pool; for LogManager.shutdownGradually, once nothing appends. A
+   * failure is left to the flush and close that follow, which write it at once and report it.
+   */
+  async writeLeaderEpochsInBackground(): Promise<void> {
+    if (this.isOffline || this.closed) return;
+    try {
+      await this.epochCache.writeInBackground();
+    } catch {
+      // Still stale: writeIfStale (flush, close) tries at once and reports the error.
+    }
+  }
+
   /** Closes every segment; deleted segments still waiting for their delay are removed now. */
   close(): void {
     this.closed = true;
     if (this.offline) return; // closeForFailure closed the files
+    try {
+      this.epochCache.writeIfStale(); // a new leader's entry (assignDeferred)
+    } catch (e) {
+      throw this.storageError("leader epoch checkpoint", e);
+    }
     for (const [seg, timer] of this.pendingRemoval) {
       timer.cancel();
       seg.remove();

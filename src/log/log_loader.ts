@@ -85,10 +85,12 @@ function loadLogInto(
   if (segments.length === 0) segments.push(LogSegment.create(platform, dir, state.logStartOffset, config));
   const logEndOffset = segments[segments.length - 1].nextOffset;
   const logStartOffset = Math.max(state.logStartOffset, segments[0].baseOffset); // as the Log computes it
+  cache.deferWrites = true; // written at the log's next flush or close (see deferWrites)
   if (stored === null) {
     const rebuilt = new EpochStarts(null);
     for (const seg of segments) seg.forEachBatchHeader((h) => rebuilt.visit(h));
-    // Written now (unless the log is new and empty), so the next open does not walk it again.
+    // Written (at the next flush or close; unless the log is new and empty), so a later open
+    // does not walk it again.
     if (!cache.assignAll(rebuilt.entries) && platform.fs.stat(checkpoint.path) !== null) cache.write();
     if (rebuilt.entries.length > 0) logger.info({ entries: rebuilt.entries.length }, "rebuilt leader epoch cache from batch headers");
   } else {
@@ -96,6 +98,7 @@ function loadLogInto(
   }
   cache.truncateFromEnd(logEndOffset);
   cache.truncateFromStart(logStartOffset);
+  cache.deferWrites = false;
   return { segments, leaderEpochCache: cache };
 }
 

@@ -85,12 +85,14 @@ class DenoFile implements FileHandle {
   private endPosition: number;
   private closed = false;
 
+  /** `size`: the file's size when the opener knows it (openAsync), else asked of the kernel. */
   constructor(
     readonly path: string,
     private readonly file: Deno.FsFile,
     private readonly writable: boolean,
+    size?: number,
   ) {
-    this.endPosition = file.statSync().size;
+    this.endPosition = size ?? file.statSync().size;
   }
 
   readAt(buf: Uint8Array, position: number): number {
@@ -162,7 +164,9 @@ const denoFileSystem: FileSystem = {
   async openAsync(path: string, mode: OpenMode): Promise<FileHandle> {
     const file = await Deno.open(path, openOptions(mode));
     try {
-      return new DenoFile(path, file, mode !== "read");
+      // The size, too, off the loop (see bun.ts).
+      const size = mode === "create-new" ? 0 : (await file.stat()).size;
+      return new DenoFile(path, file, mode !== "read", size);
     } catch (err) {
       file.close();
       throw err;
@@ -211,6 +215,14 @@ const denoFileSystem: FileSystem = {
   remove(path: string): void {
     try {
       Deno.removeSync(path, { recursive: true });
+    } catch (err) {
+      if (!isMissing(err)) throw err;
+    }
+  },
+
+  async removeAsync(path: string): Promise<void> {
+    try {
+      await Deno.remove(path, { recursive: true });
     } catch (err) {
       if (!isMissing(err)) throw err;
     }

@@ -7,7 +7,8 @@
 //   one owner, so an append must finish before the next event runs ("no await between a check and
 //   the mutation it guards"). Writes go to the page cache and take microseconds; fsync is the only
 //   slow call and runs from the flush scheduler, not per request.
-// - Except creation, which also has an async form (mkdirpAsync, openAsync, renameAsync) run on
+// - Except creation and removal, which also have async forms (mkdirpAsync, openAsync,
+//   renameAsync, removeAsync) run on
 //   the runtime's I/O thread pool: creating a file, a directory or a name waits on the
 //   filesystem's journal (one call can take several ms on a busy ext4), and thousands of them
 //   (a topic of 10,000 partitions) would hold the event loop for seconds. Callers prepare what
@@ -71,6 +72,11 @@ export interface FileSystem {
   renameAsync(from: string, to: string): Promise<void>;
   /** Removes a file or a directory tree; no error when it does not exist. */
   remove(path: string): void;
+  /**
+   * remove() on the runtime's I/O thread pool: a deleted partition's files are unlinked while the
+   * event loop runs on (each unlink waits on the filesystem's journal, as creation does).
+   */
+  removeAsync(path: string): Promise<void>;
   /** Creates the directory and its parents; no error when it exists. */
   mkdirp(path: string): void;
   /** mkdirp() on the runtime's I/O thread pool. */

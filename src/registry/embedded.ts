@@ -620,16 +620,21 @@ export class EmbeddedRegistryStore {
       const snapshot = yield* parseSnapshotGradually(bytes, fail);
       zxid = snapshot.zxid;
       this.nodes.clear();
+      let n = 0;
       for (const { path, node } of snapshot.entries) {
         if (this.nodes.has(path)) fail(`node ${path} appears twice`);
         this.nodes.set(path, node);
+        if (++n % loadStepNodes === 0) yield;
       }
       yield;
     }
     if (!this.nodes.has("/")) fail("no root node");
-    zxid = this.replay(journalFile, records, zxid);
+    zxid = yield* this.replay(journalFile, records, zxid);
     yield;
+    // Nothing but this load touches the nodes until open resolves: the steps may be spread.
+    let n = 0;
     for (const path of this.nodes.keys()) {
+      if (++n % loadStepNodes === 0) yield;
       if (path === "/") continue;
       const parent = this.nodes.get(parentPath(path));
       if (parent === undefined) fail(`node ${path} has no parent`);
@@ -638,14 +643,15 @@ export class EmbeddedRegistryStore {
     let maxZxid = zxid;
     for (const node of this.nodes.values()) {
       for (const z of [node.czxid, node.mzxid, node.pzxid]) if (z > maxZxid) maxZxid = z;
+      if (++n % loadStepNodes === 0) yield;
     }
     this.lastZxid = ((maxZxid >> 32n) + 1n) << 32n;
   }
 
   /** Applies the journal's records newer than the snapshot; returns the last zxid. */
-  private replay(file: string, records: Uint8Array[], snapshotZxid: bigint): bigint {
+  private *replay(file: string, records: Uint8Array[], snapshotZxid: bigint): Generator<void, bigint> {
     let zxid = snapshotZxid;
-    records.forEach((payload, i) => {
+    for (const [i, payload] of records.entries()) {
       const fail = (why: string): never => {
         throw new Error(
           `registry journal ${file} is corrupt (record #${i}: ${why}); restore the registry dir from a ` +
@@ -653,7 +659,7 @@ export class EmbeddedRegistryStore {
         );
       };
       const { zxid: recordZxid, put, del } = parseJournalRecord(payload, fail);
-      if (recordZxid <= snapshotZxid) return; // the snapshot was rewritten after this record
+      if (recordZxid <= snapshotZxid) continue; // the snapshot was rewritten after this record
       if (recordZxid <= zxid) fail(`zxid ${recordZxid} does not follow ${zxid}`);
       zxid = recordZxid;
       // Map.set keeps an existing key's place, so parents stay before their children.
@@ -662,13 +668,17 @@ export class EmbeddedRegistryStore {
         if (path === "/") fail("deletes the root");
         this.nodes.delete(path);
       }
-    });
+      yield; // between records: a group commit's record may hold thousands of nodes
+    }
     return zxid;
   }
 }
 
 // ---------------------------------------------------------------------------------------------
 // Helpers
+
+/** Nodes handled at start-up between two checks of the time slice. */
+const loadStepNodes = 1024;
 
 /**
  * The next sequential suffix: how many children were ever created. ZooKeeper keeps that count

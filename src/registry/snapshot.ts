@@ -134,6 +134,7 @@ export function* parseSnapshotGradually(
     lines.push(bytes.subarray(from, nl < 0 ? bytes.length : nl));
     if (nl < 0) break;
     from = nl + 1;
+    if (lines.length % 1024 === 0) yield;
   }
   let head: Record<string, unknown>;
   try {

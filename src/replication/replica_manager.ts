@@ -229,6 +229,15 @@ export class ReplicaManager implements FollowerLog {
     }
   }
 
+  /**
+   * Resolves once the logs deleted so far (stopReplica) have left their paths (LogManager.deleteLog
+   * renames them off the event loop): a StopReplica awaits it before the controller's next
+   * request, which may create the same partitions again.
+   */
+  logDeletionsSettled(): Promise<void> {
+    return this.logManager.renamesSettled();
+  }
+
   /** StopReplica: stop fetching and forget the partition, deleting its log when asked. */
   stopReplica(topic: string, partition: number, deletePartition: boolean): void {
     const key = topicPartitionKey(topic, partition);

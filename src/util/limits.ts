@@ -181,15 +181,25 @@ export const registryJournalRecordBytesMax = 64 * 1024 * 1024;
 /**
  * Longest a long task (creating, loading or deleting many partitions) runs before it gives the
  * event loop back (util/time_slice.ts): well under issue 11's 50 ms ceiling on any stall, since
- * one unit of work (one partition's files) may overrun it.
+ * one unit of work (one partition's files) may overrun it. At 20 ms, stalls of 50-70 ms were still
+ * seen under Deno on a loaded 2-core host (a log's load is a handful of file calls, each slower
+ * there); at 10 ms they stayed at or under 50 ms, for no measurable change in total time.
  */
-export const eventLoopSliceMs = 20;
+export const eventLoopSliceMs = 10;
 /**
  * New partition logs whose files (dir, .log, .index, .timeindex) are created together on the
  * runtime's I/O pool before they are applied (LogManager.prepareNewLogs): enough to keep the
- * pool busy, few enough that the descriptors held meanwhile (up to 3 each) stay small.
+ * pool busy, few enough that the descriptors held meanwhile (up to 3 each) stay small. Each
+ * operation issued costs the event loop too (under Deno, waking a thread of its blocking pool,
+ * up to a ms on a loaded host): 64 at a time (some 250 operations) held it for 100-200 ms.
  */
-export const logCreationsInFlightMax = 64;
+export const logCreationsInFlightMax = 16;
+/**
+ * Deleted logs' renames and removals (LogManager.deleteLog) running on the I/O pool at once: a
+ * topic of 10,000 partitions deleted would otherwise issue them all together, and their
+ * completions (each starting the next step) arrive together (see logCreationsInFlightMax).
+ */
+export const logDeletionsInFlightMax = 16;
 /**
  * Most partition state writes the controller issues together (one group commit of the embedded
  * registry, one pipelined round of ZooKeeper requests) before it awaits their answers; within it,

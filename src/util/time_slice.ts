@@ -12,8 +12,37 @@
 
 import { eventLoopSliceMs } from "./limits.ts";
 
+// One slice for all tasks: several long tasks run at once (the registry's load beside the logs',
+// the controller's events beside LeaderAndIsr), and each timing only itself, two of them resumed
+// back to back held the loop for two slices. So the slice is measured from the last time any task
+// was resumed, and the tasks waiting are resumed one per macrotask, in turn.
+let sharedStartMs = performance.now();
+const waiting: (() => void)[] = [];
+let resumeScheduled = false;
+
+function resumeNext(): void {
+  resumeScheduled = false;
+  const next = waiting.shift();
+  sharedStartMs = performance.now();
+  if (waiting.length > 0) {
+    resumeScheduled = true;
+    setTimeout(resumeNext, 0);
+  }
+  next?.();
+}
+
+function waitTurn(): Promise<void> {
+  return new Promise<void>((resolve) => {
+    waiting.push(resolve);
+    if (!resumeScheduled) {
+      resumeScheduled = true;
+      setTimeout(resumeNext, 0);
+    }
+  });
+}
+
 export class TimeSlice {
-  private startMs = performance.now();
+  private readonly startMs = performance.now();
   /** How many times the task gave the loop back. */
   yields = 0;
   /** The next group's size for settle(). */
@@ -21,9 +50,14 @@ export class TimeSlice {
 
   constructor(private readonly sliceMs = eventLoopSliceMs) {}
 
-  /** True when the slice is used up (the next yield() would give the loop back). */
+  /**
+   * True when the slice is used up (the next yield() would give the loop back): sliceMs since
+   * any task last resumed, or since this one began if that is later (a task started mid-slice
+   * gets a slice of its own, so a small one does not wait a macrotask for nothing: at worst two
+   * slices run back to back).
+   */
   get due(): boolean {
-    return performance.now() - this.startMs >= this.sliceMs;
+    return performance.now() - Math.max(sharedStartMs, this.startMs) >= this.sliceMs;
   }
 
   /**
@@ -57,9 +91,8 @@ export class TimeSlice {
 
   yield(): Promise<void> | void {
     if (!this.due) return;
-    return new Promise<void>((resolve) => setTimeout(resolve, 0)).then(() => {
+    return waitTurn().then(() => {
       this.yields++;
-      this.startMs = performance.now();
     });
   }
 }

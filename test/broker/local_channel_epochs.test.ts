@@ -34,6 +34,7 @@ function setup() {
       return ErrorCode.NONE;
     },
     stopReplica: (t: string, p: number, del: boolean) => void applied.push(`stopReplica ${t}-${p} delete ${del}`),
+    logDeletionsSettled: () => Promise.resolve(),
   } as unknown as ReplicaManager;
   const local = new LocalControllerChannel(0, metadata, replicaManager, { ...logConfigDefaults, maxMessageBytes: 1 << 20 }, null);
   const leader = () => metadata.getTopic("t")?.partitions[0];
@@ -115,4 +116,18 @@ test("a LeaderAndIsr of many partitions gives the event loop back between partit
   assert.ok(at > 0 && at < lastCreate, `another request ran while the partitions were being applied (at ${at} of ${lastCreate})`);
   assert.ok(firstStop > lastCreate, "the StopReplica made after the LeaderAndIsr ran after all of it");
   assert.equal(applied.filter((a) => a.startsWith("stopReplica")).length, 100);
+});
+
+test("a StopReplica that deletes logs holds the next request until their dirs are renamed", async () => {
+  const { local, applied } = setup();
+  let renamed = () => {};
+  const replicaManager = (local as unknown as { replicaManager: { logDeletionsSettled: () => Promise<void> } }).replicaManager;
+  replicaManager.logDeletionsSettled = () => new Promise<void>((resolve) => (renamed = resolve));
+  const deleting = local.stopReplica(0, 1, [{ topic: "t", partition: 0 }], true);
+  const creating = local.leaderAndIsr(0, 1, [topic(0, 0, [0, 1, 2])], brokers);
+  for (let i = 0; i < 5; i++) await new Promise((r) => setTimeout(r, 1));
+  assert.deepEqual(applied, ["stopReplica t-0 delete true"], "the LeaderAndIsr waits for the renames");
+  renamed();
+  await Promise.all([deleting, creating]);
+  assert.deepEqual(applied, ["stopReplica t-0 delete true", "leaderAndIsr t-0 leader 0 epoch 0"]);
 });

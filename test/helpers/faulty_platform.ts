@@ -138,6 +138,10 @@ export function faultyPlatform(inner: Platform): FaultyPlatform {
       check("unlink", path);
       f.remove(path);
     },
+    async removeAsync(path) {
+      check("unlink", path);
+      await f.removeAsync(path);
+    },
     mkdirp(path) {
       check("mkdir", path);
       f.mkdirp(path);

@@ -43,6 +43,7 @@ test("delete dir name: a 249-character topic's log is deleted; the dir stays onl
     lm.deleteLog(LONG, 1);
     assert.deepEqual(lm.offlineLogDirs, [], "no dir failure");
     assert.equal(lm.getLog(LONG, 0), undefined);
+    await lm.removalsSettled(); // the renamed dirs are removed in the background
     const left = nodeFs.readdirSync(dir).filter((n) => n.startsWith("t"));
     assert.deepEqual(left, [], "neither the log dirs nor -delete leftovers remain");
     assert.ok(lm.getOrCreateLog("short", 0, cfg) !== undefined);

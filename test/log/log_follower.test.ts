@@ -461,6 +461,7 @@ test("epoch cache: an unclean stop drops epochs past the recovered log end, and 
     try {
       assert.equal(recovered.logEndOffset, 6);
       assert.deepEqual(recovered.leaderEpochCache.entries, entries([1, 0]), "epoch 2 started past the recovered end");
+      recovered.flush(); // the load's changes are written at the next flush or close (deferWrites)
       assert.equal(checkpointText(dir), "0\n1\n1 0\n");
       leaderAppend(recovered, 2, 3);
     } finally {
@@ -471,6 +472,7 @@ test("epoch cache: an unclean stop drops epochs past the recovered log end, and 
     const again = openLog(dir, cfg({ segmentBytes: 1 << 20 }), unclean());
     try {
       assert.deepEqual(again.leaderEpochCache.entries, entries([1, 0], [3, 6]));
+      again.flush();
       assert.equal(checkpointText(dir), "0\n2\n1 0\n3 6\n");
       assert.deepEqual(records(again), expected(0, 8, (o) => (o < 6 ? 1 : 3)));
     } finally {

@@ -184,6 +184,42 @@ test("znodes: /brokers/topics/<t> is Kafka's version 3 assignment with a topic i
   for (const b of foreign.filter((x) => str(x) !== "{}")) assert.equal(TopicZNode.decode("t", b), null);
 });
 
+test("znodes: a large topic znode encoded and decoded in pieces (encodeGradually, decodeGradually) is the one-piece text and result", async () => {
+  const topicId = uuidFromBase64("ZOLr9CLNQjSW70hyIHx6BQ")!;
+  const assignment = new Map<number, { replicas: number[]; addingReplicas: number[]; removingReplicas: number[] }>();
+  // Inserted out of order; some partitions moving.
+  for (let p = 2999; p >= 0; p--) {
+    assignment.set(p, { replicas: [p % 5, (p + 1) % 5], addingReplicas: p % 7 === 0 ? [4] : [], removingReplicas: p % 11 === 0 ? [0] : [] });
+  }
+  // What Kafka's Jackson (and JSON.stringify of one object) writes: integer keys in ascending order.
+  const partitions: Record<string, number[]> = {};
+  const adding: Record<string, number[]> = {};
+  const removing: Record<string, number[]> = {};
+  for (const [p, a] of assignment) {
+    partitions[p] = a.replicas;
+    if (a.addingReplicas.length > 0) adding[p] = a.addingReplicas;
+    if (a.removingReplicas.length > 0) removing[p] = a.removingReplicas;
+  }
+  for (const id of [topicId, null]) {
+    const reference = JSON.stringify({
+      partitions,
+      ...(id === null ? {} : { topic_id: "ZOLr9CLNQjSW70hyIHx6BQ" }),
+      adding_replicas: adding,
+      removing_replicas: removing,
+      version: 3,
+    });
+    const whole = TopicZNode.encode(id, assignment);
+    assert.equal(str(whole), reference);
+    assert.equal(str(await TopicZNode.encodeGradually(id, assignment)), reference);
+    const once = TopicZNode.decode("t", whole)!;
+    const gradual = (await TopicZNode.decodeGradually("t", whole))!;
+    assert.deepEqual(gradual, once);
+    assert.deepEqual([...gradual.assignment.keys()], [...Array(3000).keys()], "partitions in order");
+    assert.deepEqual(gradual.assignment.get(77), assignment.get(77));
+  }
+  assert.equal(await TopicZNode.decodeGradually("t", bytes('{"version":3,"partitions":{"0":["1"]}}')), null);
+});
+
 test("znodes: partition state is Kafka's version 1 leader and ISR", () => {
   assert.equal(TopicPartitionStateZNode.path("t", 3), "/brokers/topics/t/partitions/3/state");
   const state = {

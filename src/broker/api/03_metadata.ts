@@ -18,7 +18,7 @@ import { MetadataApi } from "../../protocol/mod.ts";
 import type { Struct } from "../../protocol/mod.ts";
 import { internalTopics, topicNameError } from "../../controller/mod.ts";
 import { isRegistryUnavailable } from "../../registry/mod.ts";
-import { ErrorCode, bytesEqual, zeroUuid } from "../../util/mod.ts";
+import { bytesEqual, ErrorCode, TimeSlice, zeroUuid } from "../../util/mod.ts";
 import { AUTHORIZED_OPERATIONS_OMITTED, authorizedOperations, clusterAllowed } from "../authorize_checks.ts";
 import { allowed } from "../authorize.ts";
 import type { ApiHandler, RequestContext } from "../dispatch.ts";
@@ -34,33 +34,60 @@ interface ClientView {
 
 function topicEntry(s: BrokerServices, view: ClientView, name: string, errorCode: number = ErrorCode.NONE): Struct {
   const t = s.metadata.getTopic(name);
-  const base = {
+  const base = topicBase(name, t?.topicId ?? zeroUuid, errorCode);
+  if (t === undefined || errorCode !== ErrorCode.NONE) return base;
+  base.partitions = t.partitions.map((p) => partitionEntry(s, view, name, p));
+  return base;
+}
+
+/**
+ * topicEntry() for a topic that exists, giving the event loop back (slice) between pieces of its
+ * partitions: the answer for a topic of 10,000 partitions took tens of ms to build in one piece.
+ * The topic is read once, so its partitions come from one state of the cache.
+ */
+async function topicEntryGradually(s: BrokerServices, view: ClientView, name: string, slice: TimeSlice): Promise<Struct> {
+  const t = s.metadata.getTopic(name);
+  const base = topicBase(name, t?.topicId ?? zeroUuid, ErrorCode.NONE);
+  if (t === undefined) return base;
+  for (let i = 0; i < t.partitions.length; i++) {
+    base.partitions.push(partitionEntry(s, view, name, t.partitions[i]));
+    if (i % partitionsPerStep === partitionsPerStep - 1) await slice.yield();
+  }
+  return base;
+}
+
+/** Partitions answered between two checks of the time slice. */
+const partitionsPerStep = 256;
+
+function topicBase(name: string, topicId: Uint8Array, errorCode: number) {
+  return {
     errorCode,
     name,
-    topicId: t?.topicId ?? zeroUuid,
+    topicId,
     isInternal: internalTopics.has(name),
     partitions: [] as Struct[],
     topicAuthorizedOperations: AUTHORIZED_OPERATIONS_OMITTED,
   };
-  if (t === undefined || errorCode !== ErrorCode.NONE) return base;
-  base.partitions = t.partitions.map((p) => {
-    const localOffline = p.replicas.includes(s.brokerId) && s.replicaManager.isOffline(name, p.partition);
-    const live = (id: number) => s.metadata.getBroker(id) !== undefined && !(localOffline && id === s.brokerId);
-    // A live leader without the client's listener: Kafka's LISTENER_NOT_FOUND (v6+), so a
-    // misconfigured listener shows as such, not as an election in progress.
-    const reachable = live(p.leader) && s.metadata.endpointFor(p.leader, view.listener) !== undefined;
-    const unreachable = live(p.leader) ? (view.version >= 6 ? ErrorCode.LISTENER_NOT_FOUND : ErrorCode.LEADER_NOT_AVAILABLE) : ErrorCode.LEADER_NOT_AVAILABLE;
-    return {
-      errorCode: reachable ? ErrorCode.NONE : unreachable,
-      partitionIndex: p.partition,
-      leaderId: reachable ? p.leader : -1,
-      leaderEpoch: p.leaderEpoch,
-      replicaNodes: p.replicas,
-      isrNodes: p.isr,
-      offlineReplicas: p.replicas.filter((r) => !live(r)),
-    };
-  });
-  return base;
+}
+
+type CachedPartition = { partition: number; leader: number; leaderEpoch: number; replicas: number[]; isr: number[] };
+
+function partitionEntry(s: BrokerServices, view: ClientView, name: string, p: CachedPartition): Struct {
+  const localOffline = p.replicas.includes(s.brokerId) && s.replicaManager.isOffline(name, p.partition);
+  const live = (id: number) => s.metadata.getBroker(id) !== undefined && !(localOffline && id === s.brokerId);
+  // A live leader without the client's listener: Kafka's LISTENER_NOT_FOUND (v6+), so a
+  // misconfigured listener shows as such, not as an election in progress.
+  const reachable = live(p.leader) && s.metadata.endpointFor(p.leader, view.listener) !== undefined;
+  const unreachable = live(p.leader) ? (view.version >= 6 ? ErrorCode.LISTENER_NOT_FOUND : ErrorCode.LEADER_NOT_AVAILABLE) : ErrorCode.LEADER_NOT_AVAILABLE;
+  return {
+    errorCode: reachable ? ErrorCode.NONE : unreachable,
+    partitionIndex: p.partition,
+    leaderId: reachable ? p.leader : -1,
+    leaderEpoch: p.leaderEpoch,
+    replicaNodes: p.replicas,
+    isrNodes: p.isr,
+    offlineReplicas: p.replicas.filter((r) => !live(r)),
+  };
 }
 
 async function autoCreate(s: BrokerServices, name: string): Promise<number> {
@@ -127,8 +154,13 @@ export const metadataHandler: ApiHandler<BrokerServices> = {
       }
       return answer(s, ctx, req, view, topics);
     }
+    const slice = new TimeSlice();
     if (allTopics) {
-      for (const name of s.metadata.topicNames()) if (describable(name)) topics.push(withOperations(topicEntry(s, view, name)));
+      for (const name of s.metadata.topicNames()) {
+        if (!describable(name)) continue;
+        topics.push(withOperations(await topicEntryGradually(s, view, name, slice)));
+        await slice.yield(); // many small topics weigh as much as one large one
+      }
     } else {
       for (const t of requested) {
         if (t.name === null) {
@@ -143,7 +175,7 @@ export const metadataHandler: ApiHandler<BrokerServices> = {
           continue;
         }
         if (s.metadata.getTopic(t.name) !== undefined) {
-          topics.push(withOperations(topicEntry(s, view, t.name)));
+          topics.push(withOperations(await topicEntryGradually(s, view, t.name, slice)));
           continue;
         }
         if (allowAuto && !mayCreate(s, ctx, t.name)) {
