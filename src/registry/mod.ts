@@ -29,6 +29,7 @@
 // with only snapshot.json (before the journal) opens as it is.
 export * from "./types.ts";
 export * from "./znodes.ts";
+export * from "./znodes_acl.ts";
 export {
   type EmbeddedRegistryOptions,
   EmbeddedRegistryStore,

@@ -11,9 +11,28 @@
 // - Integers decoded from JSON are checked to be int32 (broker ids, epochs, partitions);
 //   64-bit values (offsets, producer ids) are decimal strings or text, decoded to bigint.
 // - Path builders take names already validated by the caller (topic names never contain "/").
+// The ACL nodes are in znodes_acl.ts and the JSON helpers in znodes_json.ts, to keep each file
+// readable at once; mod.ts exports both node files.
 
 import { assert, TimeSlice, uuidFromBase64, uuidToBase64 } from "../util/mod.ts";
 import type { Registry, Stat } from "./types.ts";
+import {
+  textEncoder,
+  int32Max,
+  text,
+  isObject,
+  parseObject,
+  jsonBytes,
+  isInt32,
+  int32Array,
+  partitionKey,
+  int32Text,
+  int64Text,
+  topicPartitions,
+  checkTopicName,
+  empty,
+  type Json,
+} from "./znodes_json.ts";
 
 // ---------------------------------------------------------------------------------------------
 // Shared shapes, named as Kafka names them
@@ -41,96 +60,6 @@ export const ZkVersion = {
   /** Kafka's marker for "the node does not exist"; never a real version. */
   UnknownVersion: -2,
 } as const;
-
-// ---------------------------------------------------------------------------------------------
-// JSON helpers: strict UTF-8, no throwing
-
-const utf8 = new TextDecoder("utf-8", { fatal: true });
-const textEncoder = new TextEncoder();
-const int32Min = -(2 ** 31);
-const int32Max = 2 ** 31 - 1;
-const int64Max = (1n << 63n) - 1n;
-
-function text(bytes: Uint8Array): string | null {
-  try {
-    return utf8.decode(bytes);
-  } catch {
-    return null;
-  }
-}
-
-function parseJson(bytes: Uint8Array): unknown {
-  const s = text(bytes);
-  if (s === null) return undefined;
-  try {
-    return JSON.parse(s);
-  } catch {
-    return undefined;
-  }
-}
-
-type Json = Record<string, unknown>;
-
-function isObject(v: unknown): v is Json {
-  return typeof v === "object" && v !== null && !Array.isArray(v);
-}
-
-function parseObject(bytes: Uint8Array): Json | null {
-  const v = parseJson(bytes);
-  return isObject(v) ? v : null;
-}
-
-function jsonBytes(value: unknown): Uint8Array {
-  return textEncoder.encode(JSON.stringify(value));
-}
-
-function isInt32(v: unknown): v is number {
-  return Number.isInteger(v) && (v as number) >= int32Min && (v as number) <= int32Max;
-}
-
-function int32Array(v: unknown): number[] | null {
-  if (!Array.isArray(v) || !v.every(isInt32)) return null;
-  return v as number[];
-}
-
-/** A partition number given as an object key ("0", "17"). */
-function partitionKey(key: string): number | null {
-  if (!/^(0|[1-9]\d{0,9})$/.test(key)) return null;
-  const n = Number(key);
-  return n <= int32Max ? n : null;
-}
-
-function int32Text(bytes: Uint8Array): number | null {
-  const s = text(bytes);
-  if (s === null || !/^-?\d{1,10}$/.test(s.trim())) return null;
-  const n = Number(s.trim());
-  return isInt32(n) ? n : null;
-}
-
-function int64Text(s: unknown): bigint | null {
-  if (typeof s !== "string" || !/^-?\d{1,19}$/.test(s.trim())) return null;
-  const n = BigInt(s.trim());
-  return n <= int64Max && n >= -int64Max - 1n ? n : null;
-}
-
-function topicPartitions(v: unknown): TopicPartition[] | null {
-  if (!Array.isArray(v)) return null;
-  const out: TopicPartition[] = [];
-  for (const item of v) {
-    if (!isObject(item) || typeof item.topic !== "string" || !isInt32(item.partition)) return null;
-    out.push({ topic: item.topic, partition: item.partition });
-  }
-  return out;
-}
-
-function checkTopicName(topic: string): void {
-  assert(
-    topic.length > 0 && !topic.includes("/"),
-    `topic name ${JSON.stringify(topic)} validated before use in a znode path`,
-  );
-}
-
-const empty = new Uint8Array(0);
 
 // ---------------------------------------------------------------------------------------------
 // /controller, /controller_epoch
@@ -768,120 +697,6 @@ export const ProducerIdBlockZNode = {
     return { assignedBrokerId: js.broker, firstProducerId: start, size: Number(size) };
   },
 };
-
-// ---------------------------------------------------------------------------------------------
-// ACLs (Kafka's AclAuthorizer; ZkData's ZkAclStore, ZkAclChangeStore, ResourceZNode)
-//
-//   /kafka-acl/<ResourceType>/<name>                     literal patterns ("*" is the wildcard name)
-//   /kafka-acl-extended/prefixed/<ResourceType>/<name>   prefixed patterns
-//     {"version":1,"acls":[{"principal":"User:alice","permissionType":"Allow","operation":"Read","host":"*"}]}
-//   /kafka-acl-changes/acl_changes_<10 digits>           "TOPIC:<name>" (literal; the enum's name)
-//   /kafka-acl-extended-changes/acl_changes_<10 digits>
-//     {"version":1,"resourceType":"TOPIC","name":"<name>","patternType":"PREFIXED"}
-// Names are Kafka's: resource types, operations and permissions PascalCase in the ACL nodes
-// (SecurityUtils.resourceTypeName), the enum constants' names in change events. Decoding accepts
-// either spelling, as Kafka's parsers do.
-
-/** One ACL entry as stored: names, not wire codes (the authorizer maps them). */
-export interface ZkAclEntry {
-  principal: string;
-  permissionType: string;
-  operation: string;
-  host: string;
-}
-
-/** A resource pattern as a change notification names it (types spelled as Kafka's enums). */
-export interface ZkAclResource {
-  /** "TOPIC", "GROUP", ... (case-insensitive on read). */
-  resourceType: string;
-  name: string;
-  /** "LITERAL" or "PREFIXED". */
-  patternType: string;
-}
-
-/** Resource type names as the ACL paths spell them (Kafka's AclEntry.RESOURCE_TYPES). */
-export const AclResourceTypeNames = ["Topic", "Group", "Cluster", "TransactionalId", "DelegationToken", "User"] as const;
-
-export const LiteralAclZNode = { path: "/kafka-acl" };
-export const ExtendedAclZNode = { path: "/kafka-acl-extended" };
-
-/** Where the ACLs of one pattern type live: "/kafka-acl" (literal), "/kafka-acl-extended/prefixed". */
-export function aclStorePath(patternType: "LITERAL" | "PREFIXED"): string {
-  return patternType === "LITERAL" ? LiteralAclZNode.path : `${ExtendedAclZNode.path}/prefixed`;
-}
-
-/** The ACLs of one resource pattern: `{"version":1,"acls":[...]}`. */
-export const ResourceAclZNode = {
-  /** resourceTypeName as Kafka spells it in paths ("Topic", "TransactionalId"). */
-  typePath(patternType: "LITERAL" | "PREFIXED", resourceTypeName: string): string {
-    return `${aclStorePath(patternType)}/${resourceTypeName}`;
-  },
-  path(patternType: "LITERAL" | "PREFIXED", resourceTypeName: string, name: string): string {
-    assert(name.length > 0 && !name.includes("/"), `ACL resource name ${JSON.stringify(name)} validated before use in a znode path`);
-    return `${aclStorePath(patternType)}/${resourceTypeName}/${name}`;
-  },
-  encode(acls: readonly ZkAclEntry[]): Uint8Array {
-    return jsonBytes({
-      version: 1,
-      acls: acls.map((a) => ({ principal: a.principal, permissionType: a.permissionType, operation: a.operation, host: a.host })),
-    });
-  },
-  /** The entries; an empty node has none (as Kafka's AclEntry.fromBytes). Null when malformed. */
-  decode(bytes: Uint8Array): ZkAclEntry[] | null {
-    if (bytes.length === 0) return [];
-    const js = parseObject(bytes);
-    if (js === null || js.version !== 1 || !Array.isArray(js.acls)) return null;
-    const out: ZkAclEntry[] = [];
-    for (const a of js.acls) {
-      if (!isObject(a)) return null;
-      const { principal, permissionType, operation, host } = a;
-      if (typeof principal !== "string" || typeof permissionType !== "string" || typeof operation !== "string" || typeof host !== "string") return null;
-      out.push({ principal, permissionType, operation, host });
-    }
-    return out;
-  },
-};
-
-export const AclChangeSequencePrefix = "acl_changes_";
-
-/** Persistent-sequential notifications of literal ACL changes: "TOPIC:<name>". */
-export const LiteralAclChangeZNode = {
-  path: "/kafka-acl-changes",
-  createPath: `/kafka-acl-changes/${AclChangeSequencePrefix}`,
-  encode(resourceTypeEnumName: string, name: string): Uint8Array {
-    return textEncoder.encode(`${resourceTypeEnumName}:${name}`);
-  },
-  decode(bytes: Uint8Array): ZkAclResource | null {
-    const s = text(bytes);
-    const colon = s === null ? -1 : s.indexOf(":");
-    if (s === null || colon < 0) return null;
-    return { resourceType: s.slice(0, colon), name: s.slice(colon + 1), patternType: "LITERAL" };
-  },
-};
-
-/** Persistent-sequential notifications of prefixed ACL changes (Kafka's ExtendedAclChangeEvent, version 1). */
-export const ExtendedAclChangeZNode = {
-  path: "/kafka-acl-extended-changes",
-  createPath: `/kafka-acl-extended-changes/${AclChangeSequencePrefix}`,
-  encode(resource: ZkAclResource): Uint8Array {
-    return jsonBytes({ version: 1, resourceType: resource.resourceType, name: resource.name, patternType: resource.patternType });
-  },
-  decode(bytes: Uint8Array): ZkAclResource | null {
-    const js = parseObject(bytes);
-    if (js === null || js.version !== 1) return null;
-    const { resourceType, name, patternType } = js;
-    if (typeof resourceType !== "string" || typeof name !== "string" || typeof patternType !== "string") return null;
-    return { resourceType, name, patternType };
-  },
-};
-
-/** The paths Kafka's KafkaZkClient.createAclPaths makes: both stores, a node per resource type, both change paths. */
-export const aclPersistentPaths: readonly string[] = [
-  ...AclResourceTypeNames.map((t) => ResourceAclZNode.typePath("LITERAL", t)),
-  ...AclResourceTypeNames.map((t) => ResourceAclZNode.typePath("PREFIXED", t)),
-  LiteralAclChangeZNode.path,
-  ExtendedAclChangeZNode.path,
-];
 
 // ---------------------------------------------------------------------------------------------
 // Start-up
