@@ -21,7 +21,7 @@ import { existsSync } from "node:fs";
 import net from "node:net";
 import { join } from "node:path";
 import { test } from "node:test";
-import type { Authorizer } from "../../src/authorizer/mod.ts";
+import { AclOperation, type Authorizer } from "../../src/authorizer/mod.ts";
 import { leaderAndIsrRequest, stopReplicaRequest, type TopicInfo, updateMetadataRequest } from "../../src/controller/mod.ts";
 import { loadPlatform } from "../../src/platform/mod.ts";
 import {
@@ -255,12 +255,13 @@ test("cluster: inter-broker attacks on the client and the inter-broker listener 
     assert.deepEqual(await valuesFrom(leader, "victim"), ["kept-0", "kept-1", "kept-2"]);
 
     // With an authorizer, CLUSTER_ACTION on the cluster decides the gate (here: granted on the
-    // inter-broker listener only, so the brokers' own requests still flow).
+    // inter-broker listener only, so the brokers' own requests still flow; every other operation
+    // is allowed, so the client below may create a topic).
     const asked: string[] = [];
     const authorizer: Authorizer = {
       authorize: (who, op, type, name) => {
         asked.push(`${who.listener} ${op} ${type} ${name}`);
-        return who.listener === "BROKER";
+        return op !== AclOperation.CLUSTER_ACTION || who.listener === "BROKER";
       },
       authorizedOperations: () => 0,
     };
