@@ -13,12 +13,13 @@
 //
 // A refusal is answered as Kafka answers a principal without CLUSTER_ACTION (each handler gives
 // the shape: CLUSTER_AUTHORIZATION_FAILED for the control requests, TOPIC_AUTHORIZATION_FAILED per
-// partition for a follower's Fetch and OffsetForLeaderEpoch), and logged once at warn naming the
-// API, the remote address and the reason. The check is synchronous (allowed() answers from
+// partition for a follower's Fetch and OffsetForLeaderEpoch), and logged at warn naming the
+// API, the remote address and the reason (one line per interval at most, with a count). The check is synchronous (allowed() answers from
 // memory), so nothing changes between it and what it guards.
 //
 // The epochs are checked after this, with or without an authorizer (control_fence.ts).
 import { AclOperation, clusterResourceName, ResourceType } from "../authorizer/mod.ts";
+import { refusalLogIntervalMs } from "../util/mod.ts";
 import { allowed } from "./authorize.ts";
 import type { RequestContext } from "./dispatch.ts";
 import type { BrokerServices } from "./services.ts";
@@ -36,10 +37,24 @@ export function interBrokerRefusal(s: BrokerServices, ctx: RequestContext): stri
   return null;
 }
 
-/** True (after logging why) when the request must be refused; `api` names it in the log line. */
+/** Refusals since the last line said so, per logger: a flood of forged requests must not flood the log. */
+const said = new WeakMap<object, { lastMs: number; notSaid: number }>();
+
+/**
+ * True (after logging why) when the request must be refused; `api` names it in the log line. One
+ * warn line per refusalLogIntervalMs at most, counting those not said since.
+ */
 export function refuseInterBroker(s: BrokerServices, ctx: RequestContext, api: string, fields: Record<string, unknown> = {}): boolean {
   const reason = interBrokerRefusal(s, ctx);
   if (reason === null) return false;
-  s.logger.warn({ api, remote: ctx.conn.remote, listener: ctx.conn.listener, principal: ctx.conn.principal, reason, ...fields }, `${api} refused: not from a broker`);
+  const now = s.clock.monotonicMs();
+  const last = said.get(s.logger);
+  if (last !== undefined && now - last.lastMs < refusalLogIntervalMs) {
+    last.notSaid++;
+    return true;
+  }
+  const notSaidSinceLast = last?.notSaid ?? 0;
+  s.logger.warn({ api, remote: ctx.conn.remote, listener: ctx.conn.listener, principal: ctx.conn.principal, reason, notSaidSinceLast, ...fields }, `${api} refused: not from a broker`);
+  said.set(s.logger, { lastMs: now, notSaid: 0 });
   return true;
 }

@@ -283,3 +283,5 @@ export const quotaSensorsMax = 100_000;
 
 /** Per-client quota series /metrics reports per quota type (the rest are left out, not the totals). */
 export const metricsQuotaSeriesMax = 1_000;
+/** At most one log line this often for refused inter-broker requests (a forged-request flood must not flood the log). */
+export const refusalLogIntervalMs = 10_000;

@@ -199,7 +199,7 @@ test("cluster: inter-broker attacks on the client and the inter-broker listener 
         c.close();
       }
       const refusals = target.logger.lines.filter((l) => l.level === "warn" && /refused: not from a broker/.test(l.msg));
-      assert.equal(refusals.length, 7);
+      assert.equal(refusals.length, 1, "one line per 10 s at most");
       for (const l of refusals) assert.match(String(l.fields.reason), /listener CLIENT is not the inter-broker listener BROKER/);
 
       // The inter-broker listener: the epochs decide.
