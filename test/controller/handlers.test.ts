@@ -35,7 +35,7 @@ async function call(h: ApiHandler<BrokerServices>, s: BrokerServices, version: n
 
 async function services(h: Harness, controller: KafkaController = h.controller): Promise<BrokerServices> {
   const topicAdmin = new ZkTopicAdmin(await testPlatform(), h.admin, { getTopic: () => undefined, waitUntil: () => Promise.resolve(true) });
-  return { controller, topicAdmin } as unknown as BrokerServices;
+  return { controller, topicAdmin, authorizer: null } as unknown as BrokerServices;
 }
 
 test("CreatePartitions (37): results per topic, duplicates refused, validate_only, every version", async () => {
