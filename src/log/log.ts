@@ -52,7 +52,8 @@ import { isIoError, KafkaStorageError, logDirOf, type LogDirFailureHandler, stor
 import { checkFetchedBatches, type FetchedBatch } from "./follower_batches.ts";
 import { type LeaderEpochFileCache, UNDEFINED_EPOCH_OFFSET } from "./leader_epoch_cache.ts";
 import { type LogConfig, logConfigDefaults } from "./log_config.ts";
-import { createdLog, loadLog, type LogLoadState, trimToOffset } from "./log_loader.ts";
+import { createdLog, loadLog, type LogLoadState } from "./log_loader.ts";
+import { breachedSegmentCount, readSegments, segmentIndexFor } from "./log_segments.ts";
 import { DeletedFileSuffix, LogSegment, type TimestampOffset } from "./segment.ts";
 import { SwapFileSuffix } from "./swap.ts";
 import type { Timestamp } from "./timestamp.ts";
@@ -411,7 +412,7 @@ export class Log {
 
   private cutAt(offset: number): void {
     const logEndOffset = this.logEndOffset;
-    const at = this.segmentIndexFor(offset);
+    const at = segmentIndexFor(this.segments, offset);
     const seg = this.segments[at];
     const doomed = this.segments.splice(at + 1);
     const cutBytes = seg.truncateToOffset(offset);
@@ -519,31 +520,10 @@ export class Log {
   read(fetchOffset: number, maxBytes: number, minOneBatch: boolean, maxOffset = this.logEndOffset): ReadResult {
     this.checkOnline();
     try {
-      return this.readSegments(fetchOffset, maxBytes, minOneBatch, maxOffset);
+      return readSegments(this.segments, this.logStartOffset, `${this.topic}-${this.partition}`, fetchOffset, maxBytes, minOneBatch, maxOffset);
     } catch (e) {
       throw this.storageError("read", e);
     }
-  }
-
-  private readSegments(fetchOffset: number, maxBytes: number, minOneBatch: boolean, maxOffset: number): ReadResult {
-    const logEndOffset = this.logEndOffset;
-    const logStartOffset = this.logStartOffset;
-    if (fetchOffset < logStartOffset || fetchOffset > logEndOffset) {
-      throw new KafkaError(
-        ErrorCode.OFFSET_OUT_OF_RANGE,
-        `offset ${fetchOffset} is outside [${logStartOffset}, ${logEndOffset}] of ${this.topic}-${this.partition}`,
-      );
-    }
-    const empty = { records: new Uint8Array(0), logEndOffset, logStartOffset };
-    if (fetchOffset === logEndOffset) return empty;
-    for (let i = this.segmentIndexFor(fetchOffset); i < this.segments.length; i++) {
-      const seg = this.segments[i];
-      const pos = seg.positionOf(fetchOffset);
-      if (pos < 0) continue; // nothing at or after the offset here: the next segment has it
-      const records = trimToOffset(seg.read(pos, maxBytes, minOneBatch), maxOffset);
-      return { records, logEndOffset, logStartOffset };
-    }
-    return empty;
   }
 
   /**
@@ -574,18 +554,6 @@ export class Log {
     } catch (e) {
       throw this.storageError("timestamp lookup", e);
     }
-  }
-
-  /** Index of the last segment whose base offset is <= offset. */
-  private segmentIndexFor(offset: number): number {
-    let lo = 0;
-    let hi = this.segments.length - 1;
-    while (lo < hi) {
-      const mid = (lo + hi + 1) >>> 1;
-      if (this.segments[mid].baseOffset <= offset) lo = mid;
-      else hi = mid - 1;
-    }
-    return lo;
   }
 
   /**
@@ -657,13 +625,7 @@ export class Log {
    * may not have seen it; Kafka's rule).
    */
   private deleteSegmentsWhile(reason: string, breached: (seg: LogSegment, next: LogSegment) => boolean): number {
-    let n = 0;
-    while (n + 1 < this.segments.length) {
-      const seg = this.segments[n];
-      const next = this.segments[n + 1];
-      if (this._highWatermark < next.baseOffset || !breached(seg, next)) break;
-      n++;
-    }
+    const n = breachedSegmentCount(this.segments, this._highWatermark, breached);
     if (n === 0) return 0;
     const doomed = this.segments.splice(0, n);
     if (this.segments[0].baseOffset > this._logStartOffset) {

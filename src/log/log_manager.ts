@@ -47,17 +47,18 @@
 // shutdown met such an error gets no clean-shutdown marker (its logs are recovered at start-up).
 //
 // What start-up reads from a dir before opening its logs (meta.properties, the marker, the
-// checkpoints, the partition dirs) is in log_dir_startup.ts; the space check in log_dir_space.ts.
+// checkpoints, the partition dirs) is in log_dir_startup.ts; the space check in log_dir_space.ts;
+// the writes of the checkpoints and the marker in log_dir_checkpoints.ts; the rename and removal
+// of deleted logs in async_delete.ts; new logs' files created ahead (prepareNewLogs) in
+// prepared_logs.ts.
 //
 // Invariants: one Log per topic-partition; a new partition goes to the online dir holding the
 // fewest; checkpoint files are replaced atomically, never edited in place; a partition whose log
 // is in an offline dir is never created again elsewhere (its data would come back twice).
 
-import type { FileHandle, FileSystemSpace, Platform, Timer } from "../platform/mod.ts";
+import type { FileSystemSpace, Platform, Timer } from "../platform/mod.ts";
 import {
-  fileNameBytesMax,
   logCreationsInFlightMax,
-  logDeletionsInFlightMax,
   logDirLoadAttemptsMax,
   logDirLoadRetryMs,
   logDirSpaceCheckMs,
@@ -67,25 +68,21 @@ import {
   uuidToString,
 } from "../util/mod.ts";
 import type { Logger } from "../util/mod.ts";
-import {
-  CleanShutdownFile,
-  LogStartOffsetCheckpointFile,
-  OffsetCheckpointFile,
-  RecoveryPointCheckpointFile,
-  ReplicationOffsetCheckpointFile,
-} from "./checkpoint.ts";
+import { CleanShutdownFile, LogStartOffsetCheckpointFile, RecoveryPointCheckpointFile, ReplicationOffsetCheckpointFile } from "./checkpoint.ts";
+import { AsyncDelete, logDeleteDirName } from "./async_delete.ts";
 import { type CleanerConfig, LogCleaner } from "./cleaner.ts";
 import { Log } from "./log.ts";
-import { segmentFileName } from "./segment.ts";
-import { formatLeaderEpochCheckpoint, LeaderEpochCheckpointFileName } from "./leader_epoch_cache.ts";
 import type { LogConfig } from "./log_config.ts";
 import type { LogLoadState } from "./log_loader.ts";
 import { isIoError, isTransientIoError, KafkaStorageError, LogDirsFailedError, storageErrorKind } from "./log_dir_failure.ts";
+import { LogDirCheckpoints } from "./log_dir_checkpoints.ts";
 import { LogDirSpace, type LogDirSpaceState } from "./log_dir_space.ts";
 import { checkMetaProperties, loadStateOf, partitionDirs, readDirState } from "./log_dir_startup.ts";
+import { PreparedLogs } from "./prepared_logs.ts";
 
 export type { LogDirSpaceState } from "./log_dir_space.ts";
 export { parseTopicPartitionDir } from "./log_dir_startup.ts";
+export { logDeleteDirName } from "./async_delete.ts";
 
 /** A partition whose log LogManager.prepareNewLogs may create ahead of getOrCreateLog. */
 export interface NewLogSpec {
@@ -139,16 +136,6 @@ export function topicPartitionKey(topic: string, partition: number): string {
   return `${topic}-${partition}`;
 }
 
-/**
- * Kafka's LocalLog.logDeleteDirName: `<topic>-<partition>.<uniqueId>-delete`, the topic cut short
- * so the name fits NAME_MAX. A topic name is ASCII (Kafka's legal characters), so characters are
- * bytes.
- */
-export function logDeleteDirName(topic: string, partition: number, uniqueId: string): string {
-  const suffix = `-${partition}.${uniqueId}-delete`;
-  return topic.slice(0, Math.max(0, Math.min(topic.length, fileNameBytesMax - suffix.length))) + suffix;
-}
-
 /** One log dir as DescribeLogDirs reports it. */
 export interface LogDirDescription {
   dir: string;
@@ -177,13 +164,8 @@ export class LogManager {
   readonly cleaner: LogCleaner;
   /** Set by shutdown(); a second call must not overwrite the checkpoints with empty ones. */
   private shutDown = false;
-  /**
-   * New logs whose directory and first segment files prepareNewLogs created off the event loop,
-   * by key, with their dir and open `.log`: getOrCreateLog builds them without I/O.
-   */
-  private prepared = new Map<string, { dir: string; segmentLog: FileHandle; writtenEpoch: number | null }>();
-  /** Keys whose preparation is under way, with the dir chosen (counted as holding them). */
-  private preparing = new Map<string, string>();
+  /** New logs whose files prepareNewLogs created off the event loop: getOrCreateLog builds them without I/O. */
+  private readonly prepared: PreparedLogs;
   /** Logs not opened because of a transient error, by key: opened again by getOrCreateLog. */
   private unloadedLogs = new Map<string, { dir: string; state: LogLoadState; reason: string }>();
   /** Per online dir, its space (checkSpace); appends are refused in a dir short of it. */
@@ -196,14 +178,10 @@ export class LogManager {
   private uncleanAtShutdown = new Set<string>();
   /** Set by shutdownGradually before it waits for the background writes: no retry starts. */
   private stopping = false;
-  /** Deleted logs whose dirs are being renamed to their `-delete` names, by key (deleteLog). */
-  private renaming = new Map<string, Promise<void>>();
-  /** The renames and removals of deleted logs, logDeletionsInFlightMax at a time. */
-  private deletionIo = new InFlightLimit(logDeletionsInFlightMax);
-  /** Removals of deleted logs' dirs under way (deleteLog). */
-  private removals = new Set<Promise<void>>();
-  /** The dirs' checkpoint files by path, each ordering its own writes. */
-  private checkpointFiles = new Map<string, OffsetCheckpointFile>();
+  /** The renames and removals of deleted logs' dirs (deleteLog). */
+  private readonly deletion: AsyncDelete;
+  /** The dirs' checkpoint files and clean-shutdown markers. */
+  private readonly checkpoints: LogDirCheckpoints;
 
   constructor(
     private readonly platform: Platform,
@@ -215,6 +193,9 @@ export class LogManager {
     this.config = { ...logManagerConfigDefaults, ...config };
     this.space = new LogDirSpace(platform.fs, this.config.minFreeBytes, logger);
     this.cleaner = new LogCleaner(platform, logDirs, () => this.logs.values(), this.config.cleaner, logger, (dir, e) => this.markDirOffline(dir, e));
+    this.prepared = new PreparedLogs(platform.fs);
+    this.deletion = new AsyncDelete(platform, logger, (dir, e) => this.markDirOffline(dir, e), () => this.shutDown || this.stopping);
+    this.checkpoints = new LogDirCheckpoints(platform, (dir) => this.logsIn(dir), (dir, e) => this.markDirOffline(dir, e));
   }
 
   /**
@@ -364,22 +345,21 @@ export class LogManager {
       return existing;
     }
     const key = topicPartitionKey(topic, partition);
-    if (this.renaming.has(key)) {
+    if (this.deletion.isRenaming(key)) {
       // Its deleted log's dir still has the name (deleteLog): retried, as a lack of descriptors is.
       throw new KafkaStorageError("", `cannot create a log for ${key} yet: its deleted log is being renamed`, "resource");
     }
     const unloaded = this.unloadedLogs.get(key);
     if (unloaded !== undefined) return this.openUnloadedLog(key, unloaded, topic, partition, config);
     if (this.offlineLogKeys.has(key) || (!isNew && this.offlineDirs.size > 0)) {
-      this.discardPrepared(key);
+      this.prepared.discard(key);
       throw new KafkaStorageError(
         "",
         `cannot create a log for ${key}: log dirs ${this.offlineLogDirs.join(",")} are offline and may hold it`,
       );
     }
-    const prepared = this.prepared.get(key);
+    const prepared = this.prepared.take(key);
     if (prepared !== undefined) {
-      this.prepared.delete(key);
       if (this.isLogDirOnline(prepared.dir)) {
         const dirPath = `${prepared.dir}/${key}`;
         return this.addLog(prepared.dir, key, Log.created(this.platform, dirPath, topic, partition, config, this.logger, prepared.segmentLog, prepared.writtenEpoch));
@@ -420,47 +400,11 @@ export class LogManager {
 
   private async prepareNewLog({ topic, partition, isNew, leaderEpoch }: NewLogSpec): Promise<void> {
     const key = topicPartitionKey(topic, partition);
-    if (this.shutDown || this.logs.has(key) || this.prepared.has(key) || this.preparing.has(key) || this.unloadedLogs.has(key)) return;
-    if (this.renaming.has(key)) return;
+    if (this.shutDown || this.logs.has(key) || this.prepared.has(key) || this.unloadedLogs.has(key)) return;
+    if (this.deletion.isRenaming(key)) return;
     if (this.offlineLogKeys.has(key) || (!isNew && this.offlineDirs.size > 0) || this.onlineDirs.length === 0) return;
     const dir = this.leastLoadedDir();
-    const path = `${dir}/${key}`;
-    this.preparing.set(key, dir);
-    const opened: FileHandle[] = [];
-    try {
-      await this.platform.fs.mkdirpAsync(path);
-      // create-new: a file already there (a leftover) is for the synchronous path to load.
-      const files = await Promise.allSettled(
-        [".log", ".index", ".timeindex"].map((ext) => this.platform.fs.openAsync(`${path}/${segmentFileName(0, ext)}`, "create-new")),
-      );
-      for (const f of files) if (f.status === "fulfilled") opened.push(f.value);
-      const failed = files.find((f) => f.status === "rejected");
-      if (failed !== undefined) throw (failed as PromiseRejectedResult).reason;
-      opened[1].close();
-      opened[2].close();
-      if (leaderEpoch !== null) {
-        // Written in place, not renamed over: there is no older file to keep whole, and a torn
-        // one (a crash now) is rebuilt from the (empty) log at the next start-up.
-        const checkpoint = await this.platform.fs.openAsync(`${path}/${LeaderEpochCheckpointFileName}`, "create-new");
-        try {
-          checkpoint.writeAt(new TextEncoder().encode(formatLeaderEpochCheckpoint([{ epoch: leaderEpoch, startOffset: 0 }])), 0);
-        } finally {
-          checkpoint.close();
-        }
-      }
-      if (this.shutDown || this.logs.has(key) || !this.isLogDirOnline(dir)) throw new Error("not needed any more");
-      this.prepared.set(key, { dir, segmentLog: opened[0], writtenEpoch: leaderEpoch });
-    } catch {
-      for (const f of opened) f.close();
-    } finally {
-      this.preparing.delete(key);
-    }
-  }
-
-  /** Forgets a prepared log (its empty files stay, as after a crash; start-up loads them). */
-  private discardPrepared(key: string): void {
-    this.prepared.get(key)?.segmentLog.close();
-    this.prepared.delete(key);
+    await this.prepared.prepare(key, dir, leaderEpoch, () => !(this.shutDown || this.logs.has(key) || !this.isLogDirOnline(dir)));
   }
 
   /** Opens a log a transient error kept closed, in its own dir, with the state read at start-up. */
@@ -498,8 +442,7 @@ export class LogManager {
     if (online.length === 1) return online[0];
     const counts = new Map(online.map((d) => [d, 0]));
     for (const dir of this.dirOf.values()) counts.set(dir, (counts.get(dir) ?? 0) + 1);
-    for (const { dir } of this.prepared.values()) counts.set(dir, (counts.get(dir) ?? 0) + 1);
-    for (const dir of this.preparing.values()) counts.set(dir, (counts.get(dir) ?? 0) + 1);
+    for (const dir of this.prepared.dirs()) counts.set(dir, (counts.get(dir) ?? 0) + 1);
     let best = online[0];
     for (const d of online) if ((counts.get(d) ?? 0) < (counts.get(best) ?? 0)) best = d;
     return best;
@@ -632,7 +575,7 @@ export class LogManager {
     const key = topicPartitionKey(topic, partition);
     const log = this.logs.get(key);
     if (log === undefined) {
-      this.discardPrepared(key);
+      this.prepared.discard(key);
       return;
     }
     const dir = this.dirOf.get(key) as string;
@@ -645,47 +588,18 @@ export class LogManager {
     // Its files go next, so nothing buffered needs writing (and the index files' paths are about
     // to change: index files are opened by path for each write). Closed without writing.
     log.closeForFailure();
-    const renamed = this.renameForDelete(dir, log.dir, doomed).finally(() => {
-      if (this.renaming.get(key) === renamed) this.renaming.delete(key);
-    });
-    this.renaming.set(key, renamed);
+    this.deletion.start(key, dir, log.dir, doomed);
     this.logger.info({ topic, partition }, "deleted log");
   }
 
   /** Resolves once every deleted log's dir has its `-delete` name (or its rename was given up). */
-  async renamesSettled(): Promise<void> {
-    while (this.renaming.size > 0) await Promise.all([...this.renaming.values()]);
-  }
-
-  private async renameForDelete(dir: string, from: string, doomed: string): Promise<void> {
-    for (;;) {
-      try {
-        await this.deletionIo.run(() => this.platform.fs.renameAsync(from, doomed));
-        break;
-      } catch (e) {
-        if (!isIoError(e)) {
-          this.logger.error({ dir: from, err: String(e) }, "renaming a deleted log failed");
-          return;
-        }
-        this.markDirOffline(dir, e);
-        if (!isTransientIoError(e) || this.shutDown || this.stopping) return;
-        await new Promise<void>((resolve) => this.platform.clock.setTimeout(resolve, logDirLoadRetryMs));
-      }
-    }
-    const removal = this.deletionIo.run(() => this.platform.fs.removeAsync(doomed)).catch((e) => {
-      if (!isIoError(e)) {
-        this.logger.error({ dir: doomed, err: String(e) }, "removing a deleted log failed");
-        return;
-      }
-      this.markDirOffline(dir, e);
-    }).finally(() => this.removals.delete(removal));
-    this.removals.add(removal);
+  renamesSettled(): Promise<void> {
+    return this.deletion.renamesSettled();
   }
 
   /** Resolves once the deleted logs' files (deleteLog) are renamed and removed. */
-  async removalsSettled(): Promise<void> {
-    await this.renamesSettled();
-    while (this.removals.size > 0) await Promise.all([...this.removals]);
+  removalsSettled(): Promise<void> {
+    return this.deletion.removalsSettled();
   }
 
   flushAll(): void {
@@ -707,16 +621,16 @@ export class LogManager {
   }
 
   checkpointRecoveryOffsets(dirs = this.onlineDirs): void {
-    this.writeCheckpoints(RecoveryPointCheckpointFile, dirs);
+    this.checkpoints.write(RecoveryPointCheckpointFile, dirs);
   }
 
   /** Kafka writes only logs whose start offset is past their first segment's base. */
   checkpointLogStartOffsets(dirs = this.onlineDirs): void {
-    this.writeCheckpoints(LogStartOffsetCheckpointFile, dirs);
+    this.checkpoints.write(LogStartOffsetCheckpointFile, dirs);
   }
 
   checkpointHighWatermarks(): void {
-    this.writeCheckpoints(ReplicationOffsetCheckpointFile, this.onlineDirs);
+    this.checkpoints.write(ReplicationOffsetCheckpointFile, this.onlineDirs);
   }
 
   /**
@@ -724,47 +638,13 @@ export class LogManager {
    * fsync of a file of 10,000 lines held it for 80-120 ms on a busy disk). Resolves once written;
    * an I/O error takes the dir offline, as a write at once does.
    */
-  async checkpointInBackground(file: string): Promise<void> {
-    await Promise.all(this.onlineDirs.map((dir) =>
-      this.checkpointFile(`${dir}/${file}`).writeAsync(this.checkpointEntries(file, dir)).catch((e) => {
-        if (!isIoError(e)) throw e;
-        this.markDirOffline(dir, e);
-      })
-    ));
+  checkpointInBackground(file: string): Promise<void> {
+    return this.checkpoints.writeInBackground(file, this.onlineDirs);
   }
 
-  private writeCheckpoints(file: string, dirs: string[]): void {
-    for (const dir of dirs) {
-      const entries = this.checkpointEntries(file, dir);
-      // A removed disk shows here first: its open segments still take appends (unlinked files),
-      // but no new file can be made in it.
-      this.offlineOnIoError(dir, () => this.checkpointFile(`${dir}/${file}`).write(entries));
-    }
-  }
-
-  /** One checkpoint file's entries for dir, as its logs are now. */
-  private checkpointEntries(file: string, dir: string): { topic: string; partition: number; offset: number }[] {
-    const entries: { topic: string; partition: number; offset: number }[] = [];
-    for (const [key, log] of this.logs) {
-      if (this.dirOf.get(key) !== dir) continue;
-      if (file === RecoveryPointCheckpointFile) entries.push({ topic: log.topic, partition: log.partition, offset: log.recoveryPoint });
-      else if (file === ReplicationOffsetCheckpointFile) entries.push({ topic: log.topic, partition: log.partition, offset: log.highWatermark });
-      else if (log.logStartOffset > log.segmentBaseOffsets[0]) {
-        entries.push({ topic: log.topic, partition: log.partition, offset: log.logStartOffset });
-      }
-    }
-    return entries;
-  }
-
-  /** The writer of one checkpoint file, one per path, so its writes are ordered (checkpoint.ts). */
-  private checkpointFile(path: string): OffsetCheckpointFile {
-    let file = this.checkpointFiles.get(path);
-    if (file === undefined) {
-      // A lagging high watermark is safe after a crash: that file's rename may leave the loop too.
-      file = new OffsetCheckpointFile(this.platform, path, path.endsWith(`/${ReplicationOffsetCheckpointFile}`));
-      this.checkpointFiles.set(path, file);
-    }
-    return file;
+  /** The logs in dir, in the order of the map. */
+  private *logsIn(dir: string): Generator<Log> {
+    for (const [key, log] of this.logs) if (this.dirOf.get(key) === dir) yield log;
   }
 
   /**
@@ -799,8 +679,8 @@ export class LogManager {
     for (const step of this.shutdownSteps()) {
       // All at once: tests, and a start-up that failed half way.
       if (step === undefined) continue;
-      if ("checkpoint" in step) this.writeCheckpoints(step.checkpoint, this.onlineDirs);
-      else this.offlineOnIoError(step.dir, () => this.platform.fs.writeFileAtomic(`${step.dir}/${CleanShutdownFile}`, cleanShutdownMarker));
+      if ("checkpoint" in step) this.checkpoints.write(step.checkpoint, this.onlineDirs);
+      else this.checkpoints.writeCleanShutdownMarker(step.dir);
     }
   }
 
@@ -816,7 +696,7 @@ export class LogManager {
     // instance started next in this process must find no write of this one still running.
     this.stopping = true;
     for (const t of this.timers.splice(0)) t.cancel();
-    await Promise.all([...this.checkpointFiles.values()].map((f) => f.settled()));
+    await this.checkpoints.settled();
     await this.removalsSettled();
     // New leaders' epoch entries (assignDeferred) written off the loop, a group at a time; the
     // flush below writes at once whatever is still stale (and reports its error).
@@ -831,7 +711,7 @@ export class LogManager {
       } else if ("checkpoint" in step) {
         await this.checkpointInBackground(step.checkpoint);
       } else {
-        await this.writeAtomicInBackground(step.dir, `${step.dir}/${CleanShutdownFile}`, cleanShutdownMarker);
+        await this.checkpoints.writeCleanShutdownMarkerInBackground(step.dir);
       }
     }
   }
@@ -845,7 +725,7 @@ export class LogManager {
     if (this.shutDown) return;
     this.shutDown = true;
     for (const t of this.timers.splice(0)) t.cancel();
-    for (const key of [...this.prepared.keys()]) this.discardPrepared(key);
+    this.prepared.discardAll();
     void this.cleaner.shutdown(); // a pass under way stops at its next yield
     for (const log of this.logs.values()) {
       skipFailedDir(() => log.flush());
@@ -876,60 +756,7 @@ export class LogManager {
     }
     this.logger.info({}, "log manager shut down");
   }
-
-  /**
-   * writeFileAtomic's steps (temp file, fsync, rename, fsync of the dir), each on the I/O pool;
-   * for a file nothing else writes meanwhile. An I/O error takes dir offline.
-   */
-  private async writeAtomicInBackground(dir: string, path: string, data: Uint8Array): Promise<void> {
-    const fs = this.platform.fs;
-    try {
-      const tmp = `${path}.tmp`;
-      const file = await fs.openAsync(tmp, "readwrite");
-      try {
-        file.truncate(0);
-        file.writeAt(data, 0);
-        await (file.syncAsync?.() ?? file.sync());
-      } finally {
-        file.close();
-      }
-      await fs.renameAsync(tmp, path);
-      const dirHandle = await fs.openAsync(dir, "read");
-      try {
-        await (dirHandle.syncAsync?.() ?? dirHandle.sync());
-      } finally {
-        dirHandle.close();
-      }
-    } catch (e) {
-      if (!isIoError(e)) throw e;
-      this.markDirOffline(dir, e);
-    }
-  }
 }
-
-/** Runs async operations at most `max` at a time, the others waiting in order. */
-class InFlightLimit {
-  private running = 0;
-  private waiting: (() => void)[] = [];
-
-  constructor(private readonly max: number) {}
-
-  async run<T>(op: () => Promise<T>): Promise<T> {
-    // A slot freed while others wait is handed to the first of them, never taken back meanwhile.
-    if (this.running >= this.max) await new Promise<void>((resolve) => this.waiting.push(resolve));
-    else this.running++;
-    try {
-      return await op();
-    } finally {
-      const next = this.waiting.shift();
-      if (next !== undefined) next();
-      else this.running--;
-    }
-  }
-}
-
-/** The clean-shutdown marker's content (Kafka's). */
-const cleanShutdownMarker = new TextEncoder().encode(`{"version":0,"brokerEpoch":-1}`);
 
 /**
  * Runs one log's operation for a LogManager task; a KafkaStorageError means its dir failed (the

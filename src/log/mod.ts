@@ -6,7 +6,7 @@
 //   <log.dir>/<topic>-<partition>/<20-digit base offset>.timeindex  12-byte (timestamp, relative offset)
 //   <log.dir>/<topic>-<partition>/<name>.deleted  a deleted segment's file, until file.delete.delay.ms
 //   <log.dir>/<topic>-<partition>.<uuid>-delete    a deleted partition, until removed (the topic cut
-//                                                   short to fit 255 bytes, as Kafka's; log_manager.ts)
+//                                                   short to fit 255 bytes, as Kafka's; async_delete.ts)
 //   <log.dir>/<topic>-<partition>/leader-epoch-checkpoint  Kafka's text format: `0`, count, `epoch
 //                                                   startOffset` lines: where each leader epoch's
 //                                                   offsets start (leader_epoch_cache.ts)
