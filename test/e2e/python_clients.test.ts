@@ -58,9 +58,9 @@ for (const compression of ["none", "gzip"] as const) {
     try {
       const topic = `kafka-python-${compression}`;
       const s = await roundTrip("kafka_python_roundtrip.py", b.bootstrap, topic, compression);
-      // kafka-python 2.0.2 infers the broker version from ApiVersions v0: Produce v8 listed means
-      // "2.4.0", the newest it knows; a wrong guess would make it pick versions strand refuses.
-      assert.equal(s.api_version, "2.4.0");
+      // kafka-python 2.0.2 infers the broker version from ApiVersions v0: DescribeAcls v2 listed
+      // means "2.5.0", the newest it knows; a wrong guess would make it pick versions strand refuses.
+      assert.equal(s.api_version, "2.5.0");
       assert.equal(s.end_offset, N);
       assertStoredCodec(b.logDir, topic, 0, Codec[compression]);
     } finally {
