@@ -87,7 +87,7 @@ function services(opts: { epoch?: bigint; registered?: bigint; fail?: KafkaError
       zookeeperConnect: "127.0.0.1:2181",
     },
     logger: silentLogger,
-    authorizer: null,
+    clock: { monotonicMs: () => 0 },
     controlPlane: { leaderAndIsr: plane("leaderAndIsr"), updateMetadata: plane("updateMetadata"), stopReplica: plane("stopReplica") },
     controller: {
       isActive: opts.active ?? true,
