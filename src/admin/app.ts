@@ -533,6 +533,7 @@ export function createAdminApp(source: AdminSource, options: AdminAppOptions): H
   const quotaEntityJson = (e: QuotaEntity) => ({
     ...(e.user === undefined ? {} : { user: e.user }),
     ...(e.clientId === undefined ? {} : { client_id: e.clientId }),
+    ...(e.ip === undefined ? {} : { ip: e.ip }),
   });
 
   app.get("/v1/quotas", async (c) => {

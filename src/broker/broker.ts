@@ -36,6 +36,7 @@ import { type LoadedTls, loadListenerTls, TlsFileWatcher, tlsSettingsError } fro
 import { ScramCredentialStore } from "./scram_credentials.ts";
 import { ClientQuotas } from "./client_quota_manager.ts";
 import { QuotaStore } from "./quota_config.ts";
+import { IpConnectionRates } from "./ip_connection_rate.ts";
 import { DynamicBrokerConfig } from "./dynamic_config.ts";
 import { watchLogDirFailures } from "./log_dir_events.ts";
 import { RequestDispatcher, type RequestObserver } from "./dispatch.ts";
@@ -295,6 +296,7 @@ export class Broker {
       socketRequestMaxBytes: config.socketRequestMaxBytes,
       connectionsMaxIdleMs: config.connectionsMaxIdleMs,
       queuedMaxRequestBytes: config.queuedMaxRequestBytes,
+      ipConnectionRates: new IpConnectionRates((ip) => quotaStore.connectionCreationRate(ip), config.quotaWindowNum, config.quotaWindowSizeSeconds),
       ...connectionLimitsOf(dynamicConfig.effective),
     }, dispatcher, log);
     // The connection limits are dynamic broker configs: a change applies to the next connection.

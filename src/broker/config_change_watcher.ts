@@ -15,8 +15,8 @@
 //   DynamicBrokerConfig re-reads the node, which updates the shared log defaults, and every log
 //   held here gets its topic's effective config again. Another broker's node is skipped.
 // - "users/<sanitized user>" re-reads that user's SCRAM credentials (userChanged, set by the
-//   Broker) and its quotas; "users/<u>/clients/<c>" and "clients/<c>" re-read that entity's
-//   quotas (quotaEntityChanged, set by the Broker). Other entity types (ips) are logged and skipped.
+//   Broker) and its quotas; "users/<u>/clients/<c>", "clients/<c>" and "ips/<ip>" re-read that
+//   entity's quotas (quotaEntityChanged, set by the Broker).
 
 import type { ConfigAdmin } from "../controller/mod.ts";
 import { registryWriteFailure, topicNameError } from "../controller/mod.ts";
@@ -109,7 +109,7 @@ export class ConfigChangeWatcher {
     const type = entityPath.slice(0, slash);
     const name = entityPath.slice(slash + 1);
     if (slash >= 0 && type === ConfigType.Broker && this.dynamicConfig !== null) return await this.applyBroker(name);
-    if (slash >= 0 && (type === ConfigType.User || type === ConfigType.Client) && this.quotaEntityChanged !== null) {
+    if (slash >= 0 && (type === ConfigType.User || type === ConfigType.Client || type === ConfigType.Ip) && this.quotaEntityChanged !== null) {
       await this.quotaEntityChanged(entityPath);
     }
     if (slash >= 0 && type === ConfigType.User && !name.includes("/") && this.userChanged !== null) {
@@ -118,7 +118,7 @@ export class ConfigChangeWatcher {
       else await this.userChanged(user);
       return;
     }
-    if (slash >= 0 && (type === ConfigType.User || type === ConfigType.Client) && this.quotaEntityChanged !== null) return;
+    if (slash >= 0 && (type === ConfigType.User || type === ConfigType.Client || type === ConfigType.Ip) && this.quotaEntityChanged !== null) return;
     if (slash < 0 || type !== ConfigType.Topic) {
       this.logger.info({ entity: entityPath }, "config change for an entity type strand does not apply yet; skipped");
       return;

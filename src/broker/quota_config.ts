@@ -3,6 +3,7 @@
 //   /config/users/<user>                        {"version":1,"config":{"producer_byte_rate":"1048576", "SCRAM-SHA-256":"…"}}
 //   /config/users/<user>/clients/<client-id>    {"version":1,"config":{"consumer_byte_rate":"2048"}}
 //   /config/clients/<client-id>                 {"version":1,"config":{"request_percentage":"50.0"}}
+//   /config/ips/<ip>                            {"version":1,"config":{"connection_creation_rate":"10"}}
 //   /config/changes/config_change_<10 digits>   {"version":2,"entity_path":"users/<user>/clients/<client-id>"}
 //
 // Names are sanitized as Kafka's Sanitizer does; "<default>" is the default entity. A user's node
@@ -17,6 +18,10 @@
 //   7 clients/<c>   8 clients/<default>
 // and the tags the usage is counted under: levels 1, 2, 4, 5 per (user, client id), 3 and 6 per
 // user (all its clients share the quota), 7 and 8 per client id.
+//
+// An ip entity (KIP-612) stands alone, never beside a user or client id, and has one key,
+// connection_creation_rate: new connections per second accepted from that address (the address's
+// own quota, else ips/<default>); ip_connection_rate.ts enforces it at accept.
 import { registryWriteFailure } from "../controller/mod.ts";
 import {
   ClientQuotaEntityZNode,
@@ -38,6 +43,8 @@ export const QuotaConfigKey = {
   ConsumerByteRate: "consumer_byte_rate",
   RequestPercentage: "request_percentage",
   ControllerMutationRate: "controller_mutation_rate",
+  /** The ip entity's only key (Kafka's QuotaConfigs.IP_CONNECTION_RATE_OVERRIDE_CONFIG, an INT). */
+  ConnectionCreationRate: "connection_creation_rate",
 } as const;
 const keyTypes: ReadonlyMap<string, "long" | "double"> = new Map([
   [QuotaConfigKey.ProducerByteRate, "long"],
@@ -45,6 +52,9 @@ const keyTypes: ReadonlyMap<string, "long" | "double"> = new Map([
   [QuotaConfigKey.RequestPercentage, "double"],
   [QuotaConfigKey.ControllerMutationRate, "double"],
 ]);
+/** Kafka's DynamicConfig.Ip keys: the only ones an ip entity takes. */
+const ipKeyTypes: ReadonlyMap<string, "long" | "double" | "int"> = new Map([[QuotaConfigKey.ConnectionCreationRate, "int"]]);
+const allKeyTypes: ReadonlyMap<string, "long" | "double" | "int"> = new Map([...keyTypes, ...ipKeyTypes]);
 
 /** The quotas strand enforces, each with its key (Kafka's ClientQuotaType). */
 export type QuotaType = "produce" | "fetch" | "request";
@@ -61,11 +71,64 @@ export const QuotaEntityType = { User: "user", ClientId: "client-id", Ip: "ip" }
 export interface QuotaEntity {
   user?: string | null;
   clientId?: string | null;
+  /** An address in canonical form (canonicalIp), never beside user or clientId. */
+  ip?: string | null;
 }
 
 function entityKey(e: QuotaEntity): string {
   const part = (n: string | null | undefined) => (n === undefined ? "-" : n === null ? "d" : `n${n}`);
-  return `${part(e.user)}\u0000${part(e.clientId)}`;
+  return `${part(e.user)}\u0000${part(e.clientId)}\u0000${part(e.ip)}`;
+}
+
+/**
+ * An IP address literal in one form per address (Kafka keys ip quotas by InetAddress): IPv4 as
+ * dotted decimal, IPv6 compressed and lower case (RFC 5952), an IPv4-mapped IPv6 address as its
+ * IPv4 address; null when the text is no IP address. Host names are not resolved.
+ */
+export function canonicalIp(text: string): string | null {
+  const v4 = (t: string): number[] | null => {
+    const parts = t.split(".");
+    if (parts.length !== 4 || parts.some((p) => !/^[0-9]{1,3}$/.test(p) || Number(p) > 255)) return null;
+    return parts.map(Number);
+  };
+  const four = v4(text);
+  if (four !== null) return four.join(".");
+  let t = text.toLowerCase();
+  if (t.startsWith("[") && t.endsWith("]")) t = t.slice(1, -1);
+  if (!/^[0-9a-f:.]+$/.test(t) || t.length > 45) return null;
+  // A dotted IPv4 tail stands for the last two groups.
+  const lastColon = t.lastIndexOf(":");
+  if (t.includes(".")) {
+    const tail = v4(t.slice(lastColon + 1));
+    if (tail === null) return null;
+    t = `${t.slice(0, lastColon + 1)}${((tail[0] << 8) | tail[1]).toString(16)}:${((tail[2] << 8) | tail[3]).toString(16)}`;
+  }
+  const halves = t.split("::");
+  if (halves.length > 2) return null;
+  const groupsOf = (h: string) => (h === "" ? [] : h.split(":"));
+  const head = groupsOf(halves[0]), tail = halves.length === 2 ? groupsOf(halves[1]) : [];
+  if ([...head, ...tail].some((g) => !/^[0-9a-f]{1,4}$/.test(g))) return null;
+  const missing = 8 - head.length - tail.length;
+  if (halves.length === 1 ? missing !== 0 : missing < 1) return null;
+  const groups = [...head, ...Array(halves.length === 2 ? missing : 0).fill("0"), ...tail].map((g) => parseInt(g, 16));
+  if (groups.slice(0, 5).every((g) => g === 0) && groups[5] === 0xffff) {
+    return `${groups[6] >> 8}.${groups[6] & 255}.${groups[7] >> 8}.${groups[7] & 255}`;
+  }
+  // RFC 5952: the longest run of two or more zero groups (the first of equals) becomes "::".
+  let bestAt = -1, bestLen = 1;
+  for (let i = 0; i < 8;) {
+    if (groups[i] !== 0) {
+      i++;
+      continue;
+    }
+    let j = i;
+    while (j < 8 && groups[j] === 0) j++;
+    if (j - i > bestLen) [bestAt, bestLen] = [i, j - i];
+    i = j;
+  }
+  const hex = groups.map((g) => g.toString(16));
+  if (bestAt < 0) return hex.join(":");
+  return `${hex.slice(0, bestAt).join(":")}::${hex.slice(bestAt + bestLen).join(":")}`;
 }
 
 function sanitized(name: string | null): string {
@@ -79,6 +142,7 @@ function desanitized(text: string): string | null | undefined {
 
 /** The sanitized entity path of an entity ("users/alice/clients/%3Cx%3E"). */
 export function quotaEntityPath(e: QuotaEntity): string {
+  if (e.ip !== undefined) return `${ConfigType.Ip}/${sanitized(e.ip)}`;
   return ClientQuotaEntityZNode.entityPath(e.user === undefined ? null : sanitized(e.user), e.clientId === undefined ? null : sanitized(e.clientId));
 }
 
@@ -95,6 +159,13 @@ export function parseQuotaEntityPath(entityPath: string): QuotaEntity | null {
     if (n === null) return null;
     return parts[0] === user ? { user: n[0] } : { clientId: n[0] };
   }
+  if (parts.length === 2 && parts[0] === ConfigType.Ip) {
+    const n = names([parts[1]]);
+    if (n === null) return null;
+    // Written by hand as a host name or a malformed address: Kafka would not take it either.
+    const ip = n[0] === null ? null : canonicalIp(n[0]);
+    return ip === null && n[0] !== null ? null : { ip };
+  }
   if (parts.length === 4 && parts[0] === user && parts[2] === client) {
     const n = names([parts[1], parts[3]]);
     return n === null ? null : { user: n[0], clientId: n[1] };
@@ -103,10 +174,11 @@ export function parseQuotaEntityPath(entityPath: string): QuotaEntity | null {
 }
 
 /** The quota keys of a config node, as numbers; other keys (SCRAM credentials) are left out. */
-function quotaValuesOf(config: ReadonlyMap<string, string>): Map<string, number> {
+function quotaValuesOf(config: ReadonlyMap<string, string>, entity: QuotaEntity): Map<string, number> {
+  const types = entity.ip !== undefined ? ipKeyTypes : keyTypes;
   const out = new Map<string, number>();
   for (const [k, v] of config) {
-    if (!keyTypes.has(k)) continue;
+    if (!types.has(k)) continue;
     const n = Number(v);
     if (v.trim() !== "" && Number.isFinite(n)) out.set(k, n);
   }
@@ -140,6 +212,7 @@ async function allQuotaEntityPaths(registry: Registry): Promise<string[]> {
     for (const c of await childrenOrNone(registry, ClientQuotaEntityZNode.userClientsPath(u))) paths.push(`${ConfigType.User}/${u}/${ConfigType.Client}/${c}`);
   }
   for (const c of await childrenOrNone(registry, ConfigEntityTypeZNode.path(ConfigType.Client))) paths.push(`${ConfigType.Client}/${c}`);
+  for (const ip of await childrenOrNone(registry, ConfigEntityTypeZNode.path(ConfigType.Ip))) paths.push(`${ConfigType.Ip}/${ip}`);
   return paths;
 }
 
@@ -166,7 +239,7 @@ export class QuotaStore {
       const entity = parseQuotaEntityPath(path);
       if (entity === null) continue;
       const node = await readNode(this.registry, ClientQuotaEntityZNode.path(path));
-      const values = node === null ? new Map<string, number>() : quotaValuesOf(node.config);
+      const values = node === null ? new Map<string, number>() : quotaValuesOf(node.config, entity);
       if (values.size > 0) next.set(entityKey(entity), { entity, values });
     }
     this.byEntity = next;
@@ -179,7 +252,7 @@ export class QuotaStore {
     const entity = parseQuotaEntityPath(entityPath);
     if (entity === null) return false;
     const node = await readNode(this.registry, ClientQuotaEntityZNode.path(entityPath));
-    const values = node === null ? new Map<string, number>() : quotaValuesOf(node.config);
+    const values = node === null ? new Map<string, number>() : quotaValuesOf(node.config, entity);
     const key = entityKey(entity);
     const had = this.byEntity.get(key)?.values;
     if (values.size > 0) this.byEntity.set(key, { entity, values });
@@ -198,6 +271,12 @@ export class QuotaStore {
   /** The value one entity has for a key, if set. */
   get(entity: QuotaEntity, key: string): number | undefined {
     return this.byEntity.get(entityKey(entity))?.values.get(key);
+  }
+
+  /** connection_creation_rate for connections from `ip` (canonical): its own quota, else ips/<default>. */
+  connectionCreationRate(ip: string): number | undefined {
+    if (!this.typesSet.has(QuotaConfigKey.ConnectionCreationRate)) return undefined;
+    return this.get({ ip }, QuotaConfigKey.ConnectionCreationRate) ?? this.get({ ip: null }, QuotaConfigKey.ConnectionCreationRate);
   }
 
   /** Every entity with quotas (for the admin API and the dashboard). */
@@ -263,9 +342,21 @@ function entityOf(parts: WireEntity[]): QuotaEntity {
       if (e.clientId !== undefined) throw invalid("Duplicate client-id entity type in a client quota entity");
       e.clientId = p.entityName;
     } else if (p.entityType === QuotaEntityType.Ip) {
-      throw invalid("strand does not support ip quotas (connection_creation_rate)");
+      if (e.ip !== undefined) throw invalid("Duplicate ip entity type in a client quota entity");
+      e.ip = p.entityName;
     } else throw invalid(`Unhandled client quota entity type: ${p.entityType}`);
     if (p.entityName === "") throw invalid(`Empty ${p.entityType} not supported`);
+  }
+  if (e.ip !== undefined) {
+    if (e.user !== undefined || e.clientId !== undefined) {
+      throw invalid("Invalid quota entity combination, IP entity should not be used with user/client ID entity.");
+    }
+    if (e.ip !== null) {
+      // Kafka also takes a host name it can resolve; strand resolves no names here.
+      const ip = canonicalIp(e.ip);
+      if (ip === null) throw invalid(`${e.ip} is not a valid IP or resolvable host.`);
+      e.ip = ip;
+    }
   }
   return e;
 }
@@ -274,6 +365,7 @@ function wireEntity(e: QuotaEntity): Struct[] {
   const out: Struct[] = [];
   if (e.user !== undefined) out.push({ entityType: QuotaEntityType.User, entityName: e.user });
   if (e.clientId !== undefined) out.push({ entityType: QuotaEntityType.ClientId, entityName: e.clientId });
+  if (e.ip !== undefined) out.push({ entityType: QuotaEntityType.Ip, entityName: e.ip });
   return out;
 }
 
@@ -285,7 +377,7 @@ interface Op {
 
 /** The stored text of one set operation (Kafka's LONG keys must be whole numbers). */
 function valueText(op: Op): string {
-  const type = keyTypes.get(op.key);
+  const type = allKeyTypes.get(op.key);
   if (type === undefined) throw invalid(`Invalid configuration key ${op.key}`);
   if (!Number.isFinite(op.value)) throw invalid(`Configuration ${op.key} must be a finite number, not ${op.value}`);
   // A quota of zero would throttle without end (the throttle time divides by the bound).
@@ -293,17 +385,19 @@ function valueText(op: Op): string {
   if (type === "double") return String(op.value);
   const epsilon = 1e-6;
   const whole = Math.trunc(op.value + epsilon);
-  if (Math.abs(whole - op.value) > epsilon || !Number.isSafeInteger(whole)) throw invalid(`Configuration ${op.key} must be a LONG value`);
+  const max = type === "int" ? 2 ** 31 - 1 : Number.MAX_SAFE_INTEGER;
+  if (Math.abs(whole - op.value) > epsilon || whole > max) throw invalid(`Configuration ${op.key} must be a ${type.toUpperCase()} value`);
   return String(whole);
 }
 
 /** One entry's new quota keys from its operations; throws when any is invalid (the entry is refused whole). */
-function applyOps(config: Map<string, string>, ops: Op[]): void {
+function applyOps(config: Map<string, string>, ops: Op[], entity: QuotaEntity): void {
+  const types = entity.ip !== undefined ? ipKeyTypes : keyTypes;
   const seen = new Set<string>();
   for (const op of ops) {
     if (seen.has(op.key)) throw invalid(`Duplicate quota key ${op.key} in one entry`);
     seen.add(op.key);
-    if (!keyTypes.has(op.key)) throw invalid(`Invalid configuration key ${op.key}`);
+    if (!types.has(op.key)) throw invalid(`Invalid configuration key ${op.key}`);
     if (op.remove) config.delete(op.key);
     else config.set(op.key, valueText(op));
   }
@@ -322,7 +416,7 @@ export async function alterClientQuotas(registry: Registry, entries: AlterEntry[
     let errorMessage: string | null = null;
     try {
       const entity = entityOf(entry.entity);
-      applyOps(new Map(), entry.ops);
+      applyOps(new Map(), entry.ops, entity);
       if (!validateOnly) await alterEntity(registry, entity, entry.ops);
     } catch (e) {
       if (e instanceof QuotaRequestError) {
@@ -346,7 +440,7 @@ async function alterEntity(registry: Registry, entity: QuotaEntity, ops: Op[]): 
   for (let attempt = 0; attempt < configWriteAttemptsMax; attempt++) {
     const node = await readNode(registry, path);
     const config = new Map(node?.config ?? []);
-    applyOps(config, ops);
+    applyOps(config, ops, entity);
     if (node === null) {
       // The parents (/config/users/<u>/clients for a user's client) exist empty, as Kafka's createRecursive leaves them.
       await registry.ensurePath(path.slice(0, path.lastIndexOf("/")));
@@ -386,7 +480,7 @@ export function describeClientQuotas(
   components: FilterComponent[],
   strict: boolean,
 ): { entity: QuotaEntity; values: Map<string, number> }[] {
-  let user: FilterComponent | undefined, client: FilterComponent | undefined;
+  let user: FilterComponent | undefined, client: FilterComponent | undefined, ip: FilterComponent | undefined;
   for (const c of components) {
     if (c.matchType !== MatchType.Exact && c.matchType !== MatchType.Default && c.matchType !== MatchType.Any) {
       throw invalid(`Unexpected match type ${c.matchType}`);
@@ -399,13 +493,13 @@ export function describeClientQuotas(
       if (client !== undefined) throw invalid("Duplicate client filter component entity type");
       client = c;
     } else if (c.entityType === QuotaEntityType.Ip) {
-      // strand keeps no ip quotas: an ip filter matches nothing.
-      if (user !== undefined || client !== undefined || components.some((o) => o.entityType !== QuotaEntityType.Ip)) {
-        throw invalid("Invalid entity filter component combination, IP filter component should not be used with user or clientId filter component.");
-      }
-      return [];
+      if (ip !== undefined) throw invalid("Duplicate ip filter component entity type");
+      ip = c;
     } else if (c.entityType === "") throw invalid("Unexpected empty filter component entity type");
     else throw new QuotaRequestError(ErrorCode.UNSUPPORTED_VERSION, `Custom entity type '${c.entityType}' not supported`);
+  }
+  if ((user !== undefined || client !== undefined) && ip !== undefined) {
+    throw invalid("Invalid entity filter component combination, IP filter component should not be used with user or clientId filter component.");
   }
   const matches = (component: FilterComponent | undefined, name: string | null | undefined) => {
     if (component === undefined) return name === undefined || !strict;
@@ -414,7 +508,13 @@ export function describeClientQuotas(
     if (component.matchType === MatchType.Default) return name === null;
     return name === component.match;
   };
-  return entries.filter((e) => e.values.size > 0 && matches(user, e.entity.user) && matches(client, e.entity.clientId));
+  // As Kafka's handleDescribeIpQuotas: ip entities answer an ip filter, or an empty filter not strict.
+  const ipMatch = ip === undefined ? null : { ...ip, match: ip.matchType === MatchType.Exact && ip.match !== null ? canonicalIp(ip.match) ?? ip.match : ip.match };
+  return entries.filter((e) => {
+    if (e.values.size === 0) return false;
+    if (e.entity.ip !== undefined) return user === undefined && client === undefined && (ip !== undefined || !strict) && matches(ipMatch ?? undefined, e.entity.ip);
+    return ip === undefined && matches(user, e.entity.user) && matches(client, e.entity.clientId);
+  });
 }
 
 /** Every quota entity the registry holds now, with its quota keys (read fresh, as Kafka reads ZooKeeper). */
@@ -424,7 +524,7 @@ export async function readClientQuotas(registry: Registry): Promise<{ entity: Qu
     const entity = parseQuotaEntityPath(path);
     if (entity === null) continue;
     const node = await readNode(registry, ClientQuotaEntityZNode.path(path));
-    if (node !== null) all.push({ entity, values: quotaValuesOf(node.config) });
+    if (node !== null) all.push({ entity, values: quotaValuesOf(node.config, entity) });
   }
   return all;
 }

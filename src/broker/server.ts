@@ -28,9 +28,12 @@ import {
   requestsInFlightPerConnectionMax,
   type SslPrincipalMapper,
   subjectDistinguishedName,
+  ipThrottledClosesMax,
   tlsFailureLogIntervalMs,
 } from "../util/mod.ts";
 import { ConnectionThrottle } from "./connection_throttle.ts";
+import type { IpConnectionRates } from "./ip_connection_rate.ts";
+import { canonicalIp } from "./quota_config.ts";
 import { MemoryPool } from "./memory_pool.ts";
 import { type AuthAction, SaslServerAuthenticator, type SaslServerSettings } from "./sasl_authenticator.ts";
 import { FrameBufferCache } from "./frame_buffers.ts";
@@ -113,6 +116,11 @@ export interface ServerOptions extends ConnectionLimits {
   connectionsMaxIdleMs: number;
   /** queued.max.request.bytes resolved: Infinity when unbounded. At least socketRequestMaxBytes. */
   queuedMaxRequestBytes?: number;
+  /**
+   * The ip quotas (connection_creation_rate, KIP-612), on every listener as Kafka applies them
+   * (its protected inter-broker listener escapes only the broker-wide limits).
+   */
+  ipConnectionRates?: IpConnectionRates;
 }
 
 export interface NetworkStats {
@@ -175,6 +183,8 @@ export class SocketServer {
   private refused = { count: 0, lastLogMs: -Infinity, reasons: new Map<string, number>() };
   /** Connections refused at accept since start, by the limit that refused them (for /metrics). */
   readonly refusedTotal = new Map<string, number>();
+  /** Connections refused by their ip quota, held unread until their throttle time ends (Kafka's DelayedCloseSocket). */
+  private readonly throttledCloses = new Map<Connection, { cancel(): void }>();
 
   constructor(
     private readonly platform: Platform,
@@ -295,6 +305,12 @@ export class SocketServer {
     const onListener = this.perListener.get(listener) ?? 0;
     if (onListener >= (l.maxConnections ?? Infinity)) return this.refuse(conn, ip, `listener.name.${listener.toLowerCase()}.max.connections`);
     if (l.interBroker !== true && this.connections.size >= (limits.maxConnections ?? Infinity)) return this.refuse(conn, ip, "max.connections");
+    const ipRates = this.options.ipConnectionRates;
+    if (ipRates !== undefined) {
+      // Kafka records the address's rate after the listener and broker slots, before max.connections.per.ip.
+      const throttleMs = ipRates.recordAndGetThrottleTimeMs(canonicalIp(ip) ?? ip, this.platform.clock.monotonicMs());
+      if (throttleMs > 0) return this.refuse(conn, ip, "connection_creation_rate", throttleMs);
+    }
     if (ipCount >= ipMax) return this.refuse(conn, ip, "max.connections.per.ip");
     let principal = anonymousPrincipal;
     if (conn.tls !== null && sasl === undefined) {
@@ -332,8 +348,15 @@ export class SocketServer {
       });
   }
 
-  private refuse(conn: Connection, ip: string, why: string): void {
-    conn.close();
+  /** Closes a connection a limit refuses: at once, or after `closeAfterMs` (an ip quota's throttle time). */
+  private refuse(conn: Connection, ip: string, why: string, closeAfterMs = 0): void {
+    if (closeAfterMs > 0 && this.throttledCloses.size < ipThrottledClosesMax) {
+      const timer = this.platform.clock.setTimeout(() => {
+        this.throttledCloses.delete(conn);
+        conn.close();
+      }, closeAfterMs);
+      this.throttledCloses.set(conn, timer);
+    } else conn.close();
     this.refusedTotal.set(why, (this.refusedTotal.get(why) ?? 0) + 1);
     const r = this.refused;
     r.count++;
@@ -508,6 +531,11 @@ export class SocketServer {
     this.stopping = true;
     this.throttle.stop();
     for (const t of this.listenerThrottles.values()) t.stop();
+    for (const [c, timer] of this.throttledCloses) {
+      timer.cancel();
+      c.close();
+    }
+    this.throttledCloses.clear();
     for (const l of this.listeners) await l.close();
     this.listeners = [];
     for (const s of this.states) this.close(s);

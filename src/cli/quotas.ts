@@ -4,12 +4,13 @@
 //   strand quotas --describe --entity-type users --entity-name alice [--entity-type clients --entity-default]
 //   strand quotas --alter --entity-type clients --entity-name app --add-config producer_byte_rate=1048576,consumer_byte_rate=2097152
 //   strand quotas --alter --entity-type users --entity-default --delete-config request_percentage
+//   strand quotas --alter --entity-type ips --entity-name 10.0.0.7 --add-config connection_creation_rate=10
 //
 // --entity-type and --entity-name/--entity-default pair up in the order given (users and clients
-// together name a user's client); --user NAME, --client NAME, --user-defaults, --client-defaults
-// are kafka-configs.sh's shorthands. --describe prints Kafka's lines ("Quota configs for
-// user-principal 'alice' are producer_byte_rate=1048576.0"); with an entity type and no name it
-// lists every entity of that type.
+// together name a user's client; ips stands alone); --user NAME, --client NAME, --ip NAME,
+// --user-defaults, --client-defaults, --ip-defaults are kafka-configs.sh's shorthands.
+// --describe prints Kafka's lines ("Quota configs for user-principal 'alice' are
+// producer_byte_rate=1048576.0"); with an entity type and no name it lists every entity of that type.
 import { alterClientQuotas, type ClientQuotaEntity, type ClientQuotaFilterComponent, describeClientQuotas } from "../client/mod.ts";
 import { commonOptionsUsage, Output, parseToolArgs, runTool, str, UsageError, withCluster } from "./tool.ts";
 
@@ -20,16 +21,19 @@ Actions:
   --alter                        change one entity's quotas with --add-config and/or --delete-config
 
 Entities (as kafka-configs.sh):
-  --entity-type users|clients    repeat it with clients after users for a user's client id
+  --entity-type users|clients|ips
+                                 repeat it with clients after users for a user's client id
   --entity-name NAME             the name for the --entity-type at the same position
   --entity-default               the default entity for the --entity-type at the same position
-  --user NAME, --client NAME     shorthands for --entity-type users/clients --entity-name NAME
-  --user-defaults, --client-defaults
-                                 shorthands for --entity-type users/clients --entity-default
+  --user NAME, --client NAME, --ip ADDRESS
+                                 shorthands for --entity-type users/clients/ips --entity-name NAME
+  --user-defaults, --client-defaults, --ip-defaults
+                                 shorthands for --entity-type users/clients/ips --entity-default
 
 Changes (--alter):
   --add-config K=V[,K=V...]      producer_byte_rate, consumer_byte_rate (bytes/s), request_percentage,
-                                 controller_mutation_rate
+                                 controller_mutation_rate; for ips only connection_creation_rate
+                                 (new connections per second from that address)
   --delete-config K[,K...]       remove keys
   --validate-only                let the broker check the change without applying it
 
@@ -44,20 +48,24 @@ const options = {
   "entity-default": { type: "boolean" as const, multiple: true },
   user: { type: "string" as const },
   client: { type: "string" as const },
+  ip: { type: "string" as const },
   "user-defaults": { type: "boolean" as const },
   "client-defaults": { type: "boolean" as const },
+  "ip-defaults": { type: "boolean" as const },
   "add-config": { type: "string" as const },
   "delete-config": { type: "string" as const },
   "validate-only": { type: "boolean" as const },
 };
 
-type Part = { type: "user" | "client-id"; name: string | null | undefined };
+type EntityType = "user" | "client-id" | "ip";
+type Part = { type: EntityType; name: string | null | undefined };
 
-const entityTypes: Record<string, "user" | "client-id"> = { users: "user", clients: "client-id" };
+const entityTypes: Record<string, EntityType> = { users: "user", clients: "client-id", ips: "ip" };
+const typeNames: Record<EntityType, string> = { user: "users", "client-id": "clients", ip: "ips" };
 
 /** The entity parts, types paired with names and defaults in command-line order. */
 function entityParts(args: string[]): Part[] {
-  const types: ("user" | "client-id")[] = [];
+  const types: EntityType[] = [];
   const names: (string | null)[] = [];
   const shorthand: Part[] = [];
   for (let i = 0; i < args.length; i++) {
@@ -66,12 +74,14 @@ function entityParts(args: string[]): Part[] {
     if (flag === "--entity-type") {
       const t = value();
       const type = entityTypes[t];
-      if (type === undefined) throw new UsageError(`--entity-type must be users or clients, not "${t}"`);
+      if (type === undefined) throw new UsageError(`--entity-type must be users, clients or ips, not "${t}"`);
       types.push(type);
     } else if (flag === "--entity-name") names.push(value());
     else if (flag === "--entity-default") names.push(null);
     else if (flag === "--user") shorthand.push({ type: "user", name: value() });
     else if (flag === "--client") shorthand.push({ type: "client-id", name: value() });
+    else if (flag === "--ip") shorthand.push({ type: "ip", name: value() });
+    else if (flag === "--ip-defaults") shorthand.push({ type: "ip", name: null });
     else if (flag === "--user-defaults") shorthand.push({ type: "user", name: null });
     else if (flag === "--client-defaults") shorthand.push({ type: "client-id", name: null });
     else if (flag === "--add-config" || flag === "--delete-config" || flag === "--bootstrap-server" || flag === "--command-config" || flag === "--request-timeout-ms") {
@@ -80,7 +90,8 @@ function entityParts(args: string[]): Part[] {
   }
   if (names.length > types.length) throw new UsageError("more --entity-name/--entity-default than --entity-type");
   const parts: Part[] = [...types.map((type, i) => ({ type, name: names[i] })), ...shorthand];
-  if (new Set(parts.map((p) => p.type)).size !== parts.length) throw new UsageError("each entity type (users, clients) may be named once");
+  if (new Set(parts.map((p) => p.type)).size !== parts.length) throw new UsageError("each entity type (users, clients, ips) may be named once");
+  if (parts.some((p) => p.type === "ip") && parts.length > 1) throw new UsageError("ips cannot be combined with users or clients");
   for (const p of parts) if (p.name === "") throw new UsageError(`an empty ${p.type} name; use --entity-default for the default entity`);
   // Users first, as Kafka orders a user's client: users/<u>/clients/<c>.
   return parts.sort((a, b) => (a.type === b.type ? 0 : a.type === "user" ? -1 : 1));
@@ -109,7 +120,7 @@ function javaDouble(v: number): string {
 
 function describeEntity(entity: ClientQuotaEntity): string {
   const parts: string[] = [];
-  for (const [type, label] of [["user", "user-principal"], ["client-id", "client-id"]] as const) {
+  for (const [type, label] of [["user", "user-principal"], ["client-id", "client-id"], ["ip", "ip"]] as const) {
     if (!(type in entity)) continue;
     const name = entity[type];
     parts.push(name === null ? `the default ${label}` : `${label} '${name}'`);
@@ -135,9 +146,9 @@ export async function quotasCommand(args: string[]): Promise<never> {
         }
       });
     } else {
-      if (parts.length === 0) throw new UsageError("--alter needs an entity: --entity-type users|clients with --entity-name or --entity-default");
+      if (parts.length === 0) throw new UsageError("--alter needs an entity: --entity-type users|clients|ips with --entity-name or --entity-default");
       const unnamed = parts.find((p) => p.name === undefined);
-      if (unnamed !== undefined) throw new UsageError(`--alter needs --entity-name or --entity-default for ${unnamed.type === "user" ? "users" : "clients"}`);
+      if (unnamed !== undefined) throw new UsageError(`--alter needs --entity-name or --entity-default for ${typeNames[unnamed.type]}`);
       const set = addedConfigs(str(values, "add-config"));
       const remove = (str(values, "delete-config") ?? "").split(",").map((k) => k.trim()).filter((k) => k !== "");
       if (Object.keys(set).length === 0 && remove.length === 0) throw new UsageError("--alter needs --add-config and/or --delete-config");

@@ -445,12 +445,12 @@ export async function deleteGroup(c: ClusterClient, groupId: string): Promise<vo
 
 // ---- client quotas (KIP-546), to any broker, as Kafka's AdminClient sends them
 
-/** A quota entity's parts: "user" and/or "client-id", each a name or null for the default entity. */
-export type ClientQuotaEntity = Partial<Record<"user" | "client-id", string | null>>;
+/** A quota entity's parts: "user" and/or "client-id", or "ip" alone, each a name or null for the default entity. */
+export type ClientQuotaEntity = Partial<Record<"user" | "client-id" | "ip", string | null>>;
 
 /** One part of a DescribeClientQuotas filter: an exact name, the default (null), or any (undefined match). */
 export interface ClientQuotaFilterComponent {
-  entityType: "user" | "client-id";
+  entityType: "user" | "client-id" | "ip";
   /** A name matches exactly; null matches the default entity; undefined matches any specified entity. */
   match?: string | null;
 }

@@ -285,3 +285,11 @@ export const quotaSensorsMax = 100_000;
 export const metricsQuotaSeriesMax = 1_000;
 /** At most one log line this often for refused inter-broker requests (a forged-request flood must not flood the log). */
 export const refusalLogIntervalMs = 10_000;
+/**
+ * Addresses whose connection creation rate (the ip quota, connection_creation_rate) is tracked at
+ * once; an address idle for the whole quota window is forgotten, and past this the idlest tenth
+ * is dropped, so connections from many addresses cannot grow the map.
+ */
+export const ipConnectionRatesMax = 10_000;
+/** Connections over their address's connection_creation_rate held open for the throttle time before they are closed (Kafka's delayed close); past this they are closed at once. */
+export const ipThrottledClosesMax = 1_024;
