@@ -60,7 +60,8 @@ test("strand quotas: alter and describe users, clients, a user's client and the 
       [["--alter", "--entity-type", "users", "--add-config", "producer_byte_rate=1"], /--entity-name or --entity-default for users/],
       [["--alter", "--user", "a"], /--add-config and\/or --delete-config/],
       [["--alter", "--user", "a", "--add-config", "producer_byte_rate=x"], /not a number/],
-      [["--describe", "--entity-type", "topics"], /users or clients/],
+      [["--describe", "--entity-type", "topics"], /users, clients or ips/],
+      [["--alter", "--ip", "10.0.0.1", "--user", "a", "--add-config", "connection_creation_rate=1"], /ips cannot be combined/],
       [["--describe", "--user", "a", "--entity-type", "users", "--entity-name", "b"], /named once/],
     ];
     for (const [args, pattern] of usage) {
@@ -69,6 +70,34 @@ test("strand quotas: alter and describe users, clients, a user's client and the 
       assert.match(r.stderr, pattern);
       assert.equal(r.stderr.trim().split("\n").length, 1);
     }
+  } finally {
+    await b.stop();
+  }
+});
+
+test("strand quotas --entity-type ips: an address's and the default ip's connection_creation_rate, as kafka-configs.sh", async () => {
+  const b = await startBroker();
+  const bs = ["--bootstrap-server", `127.0.0.1:${b.broker.port}`];
+  try {
+    assert.equal(
+      await strandOk(["quotas", ...bs, "--alter", "--entity-type", "ips", "--entity-name", "10.0.0.7", "--add-config", "connection_creation_rate=10"]),
+      "Completed updating quota configs for ip '10.0.0.7'.\n",
+    );
+    await strandOk(["quotas", ...bs, "--alter", "--ip-defaults", "--add-config", "connection_creation_rate=100"]);
+    await strandOk(["quotas", ...bs, "--alter", "--user", "alice", "--add-config", "producer_byte_rate=1024"]);
+    assert.equal(
+      await strandOk(["quotas", ...bs, "--describe", "--entity-type", "ips"]),
+      "Quota configs for ip '10.0.0.7' are connection_creation_rate=10.0\nQuota configs for the default ip are connection_creation_rate=100.0\n",
+    );
+    assert.equal(await strandOk(["quotas", ...bs, "--describe", "--ip", "10.0.0.7"]), "Quota configs for ip '10.0.0.7' are connection_creation_rate=10.0\n");
+    const bad = await strand(["quotas", ...bs, "--alter", "--ip", "no.such.host", "--add-config", "connection_creation_rate=1"]);
+    assert.equal(bad.code, 1);
+    assert.match(bad.stderr, /not a valid IP/);
+    const wrongKey = await strand(["quotas", ...bs, "--alter", "--ip", "10.0.0.7", "--add-config", "producer_byte_rate=1"]);
+    assert.equal(wrongKey.code, 1);
+    assert.match(wrongKey.stderr, /Invalid configuration key producer_byte_rate/);
+    await strandOk(["quotas", ...bs, "--alter", "--entity-type", "ips", "--entity-name", "10.0.0.7", "--delete-config", "connection_creation_rate"]);
+    assert.equal(await strandOk(["quotas", ...bs, "--describe", "--ip", "10.0.0.7"]), "");
   } finally {
     await b.stop();
   }
