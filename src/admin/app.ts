@@ -548,6 +548,7 @@ export function createAdminApp(source: AdminSource, options: AdminAppOptions): H
     };
     component(QuotaEntityType.User, q.user, "user_default" in q);
     component(QuotaEntityType.ClientId, q.client_id, "client_id_default" in q);
+    component(QuotaEntityType.Ip, q.ip, "ip_default" in q);
     let found;
     try {
       found = describeClientQuotas(await readClientQuotas(s.registry), components, "strict" in q);
@@ -579,12 +580,12 @@ export function createAdminApp(source: AdminSource, options: AdminAppOptions): H
     const body = await jsonObject(c);
     const entity = body.entity;
     if (typeof entity !== "object" || entity === null || Array.isArray(entity)) {
-      throw new AdminError(400, "entity must be an object naming user and/or client_id (null: the default)");
+      throw new AdminError(400, "entity must be an object naming user and/or client_id, or ip (null: the default)");
     }
     const parts: { entityType: string; entityName: string | null }[] = [];
     for (const [k, v] of Object.entries(entity as Record<string, unknown>)) {
-      const type = k === "user" ? QuotaEntityType.User : k === "client_id" ? QuotaEntityType.ClientId : null;
-      if (type === null) throw new AdminError(400, `unknown entity part ${k}: user or client_id`);
+      const type = k === "user" ? QuotaEntityType.User : k === "client_id" ? QuotaEntityType.ClientId : k === "ip" ? QuotaEntityType.Ip : null;
+      if (type === null) throw new AdminError(400, `unknown entity part ${k}: user, client_id or ip`);
       if (v !== null && typeof v !== "string") throw new AdminError(400, `entity.${k} must be a name or null (the default)`);
       parts.push({ entityType: type, entityName: v as string | null });
     }

@@ -30,9 +30,10 @@ export class IpConnectionRates {
 
   /** Records a new connection from `ip`; 0 when it is accepted, else the throttle time (ms) of its refusal. */
   recordAndGetThrottleTimeMs(ip: string, nowMs: number): number {
+    // Swept first, so the addresses of a quota since removed are forgotten too.
+    if (this.entries.size > 0) this.sweep(nowMs);
     const bound = this.quotaOf(ip);
     if (bound === undefined) return 0;
-    this.sweep(nowMs);
     let e = this.entries.get(ip);
     if (e === undefined) {
       e = { rate: new SampledRate(this.samples, this.windowMs, nowMs), lastMs: nowMs };

@@ -63,6 +63,12 @@ test("admin: /v1/quotas: PUT sets and deletes, GET describes with filters; refus
       assert.match(r.body.error, pattern);
     }
     assert.equal((await api("GET", "/v1/quotas?user=a&user_default")).status, 400);
+    // The ip entity (KIP-612): alone, an address or the default.
+    assert.equal((await api("PUT", "/v1/quotas", { entity: { ip: "10.0.0.7" }, set: { connection_creation_rate: 5 } })).status, 200);
+    assert.deepEqual((await api("GET", "/v1/quotas?ip=10.0.0.7")).body.quotas, [{ entity: { ip: "10.0.0.7" }, values: { connection_creation_rate: 5 } }]);
+    assert.deepEqual((await api("GET", "/v1/quotas?ip_default")).body.quotas, []);
+    assert.match((await api("PUT", "/v1/quotas", { entity: { ip: "10.0.0.7", user: "a" }, set: { connection_creation_rate: 5 } })).body.error, /IP entity should not be used/);
+    assert.equal((await api("PUT", "/v1/quotas", { entity: { ip: "10.0.0.7" }, delete: ["connection_creation_rate"] })).status, 200);
     const v = await api("PUT", "/v1/quotas", { entity: { user: "bob" }, set: { producer_byte_rate: 10 }, validate_only: true });
     assert.equal(v.status, 200);
     assert.deepEqual((await api("GET", "/v1/quotas?user=bob")).body.quotas, []);
