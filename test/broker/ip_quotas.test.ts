@@ -6,6 +6,8 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 import { canonicalIp, parseQuotaEntityPath, quotaEntityPath } from "../../src/broker/mod.ts";
+import { IpConnectionRates } from "../../src/broker/ip_connection_rate.ts";
+import { ipConnectionRatesMax } from "../../src/util/limits.ts";
 import { AlterClientQuotasApi, ApiVersionsApi, DescribeClientQuotasApi } from "../../src/protocol/api/mod.ts";
 import type { Struct } from "../../src/protocol/codec.ts";
 import { ConfigEntityChangeNotificationZNode, ConfigEntityZNode, type Registry } from "../../src/registry/mod.ts";
@@ -93,6 +95,25 @@ test("ip addresses: one canonical form per address; ip entity paths in Kafka's l
   assert.deepEqual(parseQuotaEntityPath("ips/%3A%3A1"), { ip: "::1" });
   assert.equal(parseQuotaEntityPath("ips/not-an-ip"), null);
   assert.equal(parseQuotaEntityPath("ips/1.2.3.4/clients/x"), null);
+});
+
+test("ip connection rate: Kafka's throttle time, refused connections taken back off the rate, at most one window; bounded state", () => {
+  const quotas = new Map<string, number>([["10.0.0.1", 2], ["10.0.0.2", 0.5]]);
+  const r = new IpConnectionRates((ip) => quotas.get(ip), 2, 1);
+  // Two samples of 1 s: the rate is measured over at least 1 s.
+  assert.deepEqual([0, 0, 0, 0].map(() => r.recordAndGetThrottleTimeMs("10.0.0.1", 0)), [0, 0, 500, 500], "3/s against 2/s: (3 - 2) / 2 x 1 s; refused ones are not counted");
+  assert.equal(r.recordAndGetThrottleTimeMs("10.0.0.1", 2_000), 0, "both samples expired");
+  assert.equal(r.recordAndGetThrottleTimeMs("10.0.0.2", 0), 1000, "(1 - 0.5) / 0.5 x 1 s = 1 s: capped at one window");
+  assert.equal(r.recordAndGetThrottleTimeMs("10.0.0.3", 0), 0, "no quota");
+  assert.equal(r.size, 2, "an address without a quota is not tracked");
+  // Idle for the whole window: forgotten at the next sweep; quota removed: forgotten too.
+  quotas.delete("10.0.0.1");
+  r.recordAndGetThrottleTimeMs("10.0.0.2", 10_000);
+  assert.equal(r.size, 1);
+  // Many addresses at once: never more than limits.ipConnectionRatesMax.
+  const all = new IpConnectionRates(() => 1000, 11, 1);
+  for (let i = 0; i < ipConnectionRatesMax + 500; i++) all.recordAndGetThrottleTimeMs(`10.${i >> 16}.${(i >> 8) & 255}.${i & 255}`, i);
+  assert.ok(all.size <= ipConnectionRatesMax, `${all.size} addresses tracked`);
 });
 
 test("AlterClientQuotas for ip entities: set, describe back, the znode and its notification in Kafka's layout, remove", async () => {
