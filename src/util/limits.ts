@@ -291,5 +291,8 @@ export const refusalLogIntervalMs = 10_000;
  * is dropped, so connections from many addresses cannot grow the map.
  */
 export const ipConnectionRatesMax = 10_000;
-/** Connections over their address's connection_creation_rate held open for the throttle time before they are closed (Kafka's delayed close); past this they are closed at once. */
+/**
+ * Connections refused by their address's connection_creation_rate held, unread, for the throttle
+ * time before they are closed (Kafka's delayed close); past this they are closed at once.
+ */
 export const ipThrottledClosesMax = 1_024;
