@@ -111,11 +111,14 @@ export class BrokerMetrics {
       produce: r.gauge("kafka_server_produce_throttle_time", "Milliseconds of throttle the client's latest Produce got (producer_byte_rate).", ["user", "client_id"]),
       fetch: r.gauge("kafka_server_fetch_throttle_time", "Milliseconds of throttle the client's latest Fetch got (consumer_byte_rate).", ["user", "client_id"]),
       request: r.gauge("kafka_server_request_throttle_time", "Milliseconds of throttle the client's latest request got (request_percentage).", ["user", "client_id"]),
+      controller_mutation: r.gauge("kafka_server_controllermutation_throttle_time", "Milliseconds of throttle the client's latest CreateTopics, CreatePartitions or DeleteTopics got (controller_mutation_rate).", ["user", "client_id"]),
     };
     const quotaRate = {
       produce: r.gauge("kafka_server_produce_byte_rate", "Bytes per second the client produced, as its quota measures them.", ["user", "client_id"]),
       fetch: r.gauge("kafka_server_fetch_byte_rate", "Bytes per second the client fetched, as its quota measures them.", ["user", "client_id"]),
       request: r.gauge("kafka_server_request_request_time", "Handler time of the client's requests as a percentage of one second, as its quota measures it.", ["user", "client_id"]),
+      // Kafka's ControllerMutation sensor measures the token bucket ("tokens"), not a rate.
+      controller_mutation: r.gauge("kafka_server_controllermutation_tokens", "Partition mutations left in the client's controller_mutation_rate token bucket (negative: owed).", ["user", "client_id"]),
     };
     const throttledAnswers = r.counter("strand_server_throttled_total", "Answers throttled by a client quota, by quota type.", ["quota"]);
     const throttleTotal = r.counter("strand_server_throttle_time_ms_total", "Milliseconds of throttle given by client quotas, by quota type.", ["quota"]);
@@ -164,7 +167,7 @@ export class BrokerMetrics {
         throttleTotal.labels(m.type).set(m.throttleTimeMsTotal);
         for (const q of m.stats().slice(0, metricsQuotaSeriesMax)) {
           throttleTime[m.type].labels(q.user, q.clientId).set(q.lastThrottleTimeMs);
-          quotaRate[m.type].labels(q.user, q.clientId).set(q.rate);
+          quotaRate[m.type].labels(q.user, q.clientId).set(q.tokens ?? q.rate);
         }
       }
       const s = t.services;

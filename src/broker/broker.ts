@@ -270,8 +270,16 @@ export class Broker {
     // Quotas too are read before the first connection, so no client runs unthrottled meanwhile.
     const quotaStore = new QuotaStore(registry, log);
     await quotaStore.load();
-    const clientQuotas = new ClientQuotas(quotaStore, config.quotaWindowNum, config.quotaWindowSizeSeconds, () => platform.clock.monotonicMs());
+    const clientQuotas = new ClientQuotas(
+      quotaStore,
+      config.quotaWindowNum,
+      config.quotaWindowSizeSeconds,
+      () => platform.clock.monotonicMs(),
+      config.controllerQuotaWindowNum,
+      config.controllerQuotaWindowSizeSeconds,
+    );
     dispatcher.throttler = clientQuotas;
+    services.controllerMutationQuota = clientQuotas.controllerMutation;
     // Credentials are read before the first connection is accepted, so no login races the load.
     const scramCredentials = new ScramCredentialStore(registry, log);
     await scramCredentials.load();

@@ -17,11 +17,22 @@
 // the samples' total by the time since the oldest sample began, but never by less than
 // (num - 1) windows, so a new client's first burst is measured against a whole window.
 //
+// controller_mutation_rate (KIP-599, Kafka's ControllerMutationQuotaManager): partitions created
+// (CreateTopics), added (CreatePartitions) or deleted (DeleteTopics) per second, on a token
+// bucket of quota x controller.quota.window.num x controller.quota.window.size.seconds tokens,
+// refilled at the quota. A mutation is let through while the bucket is not negative (so a burst
+// may take it below zero) and costs its partitions; the throttle time is the time the bucket
+// takes to be back at zero. Strict (CreateTopics v6+, DeleteTopics v5+, CreatePartitions v3+): a
+// topic met with a negative bucket is refused with THROTTLING_QUOTA_EXCEEDED and nothing recorded.
+// Permissive (older versions, which cannot handle that error): every mutation goes through and
+// the request is throttled after. validate_only mutates nothing and records nothing.
+//
 // Inter-broker requests (LeaderAndIsr, StopReplica, UpdateMetadata, ControlledShutdown, follower
 // fetches) are exempt. Sensors of entities idle for an hour are dropped (Kafka's inactive sensor
 // expiration); at most limits.quotaSensorsMax are kept, the idlest tenth dropped when full.
+import type { MutationAdmit } from "../controller/mod.ts";
 import type { Struct } from "../protocol/mod.ts";
-import { quotaSensorsMax } from "../util/mod.ts";
+import { ErrorCode, quotaSensorsMax } from "../util/mod.ts";
 import type { RequestContext, RequestThrottler } from "./dispatch.ts";
 import type { QuotaStore, QuotaType } from "./quota_config.ts";
 
@@ -91,6 +102,8 @@ export interface ThrottleStat {
   throttleTimeMsTotal: number;
   lastThrottleTimeMs: number;
   lastRecordMs: number;
+  /** controller_mutation only: the tokens left in the bucket at the last request. */
+  tokens?: number;
 }
 
 interface Sensor {
@@ -180,6 +193,141 @@ export class ClientQuotaManager {
   }
 }
 
+/** Kafka's TokenBucket: starts full (burst tokens), refills at the quota per second. */
+export class TokenBucket {
+  private tokens: number;
+
+  constructor(private lastMs: number, burst: number) {
+    this.tokens = burst;
+  }
+
+  /** The tokens at nowMs for this quota and burst (both may change between calls). */
+  measure(quota: number, burst: number, nowMs: number): number {
+    this.tokens = Math.min(burst, this.tokens + (quota * Math.max(0, nowMs - this.lastMs)) / 1000);
+    this.lastMs = Math.max(this.lastMs, nowMs);
+    return this.tokens;
+  }
+
+  record(value: number, quota: number, burst: number, nowMs: number): number {
+    this.measure(quota, burst, nowMs);
+    this.tokens = Math.min(burst, this.tokens - value);
+    return this.tokens;
+  }
+}
+
+interface MutationSensor {
+  bucket: TokenBucket;
+  stat: ThrottleStat;
+}
+
+/** One request's view of its client's controller mutation quota (Kafka's ControllerMutationQuota). */
+export interface ControllerMutationQuota {
+  /**
+   * Records `partitions` mutations; false when a strict quota refuses them (the caller answers
+   * THROTTLING_QUOTA_EXCEEDED and does not mutate). A permissive quota always answers true.
+   */
+  record(partitions: number): boolean;
+}
+
+/** The message Kafka's ThrottlingQuotaExceededException carries. */
+export const throttlingQuotaExceededMessage = "The throttling quota has been exceeded.";
+
+/** Kafka's ControllerMutationQuotaManager: a token bucket per quota entity (module comment). */
+export class ControllerMutationQuotaManager {
+  readonly type: QuotaType = "controller_mutation";
+  private readonly sensors = new Map<string, MutationSensor>();
+  private lastSweepMs = 0;
+  throttleTimeMsTotal = 0;
+  throttledTotal = 0;
+  requestsTotal = 0;
+
+  constructor(
+    private readonly store: QuotaStore,
+    private readonly samples: number,
+    private readonly windowSeconds: number,
+    readonly monotonicMs: () => number,
+  ) {}
+
+  get active(): boolean {
+    return this.store.hasAny(this.type);
+  }
+
+  /**
+   * The quota of this request's client; its throttle time, the largest any record gave, is
+   * raised into ctx.quotaThrottleMs, which the dispatcher answers and mutes the channel for.
+   * `strictFrom`: the first version of the API that can be refused (Kafka's strictSinceVersion).
+   */
+  quotaFor(ctx: RequestContext, strictFrom: number): ControllerMutationQuota {
+    const user = userOf(ctx.conn.principal);
+    const clientId = ctx.header.clientId ?? "";
+    const strict = ctx.version >= strictFrom;
+    return {
+      record: (partitions) => {
+        if (!this.active) return true;
+        const q = this.store.resolve(this.type, user, clientId);
+        if (q === null) return true;
+        const nowMs = this.monotonicMs();
+        const s = this.sensor(q.user, q.clientId, q.bound, nowMs);
+        const burst = q.bound * this.samples * this.windowSeconds;
+        s.stat.bound = q.bound;
+        s.stat.lastRecordMs = nowMs;
+        this.requestsTotal++;
+        let tokens = s.bucket.measure(q.bound, burst, nowMs);
+        const refused = strict && tokens < 0;
+        if (!refused) tokens = s.bucket.record(partitions, q.bound, burst, nowMs);
+        s.stat.tokens = tokens;
+        // Kafka's throttleTimeMs for a TokenBucket: the time to refill what is owed.
+        const throttleMs = tokens < 0 ? Math.round((-tokens / q.bound) * 1000) : 0;
+        s.stat.lastThrottleTimeMs = throttleMs;
+        if (throttleMs > 0) {
+          s.stat.throttledTotal++;
+          s.stat.throttleTimeMsTotal += throttleMs;
+          this.throttledTotal++;
+          this.throttleTimeMsTotal += throttleMs;
+          ctx.quotaThrottleMs = Math.max(ctx.quotaThrottleMs, throttleMs);
+        }
+        return !refused;
+      },
+    };
+  }
+
+  stats(): ThrottleStat[] {
+    return [...this.sensors.values()].map((s) => ({ ...s.stat }));
+  }
+
+  private sensor(user: string, clientId: string, bound: number, nowMs: number): MutationSensor {
+    const key = `${user}\u0000${clientId}`;
+    let s = this.sensors.get(key);
+    if (s !== undefined) return s;
+    this.sweep(nowMs);
+    s = {
+      bucket: new TokenBucket(nowMs, bound * this.samples * this.windowSeconds),
+      stat: { type: this.type, user, clientId, bound, rate: 0, throttledTotal: 0, throttleTimeMsTotal: 0, lastThrottleTimeMs: 0, lastRecordMs: nowMs },
+    };
+    this.sensors.set(key, s);
+    return s;
+  }
+
+  private sweep(nowMs: number): void {
+    if (nowMs - this.lastSweepMs < 60_000 && this.sensors.size < quotaSensorsMax) return;
+    this.lastSweepMs = nowMs;
+    for (const [k, s] of this.sensors) if (nowMs - s.stat.lastRecordMs >= sensorIdleMs) this.sensors.delete(k);
+    if (this.sensors.size < quotaSensorsMax) return;
+    const idlest = [...this.sensors].sort((a, b) => a[1].stat.lastRecordMs - b[1].stat.lastRecordMs);
+    for (const [k] of idlest.slice(0, this.sensors.size - Math.floor(quotaSensorsMax * 0.9))) this.sensors.delete(k);
+  }
+}
+
+/**
+ * The TopicAdmin hook for one request (undefined when no quota manager runs): refuses with
+ * THROTTLING_QUOTA_EXCEEDED what a strict quota does not let through.
+ */
+export function mutationAdmit(m: ControllerMutationQuotaManager | null | undefined, ctx: RequestContext, strictFrom: number): MutationAdmit | undefined {
+  if (m === null || m === undefined) return undefined;
+  const quota = m.quotaFor(ctx, strictFrom);
+  return (partitions) => quota.record(partitions) ? null : { errorCode: ErrorCode.THROTTLING_QUOTA_EXCEEDED, errorMessage: throttlingQuotaExceededMessage };
+}
+
 const PRODUCE = 0, FETCH = 1;
 /** Inter-broker APIs: never throttled (Kafka exempts cluster actions). */
 const exemptApis = new Set([4, 5, 6, 7]);
@@ -203,16 +351,27 @@ export class ClientQuotas implements RequestThrottler {
   readonly produce: ClientQuotaManager;
   readonly fetch: ClientQuotaManager;
   readonly request: ClientQuotaManager;
+  readonly controllerMutation: ControllerMutationQuotaManager;
 
-  constructor(readonly store: QuotaStore, samples: number, windowSeconds: number, readonly monotonicMs: () => number) {
+  constructor(
+    readonly store: QuotaStore,
+    samples: number,
+    windowSeconds: number,
+    readonly monotonicMs: () => number,
+    /** controller.quota.window.num and controller.quota.window.size.seconds (the token bucket's burst). */
+    controllerSamples = 11,
+    controllerWindowSeconds = 1,
+  ) {
     const windowMs = windowSeconds * 1000;
     this.produce = new ClientQuotaManager("produce", store, samples, windowMs, Infinity);
     this.fetch = new ClientQuotaManager("fetch", store, samples, windowMs, Infinity);
     this.request = new ClientQuotaManager("request", store, samples, windowMs, windowMs);
+    this.controllerMutation = new ControllerMutationQuotaManager(store, controllerSamples, controllerWindowSeconds, monotonicMs);
   }
 
-  get managers(): ClientQuotaManager[] {
-    return [this.produce, this.fetch, this.request];
+  /** Every quota's sensors (for /metrics and the dashboard). */
+  get managers(): (ClientQuotaManager | ControllerMutationQuotaManager)[] {
+    return [this.produce, this.fetch, this.request, this.controllerMutation];
   }
 
   throttle(ctx: RequestContext, request: Struct, answer: Struct | null, requestBytes: number, responseBytes: number, handlerMs: number): number {

@@ -161,6 +161,9 @@ export const brokerConfigKeys: Record<string, KeyDef> = {
   // quota.window.num windows of quota.window.size.seconds each.
   "quota.window.num": { kind: "int", default: "11", min: 1, max: 3600 },
   "quota.window.size.seconds": { kind: "int", default: "1", min: 1, max: 3600 },
+  // controller_mutation_rate's token bucket holds quota x num x size.seconds (Kafka's).
+  "controller.quota.window.num": { kind: "int", default: "11", min: 1, max: 3600 },
+  "controller.quota.window.size.seconds": { kind: "int", default: "1", min: 1, max: 3600 },
   "log.segment.bytes": { kind: "int", default: "1073741824", min: 14 },
   "log.roll.hours": { kind: "int", default: "168", min: 1 },
   "log.roll.ms": { kind: "long", default: null, min: 1 },
@@ -290,6 +293,9 @@ export interface BrokerConfig {
   /** quota.window.num and quota.window.size.seconds: the client quotas' sampled rate. */
   quotaWindowNum: number;
   quotaWindowSizeSeconds: number;
+  /** controller.quota.window.num and controller.quota.window.size.seconds: controller_mutation_rate's burst. */
+  controllerQuotaWindowNum: number;
+  controllerQuotaWindowSizeSeconds: number;
   /**
    * queued.max.request.bytes: bytes of requests being read or handled, across connections
    * (Infinity: unbounded). Unset, 2 x socket.request.max.bytes: one frame of the largest size can
@@ -524,6 +530,8 @@ export function parseBrokerConfig(input: Map<string, string>): { config: BrokerC
     connectionsMaxIdleMs: int("connections.max.idle.ms"),
     quotaWindowNum: int("quota.window.num"),
     quotaWindowSizeSeconds: int("quota.window.size.seconds"),
+    controllerQuotaWindowNum: int("controller.quota.window.num"),
+    controllerQuotaWindowSizeSeconds: int("controller.quota.window.size.seconds"),
     queuedMaxRequestBytes: queuedMaxRequestBytes(raw),
     maxConnections: int("max.connections"),
     maxConnectionsPerIp: int("max.connections.per.ip"),

@@ -57,11 +57,12 @@ const ipKeyTypes: ReadonlyMap<string, "long" | "double" | "int"> = new Map([[Quo
 const allKeyTypes: ReadonlyMap<string, "long" | "double" | "int"> = new Map([...keyTypes, ...ipKeyTypes]);
 
 /** The quotas strand enforces, each with its key (Kafka's ClientQuotaType). */
-export type QuotaType = "produce" | "fetch" | "request";
+export type QuotaType = "produce" | "fetch" | "request" | "controller_mutation";
 export const quotaKeyOf: Readonly<Record<QuotaType, string>> = {
   produce: QuotaConfigKey.ProducerByteRate,
   fetch: QuotaConfigKey.ConsumerByteRate,
   request: QuotaConfigKey.RequestPercentage,
+  controller_mutation: QuotaConfigKey.ControllerMutationRate,
 };
 
 /** Entity types as the admin APIs name them (Kafka's ClientQuotaEntity). */

@@ -10,6 +10,7 @@ import type { Registry } from "../registry/mod.ts";
 import type { ReplicaManager } from "../replication/mod.ts";
 import type { Logger } from "../util/mod.ts";
 import type { BrokerConfig } from "./config.ts";
+import type { ControllerMutationQuotaManager } from "./client_quota_manager.ts";
 import type { ControlFence } from "./control_fence.ts";
 import type { DynamicBrokerConfig } from "./dynamic_config.ts";
 import type { MetadataCache } from "./metadata_cache.ts";
@@ -53,6 +54,11 @@ export interface BrokerServices {
    * API a listener accepts is allowed, except the inter-broker ones (see authorize.ts).
    */
   authorizer: Authorizer | null;
+  /**
+   * controller_mutation_rate (KIP-599) for CreateTopics, CreatePartitions and DeleteTopics;
+   * absent or null: not enforced.
+   */
+  controllerMutationQuota?: ControllerMutationQuotaManager | null;
 }
 
 /** Thrown by a handler when Kafka would close the connection (e.g. acks=0 produce that failed). */

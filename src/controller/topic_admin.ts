@@ -34,14 +34,27 @@ export interface CreateTopicSpec {
 }
 
 /** Topic creation, partition addition and deletion as Kafka's AdminZkClient does them: through the registry. */
+/**
+ * Asked, once a create has been validated and before it is written, whether this many partitions
+ * may be mutated (the controller mutation quota); an outcome refuses it. Not asked for validate_only.
+ */
+export type MutationAdmit = (partitions: number) => TopicOutcome | null;
+
 export interface TopicAdmin {
-  createTopic(spec: CreateTopicSpec, validateOnly: boolean, timeoutMs: number): Promise<TopicOutcome>;
+  createTopic(spec: CreateTopicSpec, validateOnly: boolean, timeoutMs: number, admit?: MutationAdmit): Promise<TopicOutcome>;
   /**
    * Raises the topic's partition count to `count`; `assignment` gives the replicas of each new
    * partition (in order), or null to assign them as Kafka does. Waits up to timeoutMs for this
    * broker's metadata to show them (0: does not wait).
    */
-  createPartitions(topic: string, count: number, assignment: number[][] | null, validateOnly: boolean, timeoutMs: number): Promise<TopicOutcome>;
+  createPartitions(
+    topic: string,
+    count: number,
+    assignment: number[][] | null,
+    validateOnly: boolean,
+    timeoutMs: number,
+    admit?: MutationAdmit,
+  ): Promise<TopicOutcome>;
   deleteTopic(name: string, timeoutMs: number): Promise<TopicOutcome>;
 }
 
@@ -70,7 +83,7 @@ export class ZkTopicAdmin implements TopicAdmin {
     return fail(f.errorCode, f.errorMessage);
   }
 
-  async createTopic(spec: CreateTopicSpec, validateOnly: boolean, timeoutMs: number): Promise<TopicOutcome> {
+  async createTopic(spec: CreateTopicSpec, validateOnly: boolean, timeoutMs: number, admit?: MutationAdmit): Promise<TopicOutcome> {
     const nameError = topicNameError(spec.name);
     if (nameError !== null) return fail(ErrorCode.INVALID_TOPIC_EXCEPTION, nameError);
     const existing = await readTopicNames(this.registry);
@@ -102,6 +115,8 @@ export class ZkTopicAdmin implements TopicAdmin {
       }
     }
     if (validateOnly) return ok;
+    const refused = admit?.(assignment.size) ?? null;
+    if (refused !== null) return refused;
     // The event loop is given back between the pieces of a large topic (issue 11's 50 ms bound):
     // nothing is checked here that a yield could make stale (the create fails on NodeExists).
     const slice = new TimeSlice();
@@ -149,6 +164,7 @@ export class ZkTopicAdmin implements TopicAdmin {
     assignment: number[][] | null,
     validateOnly: boolean,
     timeoutMs: number,
+    admit?: MutationAdmit,
   ): Promise<TopicOutcome> {
     if (topicNameError(topic) !== null) return fail(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, `The topic '${topic}' does not exist.`);
     for (let attempt = 0; attempt < configWriteAttemptsMax; attempt++) {
@@ -163,6 +179,11 @@ export class ZkTopicAdmin implements TopicAdmin {
       const planned = await this.planPartitions(topic, current.assignment, count, assignment);
       if ("errorCode" in planned) return planned;
       if (validateOnly) return ok;
+      // Asked once: a retry after a concurrent change must not charge the quota again.
+      if (attempt === 0) {
+        const refused = admit?.(planned.size) ?? null;
+        if (refused !== null) return refused;
+      }
       const next = new Map(current.assignment);
       for (const [p, replicas] of planned) next.set(p, { replicas, addingReplicas: [], removingReplicas: [] });
       try {

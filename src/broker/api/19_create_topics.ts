@@ -14,6 +14,7 @@ import type { ApiHandler } from "../dispatch.ts";
 import type { CreateTopicSpec } from "../../controller/mod.ts";
 import type { BrokerServices } from "../services.ts";
 import { describeTopicConfigs } from "../config_describe.ts";
+import { mutationAdmit } from "../client_quota_manager.ts";
 
 interface CreatableTopic {
   name: string;
@@ -59,6 +60,8 @@ export const createTopicsHandler: ApiHandler<BrokerServices> = {
     const seen = new Map<string, number>();
     for (const t of topics) seen.set(t.name, (seen.get(t.name) ?? 0) + 1);
     const timeoutMs = Math.max(0, req.timeoutMs as number);
+    // KIP-599: the partitions created count against controller_mutation_rate; strict from v6.
+    const admit = mutationAdmit(s.controllerMutationQuota, ctx, 6);
     const results = await Promise.all(topics.map(async (t): Promise<Struct> => {
       const out = {
         name: t.name,
@@ -76,7 +79,7 @@ export const createTopicsHandler: ApiHandler<BrokerServices> = {
       if (!creatable.has(t.name)) return { ...out, errorCode: ErrorCode.TOPIC_AUTHORIZATION_FAILED, errorMessage: "Authorization failed." };
       const spec = toSpec(s, t);
       if (typeof spec === "string") return { ...out, errorCode: ErrorCode.INVALID_REQUEST, errorMessage: spec };
-      const r = await s.topicAdmin.createTopic(spec, req.validateOnly as boolean, timeoutMs);
+      const r = await s.topicAdmin.createTopic(spec, req.validateOnly as boolean, timeoutMs, admit);
       if (r.errorCode !== ErrorCode.NONE) return { ...out, errorCode: r.errorCode, errorMessage: r.errorMessage };
       const meta = s.metadata.getTopic(t.name);
       if (!configsShown.has(t.name)) return { ...out, topicId: meta?.topicId ?? out.topicId };

@@ -9,6 +9,7 @@ import type { Struct } from "../../protocol/mod.ts";
 import { bytesEqual, zeroUuid, ErrorCode } from "../../util/mod.ts";
 import { internalTopics } from "../../controller/mod.ts";
 import { allowed } from "../authorize.ts";
+import { mutationAdmit } from "../client_quota_manager.ts";
 import type { ApiHandler } from "../dispatch.ts";
 import type { BrokerServices } from "../services.ts";
 
@@ -19,6 +20,8 @@ export const deleteTopicsHandler: ApiHandler<BrokerServices> = {
       ? (req.topics as { name: string | null; topicId: Uint8Array }[])
       : (req.topicNames as string[]).map((name) => ({ name, topicId: zeroUuid }));
     const timeoutMs = Math.max(0, req.timeoutMs as number);
+    // KIP-599: the partitions deleted count against controller_mutation_rate; strict from v5.
+    const admit = mutationAdmit(s.controllerMutationQuota, ctx, 5);
     const responses = await Promise.all(wanted.map(async (w): Promise<Struct> => {
       let name = w.name;
       if (name === null && !bytesEqual(w.topicId, zeroUuid)) name = s.metadata.getTopicById(w.topicId)?.name ?? null;
@@ -31,7 +34,11 @@ export const deleteTopicsHandler: ApiHandler<BrokerServices> = {
       if (internalTopics.has(name)) {
         return { ...base, errorCode: ErrorCode.INVALID_TOPIC_EXCEPTION, errorMessage: `Topic ${name} is an internal topic and cannot be deleted` };
       }
-      const topicId = s.metadata.getTopic(name)?.topicId ?? w.topicId;
+      const known = s.metadata.getTopic(name);
+      const topicId = known?.topicId ?? w.topicId;
+      // An unknown topic is answered by deleteTopic and charges nothing (Kafka filters it first).
+      const refused = known === undefined ? null : admit?.(known.partitions.length) ?? null;
+      if (refused !== null) return { ...base, topicId, ...refused };
       const r = await s.topicAdmin.deleteTopic(name, timeoutMs);
       return { ...base, topicId, errorCode: r.errorCode, errorMessage: r.errorMessage };
     }));

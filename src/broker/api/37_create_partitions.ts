@@ -9,6 +9,7 @@ import { CreatePartitionsApi } from "../../protocol/mod.ts";
 import type { Struct } from "../../protocol/mod.ts";
 import { ErrorCode } from "../../util/mod.ts";
 import { allowed } from "../authorize.ts";
+import { mutationAdmit } from "../client_quota_manager.ts";
 import type { ApiHandler } from "../dispatch.ts";
 import type { BrokerServices } from "../services.ts";
 
@@ -26,13 +27,15 @@ export const createPartitionsHandler: ApiHandler<BrokerServices> = {
     for (const t of topics) seen.set(t.name, (seen.get(t.name) ?? 0) + 1);
     const timeoutMs = Math.max(0, req.timeoutMs as number);
     const validateOnly = req.validateOnly as boolean;
+    // KIP-599: the partitions added count against controller_mutation_rate; strict from v3.
+    const admit = mutationAdmit(s.controllerMutationQuota, ctx, 3);
     const results = await Promise.all(topics.map(async (t): Promise<Struct> => {
       if ((seen.get(t.name) ?? 0) > 1) return { name: t.name, errorCode: ErrorCode.INVALID_REQUEST, errorMessage: "Duplicate topic in request." };
       if (!allowed(s, ctx, AclOperation.ALTER, ResourceType.TOPIC, t.name)) {
         return { name: t.name, errorCode: ErrorCode.TOPIC_AUTHORIZATION_FAILED, errorMessage: "The topic authorization is failed." };
       }
       const assignment = t.assignments === null ? null : t.assignments.map((a) => a.brokerIds);
-      const r = await s.topicAdmin.createPartitions(t.name, t.count, assignment, validateOnly, timeoutMs);
+      const r = await s.topicAdmin.createPartitions(t.name, t.count, assignment, validateOnly, timeoutMs, admit);
       return { name: t.name, errorCode: r.errorCode, errorMessage: r.errorCode === ErrorCode.NONE ? null : r.errorMessage };
     }));
     return { throttleTimeMs: 0, results };
