@@ -23,9 +23,11 @@
 // refilled at the quota. A mutation is let through while the bucket is not negative (so a burst
 // may take it below zero) and costs its partitions; the throttle time is the time the bucket
 // takes to be back at zero. Strict (CreateTopics v6+, DeleteTopics v5+, CreatePartitions v3+): a
-// topic met with a negative bucket is refused with THROTTLING_QUOTA_EXCEEDED and nothing recorded.
-// Permissive (older versions, which cannot handle that error): every mutation goes through and
-// the request is throttled after. validate_only mutates nothing and records nothing.
+// topic met with a negative bucket is refused with THROTTLING_QUOTA_EXCEEDED, nothing recorded,
+// and the request throttled; a burst let through is not throttled (Kafka's
+// StrictControllerMutationQuota). Permissive (older versions, which cannot handle that error):
+// every mutation goes through and a bucket left negative throttles the request.
+// validate_only mutates nothing and records nothing.
 //
 // Inter-broker requests (LeaderAndIsr, StopReplica, UpdateMetadata, ControlledShutdown, follower
 // fetches) are exempt. Sensors of entities idle for an hour are dropped (Kafka's inactive sensor
@@ -253,8 +255,9 @@ export class ControllerMutationQuotaManager {
   }
 
   /**
-   * The quota of this request's client; its throttle time, the largest any record gave, is
-   * raised into ctx.quotaThrottleMs, which the dispatcher answers and mutes the channel for.
+   * The quota of this request's client; the end of the throttle any record gave is raised into
+   * ctx.quotaThrottleUntilMs, and the dispatcher answers and mutes the channel for what is left
+   * of it when the answer is ready (Kafka deducts the time elapsed since the recording too).
    * `strictFrom`: the first version of the API that can be refused (Kafka's strictSinceVersion).
    */
   quotaFor(ctx: RequestContext, strictFrom: number): ControllerMutationQuota {
@@ -276,15 +279,17 @@ export class ControllerMutationQuotaManager {
         const refused = strict && tokens < 0;
         if (!refused) tokens = s.bucket.record(partitions, q.bound, burst, nowMs);
         s.stat.tokens = tokens;
-        // Kafka's throttleTimeMs for a TokenBucket: the time to refill what is owed.
-        const throttleMs = tokens < 0 ? Math.round((-tokens / q.bound) * 1000) : 0;
+        // Kafka's throttleTimeMs for a TokenBucket: the time to refill what is owed. A strict
+        // quota throttles only what it refuses (an accepted burst that overdraws is not), a
+        // permissive one whatever leaves the bucket negative.
+        const throttleMs = tokens < 0 && (refused || !strict) ? Math.round((-tokens / q.bound) * 1000) : 0;
         s.stat.lastThrottleTimeMs = throttleMs;
         if (throttleMs > 0) {
           s.stat.throttledTotal++;
           s.stat.throttleTimeMsTotal += throttleMs;
           this.throttledTotal++;
           this.throttleTimeMsTotal += throttleMs;
-          ctx.quotaThrottleMs = Math.max(ctx.quotaThrottleMs, throttleMs);
+          ctx.quotaThrottleUntilMs = Math.max(ctx.quotaThrottleUntilMs, nowMs + throttleMs);
         }
         return !refused;
       },

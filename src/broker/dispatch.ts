@@ -41,10 +41,11 @@ export interface RequestContext {
    */
   parkedMs: number;
   /**
-   * Throttle time a handler's own quota gave (the controller mutation quota, KIP-599): the
-   * answer carries the larger of it and the client quotas' and the channel is muted as for them.
+   * When the throttle a handler's own quota gave ends (the controller mutation quota, KIP-599),
+   * on the throttler's monotonic clock; 0: none. The answer carries the larger of what is left
+   * of it and the client quotas' throttle, and the channel is muted as for them.
    */
-  quotaThrottleMs: number;
+  quotaThrottleUntilMs: number;
   /** The APIs and version ranges this broker answers (for ApiVersions). */
   supportedApis(): { apiKey: number; minVersion: number; maxVersion: number }[];
 }
@@ -127,7 +128,7 @@ export class RequestDispatcher<S> implements RequestHandler {
       this.logger.warn({ ...fields, error: r.error }, `closing connection: malformed ${handler.api.name} request`);
       return "close";
     }
-    const ctx: RequestContext = { header, version: header.apiVersion, conn, parkedMs: 0, quotaThrottleMs: 0, supportedApis: () => this.supportedApis() };
+    const ctx: RequestContext = { header, version: header.apiVersion, conn, parkedMs: 0, quotaThrottleUntilMs: 0, supportedApis: () => this.supportedApis() };
     const observer = this.observer;
     const throttle = this.throttler === null ? null : { throttler: this.throttler, requestBytes: frame.length + 4 };
     if (observer === null) return await this.answer(handler, ctx, body, fields, throttle);
@@ -171,7 +172,8 @@ export class RequestDispatcher<S> implements RequestHandler {
     if (out === "close") return out;
     // Byte-rate throttles are unbounded in Kafka; a timer cannot wait longer than this.
     const clientMs = throttle.throttler.throttle(ctx, body, answer, throttle.requestBytes, out?.length ?? 0, handlerMs);
-    const throttleMs = Math.min(Math.max(clientMs, ctx.quotaThrottleMs), schedulerIntervalMsMax);
+    const ownMs = ctx.quotaThrottleUntilMs > 0 ? Math.round(ctx.quotaThrottleUntilMs - throttle.throttler.monotonicMs()) : 0;
+    const throttleMs = Math.min(Math.max(clientMs, ownMs), schedulerIntervalMsMax);
     if (throttleMs <= 0) return out;
     if (answer !== null) {
       answer.throttleTimeMs = throttleMs;

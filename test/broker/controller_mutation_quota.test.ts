@@ -14,6 +14,7 @@ import { test } from "node:test";
 import { AlterClientQuotasApi, CreatePartitionsApi, CreateTopicsApi, DeleteTopicsApi } from "../../src/protocol/api/mod.ts";
 import type { ApiSchema } from "../../src/protocol/schema.ts";
 import type { Struct } from "../../src/protocol/codec.ts";
+import { ClientQuotas, type QuotaStore, type RequestContext } from "../../src/broker/mod.ts";
 import { ErrorCode } from "../../src/util/errors.ts";
 import { startBroker, type TestBroker } from "../helpers/broker.ts";
 import { decodeResponse, encodeRequest, WireClient } from "../helpers/wire.ts";
@@ -194,4 +195,48 @@ test("controller mutation quota: DeleteTopics counts the partitions deleted and 
     c.close();
     await b.stop();
   }
+});
+
+test("controller mutation quota on a fixed clock: Kafka's token bucket, strict refuses only once it is negative and throttles only what it refuses, permissive throttles after", () => {
+  let now = 1000;
+  const quotas = new Map([["controller_mutation_rate", 10]]);
+  const store = {
+    hasAny: (type: string) => type === "controller_mutation",
+    resolve: (type: string, _user: string, clientId: string) =>
+      type === "controller_mutation" && quotas.has("controller_mutation_rate") ? { bound: 10, user: "", clientId } : null,
+  } as unknown as QuotaStore;
+  // 2 windows of 1 s at 10/s: a bucket of 20.
+  const q = new ClientQuotas(store, 11, 1, () => now, 2, 1);
+  const ctx = (version: number, clientId: string) =>
+    ({ header: { apiKey: 19, apiVersion: version, correlationId: 1, clientId }, version, conn: { principal: "User:ANONYMOUS" }, quotaThrottleUntilMs: 0 }) as unknown as RequestContext;
+
+  const strict = ctx(6, "a");
+  const sq = q.controllerMutation.quotaFor(strict, 6);
+  assert.equal(sq.record(15), true); // 20 -> 5
+  assert.equal(sq.record(15), true); // 5 -> -10: the burst passes, unthrottled
+  assert.equal(strict.quotaThrottleUntilMs, 0);
+  assert.equal(sq.record(1), false); // -10: refused, 1 s to refill
+  assert.equal(strict.quotaThrottleUntilMs, now + 1000);
+  now += 500; // +5 tokens: -5, still refused
+  assert.equal(q.controllerMutation.quotaFor(ctx(6, "a"), 6).record(1), false);
+  now += 500; // 0: not negative, accepted
+  assert.equal(q.controllerMutation.quotaFor(ctx(6, "a"), 6).record(30), true);
+
+  const old = ctx(5, "b");
+  const pq = q.controllerMutation.quotaFor(old, 6);
+  assert.equal(pq.record(15), true);
+  assert.equal(old.quotaThrottleUntilMs, 0);
+  assert.equal(pq.record(15), true); // -10: let through, throttled 1 s
+  assert.equal(old.quotaThrottleUntilMs, now + 1000);
+  assert.equal(pq.record(10), true); // -20: 2 s
+  assert.equal(old.quotaThrottleUntilMs, now + 2000);
+  // The bucket never holds more than its burst: 10 s idle is still 20 tokens.
+  now += 10_000;
+  const later = ctx(6, "b");
+  const lq = q.controllerMutation.quotaFor(later, 6);
+  assert.equal(lq.record(20), true);
+  assert.equal(lq.record(1), true); // 0 is not negative
+  assert.equal(lq.record(1), false);
+  const stats = q.controllerMutation.stats();
+  assert.deepEqual(stats.map((s) => s.clientId).sort(), ["a", "b"]);
 });
