@@ -177,6 +177,19 @@ test("controller mutation quota: DeleteTopics counts the partitions deleted and 
       cg.close();
     }
 
+    // validate_only: 45 partitions checked, none counted, nothing added.
+    const cv = await WireClient.connect(b.port);
+    try {
+      await setQuota(b, cv, "grow-validator");
+      const body = (validateOnly: boolean) => ({ topics: ["g1", "g2", "g3"].map((name) => ({ name, count: 30, assignments: null })), timeoutMs: 10_000, validateOnly });
+      const checked = await request(cv, "grow-validator", CreatePartitionsApi, 3, body(true));
+      assert.deepEqual(codes(checked.results as TopicResult[]), [0, 0, 0]);
+      assert.equal(checked.throttleTimeMs, 0);
+      assert.equal(b.broker.services.metadata.getTopic("g1")?.partitions.length, 15);
+    } finally {
+      cv.close();
+    }
+
     // CreatePartitions v2 is permissive: every topic grows, the answer carries the throttle.
     const co = await WireClient.connect(b.port);
     try {
@@ -190,6 +203,17 @@ test("controller mutation quota: DeleteTopics counts the partitions deleted and 
       assert.ok((grow.throttleTimeMs as number) > 0);
     } finally {
       co.close();
+    }
+
+    // DeleteTopics v4 is permissive: all 90 partitions deleted, the answer carries the throttle.
+    const cx = await WireClient.connect(b.port);
+    try {
+      await setQuota(b, cx, "old-deleter");
+      const del = await request(cx, "old-deleter", DeleteTopicsApi, 4, { topicNames: ["g1", "g2", "g3"], timeoutMs: 10_000 });
+      assert.deepEqual(codes(del.responses as TopicResult[]), [0, 0, 0]);
+      assert.ok((del.throttleTimeMs as number) > 0);
+    } finally {
+      cx.close();
     }
   } finally {
     c.close();
