@@ -14,7 +14,7 @@
 // caller handles; Kafka's LogManager then falls back to the safe value (recover everything, start
 // at the first segment) and so does strand's.
 
-import type { Platform } from "../platform/mod.ts";
+import type { FileSystem, Platform } from "../platform/mod.ts";
 import { checkpointEntriesMax, type TimeSlice } from "../util/mod.ts";
 
 export const RecoveryPointCheckpointFile = "recovery-point-offset-checkpoint";
@@ -167,14 +167,7 @@ export class OffsetCheckpointFile {
   private async writeOnce(data: Uint8Array, generation: number): Promise<void> {
     const fs = this.platform.fs;
     const tmp = `${this.path}.async.tmp`;
-    const file = await fs.openAsync(tmp, "readwrite");
-    try {
-      file.truncate(0);
-      file.writeAt(data, 0);
-      await (file.syncAsync?.() ?? file.sync());
-    } finally {
-      file.close();
-    }
+    await writeSyncedAsync(fs, tmp, data);
     // On the loop, with no await between the check and the rename: a newer content renamed
     // meanwhile (a write at once) must not be replaced by this older one.
     if (this.renamedGeneration > generation) return;
@@ -185,17 +178,7 @@ export class OffsetCheckpointFile {
       fs.rename(tmp, this.path);
       this.renamedGeneration = generation;
     }
-    const dir = this.path.slice(0, this.path.lastIndexOf("/")) || "/";
-    const dirHandle = await fs.openAsync(dir, "read");
-    try {
-      await (dirHandle.syncAsync?.() ?? dirHandle.sync());
-    } catch (e) {
-      // As FileSystem.syncDir: a filesystem that refuses fsync on a directory is no failure.
-      const code = (e as { code?: string }).code;
-      if (code !== "EINVAL" && code !== "EISDIR" && code !== "ENOTSUP") throw e;
-    } finally {
-      dirHandle.close();
-    }
+    await syncDirAsync(fs, this.path.slice(0, this.path.lastIndexOf("/")) || "/");
   }
 
   /** The entries; empty when the file does not exist; throws CheckpointFormatError when damaged. */
@@ -215,5 +198,30 @@ export class OffsetCheckpointFile {
       if (r.done) return r.value;
       await slice.yield();
     }
+  }
+}
+
+/** The steps of a background atomic write before its rename: `path` written whole and fsynced, on the I/O pool. */
+export async function writeSyncedAsync(fs: FileSystem, path: string, data: Uint8Array): Promise<void> {
+  const file = await fs.openAsync(path, "readwrite");
+  try {
+    file.truncate(0);
+    file.writeAt(data, 0);
+    await (file.syncAsync?.() ?? file.sync());
+  } finally {
+    file.close();
+  }
+}
+
+/** fsync of a directory after a rename in it, on the I/O pool; as FileSystem.syncDir, a filesystem that refuses it is no failure. */
+export async function syncDirAsync(fs: FileSystem, dir: string): Promise<void> {
+  const handle = await fs.openAsync(dir, "read");
+  try {
+    await (handle.syncAsync?.() ?? handle.sync());
+  } catch (e) {
+    const code = (e as { code?: string }).code;
+    if (code !== "EINVAL" && code !== "EISDIR" && code !== "ENOTSUP") throw e;
+  } finally {
+    handle.close();
   }
 }

@@ -19,6 +19,8 @@ import {
   OffsetCheckpointFile,
   RecoveryPointCheckpointFile,
   ReplicationOffsetCheckpointFile,
+  syncDirAsync,
+  writeSyncedAsync,
 } from "./checkpoint.ts";
 import type { Log } from "./log.ts";
 import { isIoError } from "./log_dir_failure.ts";
@@ -114,21 +116,9 @@ export class LogDirCheckpoints {
     const fs = this.platform.fs;
     try {
       const tmp = `${path}.tmp`;
-      const file = await fs.openAsync(tmp, "readwrite");
-      try {
-        file.truncate(0);
-        file.writeAt(data, 0);
-        await (file.syncAsync?.() ?? file.sync());
-      } finally {
-        file.close();
-      }
+      await writeSyncedAsync(fs, tmp, data);
       await fs.renameAsync(tmp, path);
-      const dirHandle = await fs.openAsync(dir, "read");
-      try {
-        await (dirHandle.syncAsync?.() ?? dirHandle.sync());
-      } finally {
-        dirHandle.close();
-      }
+      await syncDirAsync(fs, dir);
     } catch (e) {
       if (!isIoError(e)) throw e;
       this.onIoError(dir, e);
