@@ -20,6 +20,7 @@ import {
   aclPersistentPaths,
   aclStorePath,
   ExtendedAclChangeZNode,
+  isRegistryUnavailable,
   LiteralAclChangeZNode,
   type Op,
   type Registry,
@@ -102,7 +103,7 @@ function changeNotification(p: ResourcePattern): Op {
 function errorOf(e: unknown): AclResult {
   if (e instanceof RegistryError) {
     if (e.code === "SystemError" && e.ioCode !== null) return { errorCode: KAFKA_STORAGE_ERROR, errorMessage: `the registry could not store the ACL change: ${e.message}` };
-    if (e.code === "ConnectionLoss" || e.code === "OperationTimeout" || e.code === "SessionExpired") return { errorCode: REQUEST_TIMED_OUT, errorMessage: e.message };
+    if (isRegistryUnavailable(e)) return { errorCode: REQUEST_TIMED_OUT, errorMessage: e.message };
   }
   return { errorCode: UNKNOWN_SERVER_ERROR, errorMessage: e instanceof Error ? e.message : String(e) };
 }

@@ -20,6 +20,7 @@ import {
   ConfigEntityTypeZNode,
   ConfigEntityZNode,
   ConfigType,
+  isRegistryUnavailable,
   type Registry,
   RegistryError,
 } from "../registry/mod.ts";
@@ -283,7 +284,7 @@ async function alterOneUser(
 function registryErrorCode(e: unknown): number {
   // A registry that cannot be written (its disk full, ZooKeeper unreachable) is the broker's
   // storage or availability problem, not the request's.
-  if (e instanceof RegistryError && (e.code === "ConnectionLoss" || e.code === "OperationTimeout" || e.code === "SessionExpired")) {
+  if (isRegistryUnavailable(e)) {
     return ErrorCode.REQUEST_TIMED_OUT;
   }
   return ErrorCode.UNKNOWN_SERVER_ERROR;
