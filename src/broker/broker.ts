@@ -142,6 +142,7 @@ export class Broker {
     const logDefaults: TopicLogConfig = {
       segmentBytes: config.logSegmentBytes,
       segmentMs: config.logRollMs,
+      segmentJitterMs: config.logRollJitterMs,
       indexIntervalBytes: config.logIndexIntervalBytes,
       segmentIndexBytes: config.logIndexSizeMaxBytes,
       maxMessageBytes: config.messageMaxBytes,

@@ -167,6 +167,9 @@ export const brokerConfigKeys: Record<string, KeyDef> = {
   "log.segment.bytes": { kind: "int", default: "1073741824", min: 14 },
   "log.roll.hours": { kind: "int", default: "168", min: 1 },
   "log.roll.ms": { kind: "long", default: null, min: 1 },
+  // segment.jitter.ms's broker default: a new segment's time-based roll comes up to this much early.
+  "log.roll.jitter.hours": { kind: "int", default: "0", min: 0 },
+  "log.roll.jitter.ms": { kind: "long", default: null, min: 0 },
   "log.index.interval.bytes": { kind: "int", default: "4096", min: 0 },
   "log.index.size.max.bytes": { kind: "int", default: "10485760", min: 4 },
   "log.flush.interval.messages": { kind: "long", default: "9223372036854775807", min: 1 },
@@ -314,6 +317,7 @@ export interface BrokerConfig {
   listenerConnectionLimits: Map<string, { maxConnections?: number; maxConnectionCreationRate?: number }>;
   logSegmentBytes: number;
   logRollMs: number;
+  logRollJitterMs: number;
   logIndexIntervalBytes: number;
   logIndexSizeMaxBytes: number;
   /** log.retention.ms|minutes|hours resolved to ms; -1: no time limit. */
@@ -540,6 +544,7 @@ export function parseBrokerConfig(input: Map<string, string>): { config: BrokerC
     listenerConnectionLimits: parseListenerConnectionLimits(input, names),
     logSegmentBytes: int("log.segment.bytes"),
     logRollMs: rollMs,
+    logRollJitterMs: raw.has("log.roll.jitter.ms") ? int("log.roll.jitter.ms") : int("log.roll.jitter.hours") * HOUR_MS,
     logIndexIntervalBytes: int("log.index.interval.bytes"),
     logIndexSizeMaxBytes: int("log.index.size.max.bytes"),
     logRetentionMs: retentionMs < 0 ? -1 : retentionMs,

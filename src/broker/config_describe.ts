@@ -79,6 +79,8 @@ interface BrokerSynonym {
 interface TopicKeyDef {
   type: number;
   synonyms: BrokerSynonym[];
+  /** The value of a key with no broker synonym (Kafka's CONFIGS_WITH_NO_SERVER_DEFAULTS). */
+  topicDefault?: string;
   doc: string;
 }
 
@@ -95,11 +97,26 @@ export const topicConfigDefs: Record<string, TopicKeyDef> = {
     doc: 'A string that is either "delete" or "compact" or both: how old log segments are retired. ' +
       '"delete" discards them once their retention time or size limit is reached; "compact" keeps the latest value of each key.',
   },
+  "compression.gzip.level": {
+    type: T.INT,
+    synonyms: [{ key: "compression.gzip.level", kafkaDefault: "-1" }],
+    doc: "The compression level to use if compression.type is set to gzip (1 to 9, or -1 for the codec's default).",
+  },
+  "compression.lz4.level": {
+    type: T.INT,
+    synonyms: [{ key: "compression.lz4.level", kafkaDefault: "9" }],
+    doc: "The compression level to use if compression.type is set to lz4 (1 to 17).",
+  },
   "compression.type": {
     type: T.STRING,
     synonyms: [{ key: "compression.type", kafkaDefault: "producer" }],
     doc: "The final compression type for the topic: uncompressed, gzip, snappy, lz4 or zstd, " +
       'or "producer" to keep the codec the producer chose.',
+  },
+  "compression.zstd.level": {
+    type: T.INT,
+    synonyms: [{ key: "compression.zstd.level", kafkaDefault: "3" }],
+    doc: "The compression level to use if compression.type is set to zstd (-131072 to 22).",
   },
   "delete.retention.ms": {
     type: T.LONG,
@@ -125,10 +142,36 @@ export const topicConfigDefs: Record<string, TopicKeyDef> = {
     ],
     doc: "The time after which a partition's log is fsynced.",
   },
+  "follower.replication.throttled.replicas": {
+    type: T.LIST,
+    synonyms: [],
+    topicDefault: "",
+    doc: "The replicas whose replication is throttled on the follower side (follower.replication.throttled.rate), " +
+      "as [PartitionId]:[BrokerId],[PartitionId]:[BrokerId],... or the wildcard '*' for every replica of the topic.",
+  },
   "index.interval.bytes": {
     type: T.INT,
     synonyms: [{ key: "log.index.interval.bytes", kafkaDefault: "4096" }],
     doc: "How often an entry is added to the offset index: one every this many bytes of log.",
+  },
+  "leader.replication.throttled.replicas": {
+    type: T.LIST,
+    synonyms: [],
+    topicDefault: "",
+    doc: "The replicas whose replication is throttled on the leader side (leader.replication.throttled.rate), " +
+      "as [PartitionId]:[BrokerId],[PartitionId]:[BrokerId],... or the wildcard '*' for every replica of the topic.",
+  },
+  "local.retention.bytes": {
+    type: T.LONG,
+    synonyms: [{ key: "log.local.retention.bytes", kafkaDefault: "-2" }],
+    doc: "The most local log segments may hold for a partition before the oldest are deleted, with tiered storage; " +
+      "-2 means retention.bytes. strand has no tiered storage: accepted and reported only.",
+  },
+  "local.retention.ms": {
+    type: T.LONG,
+    synonyms: [{ key: "log.local.retention.ms", kafkaDefault: "-2" }],
+    doc: "How long a local log segment is kept before it is deleted, with tiered storage; -2 means retention.ms. " +
+      "strand has no tiered storage: accepted and reported only.",
   },
   "max.compaction.lag.ms": {
     type: T.LONG,
@@ -139,6 +182,18 @@ export const topicConfigDefs: Record<string, TopicKeyDef> = {
     type: T.INT,
     synonyms: [{ key: "message.max.bytes", kafkaDefault: "1048588" }],
     doc: "The largest record batch size allowed by Kafka (after compression if compression is enabled).",
+  },
+  "message.downconversion.enable": {
+    type: T.BOOLEAN,
+    synonyms: [{ key: "log.message.downconversion.enable", kafkaDefault: "true" }],
+    doc: "Whether down-conversion of message formats is enabled to satisfy consume requests from older clients; " +
+      "when false, such requests are answered with UNSUPPORTED_VERSION.",
+  },
+  "message.format.version": {
+    type: T.STRING,
+    synonyms: [{ key: "log.message.format.version", kafkaDefault: "3.0-IV1" }],
+    doc: "[DEPRECATED] The message format version the broker appends with. Always taken as 3.0 when " +
+      "inter.broker.protocol.version is 3.0 or higher (the value is ignored); strand writes message format v2.",
   },
   "message.timestamp.after.max.ms": {
     type: T.LONG,
@@ -183,6 +238,12 @@ export const topicConfigDefs: Record<string, TopicKeyDef> = {
     synonyms: [{ key: "log.preallocate", kafkaDefault: "false" }],
     doc: "True if the file should be preallocated on disk when creating a new log segment.",
   },
+  "remote.storage.enable": {
+    type: T.BOOLEAN,
+    synonyms: [],
+    topicDefault: "false",
+    doc: "To enable tiered storage for a topic, set this configuration as true. strand has no tiered storage: only false is accepted.",
+  },
   "retention.bytes": {
     type: T.LONG,
     synonyms: [{ key: "log.retention.bytes", kafkaDefault: "-1" }],
@@ -206,6 +267,14 @@ export const topicConfigDefs: Record<string, TopicKeyDef> = {
     type: T.INT,
     synonyms: [{ key: "log.index.size.max.bytes", kafkaDefault: "10485760" }],
     doc: "The size of the index that maps offsets to file positions, preallocated and shrunk when the log rolls.",
+  },
+  "segment.jitter.ms": {
+    type: T.LONG,
+    synonyms: [
+      { key: "log.roll.jitter.ms", kafkaDefault: null },
+      { key: "log.roll.jitter.hours", kafkaDefault: "0", msPerUnit: HOUR_MS },
+    ],
+    doc: "The maximum random jitter subtracted from the scheduled segment roll time to avoid thundering herds of segment rolling.",
   },
   "segment.ms": {
     type: T.LONG,
@@ -258,7 +327,7 @@ export function topicDefaultValue(config: BrokerConfig, key: string, dynamic: Dy
     const v = brokerValue(config, s, dynamic);
     if (v !== null) return toTopicUnit(v, s);
   }
-  return null;
+  return def.topicDefault ?? null;
 }
 
 /** The broker synonyms of a topic key, as Kafka lists them: dynamic (broker, cluster), static, then defaults. */

@@ -90,6 +90,7 @@ export function logDefaultsOf(config: BrokerConfig): TopicLogConfig {
   return {
     segmentBytes: config.logSegmentBytes,
     segmentMs: config.logRollMs,
+    segmentJitterMs: config.logRollJitterMs,
     indexIntervalBytes: config.logIndexIntervalBytes,
     segmentIndexBytes: config.logIndexSizeMaxBytes,
     maxMessageBytes: config.messageMaxBytes,

@@ -9,7 +9,7 @@
 // multi: the topic must still exist, the config node must still be at the version read, and the
 // notification is created with it. When another writer got in between, the change starts over.
 
-import { checkTopicConfig } from "../log/mod.ts";
+import { checkTopicConfig, checkTopicConfigSet } from "../log/mod.ts";
 import {
   ConfigEntityChangeNotificationSequenceZNode,
   ConfigEntityZNode,
@@ -78,6 +78,8 @@ export class ZkConfigAdmin implements ConfigAdmin {
         const why = checkTopicConfig(key, value);
         if (why !== null) return fail(ErrorCode.INVALID_CONFIG, why);
       }
+      const inconsistent = checkTopicConfigSet(next.configs);
+      if (inconsistent !== null) return fail(ErrorCode.INVALID_CONFIG, inconsistent);
       if (validateOnly) return ok;
       try {
         await this.registry.multi(this.writeOps(topic, current, next.configs));

@@ -2,7 +2,7 @@
 // (any broker may do this; the controller reacts to the znodes), then waiting until this broker's
 // metadata shows the result. Validation follows Kafka's rules and wording.
 
-import { checkTopicConfig } from "../log/mod.ts";
+import { checkTopicConfig, checkTopicConfigSet } from "../log/mod.ts";
 import type { Platform } from "../platform/mod.ts";
 import {
   ConfigEntityZNode,
@@ -101,6 +101,8 @@ export class ZkTopicAdmin implements TopicAdmin {
       const why = checkTopicConfig(k, v);
       if (why !== null) return fail(ErrorCode.INVALID_CONFIG, why);
     }
+    const inconsistent = checkTopicConfigSet(spec.configs);
+    if (inconsistent !== null) return fail(ErrorCode.INVALID_CONFIG, inconsistent);
     const brokers = await readLiveBrokers(this.registry);
     let assignment = spec.assignment;
     if (assignment !== null) {

@@ -51,7 +51,7 @@ import type { Logger } from "../util/mod.ts";
 import { isIoError, KafkaStorageError, logDirOf, type LogDirFailureHandler, storageErrorKind } from "./log_dir_failure.ts";
 import { checkFetchedBatches, type FetchedBatch } from "./follower_batches.ts";
 import { type LeaderEpochFileCache, UNDEFINED_EPOCH_OFFSET } from "./leader_epoch_cache.ts";
-import { type LogConfig, logConfigDefaults } from "./log_config.ts";
+import { type LogConfig, logConfigDefaults, randomSegmentJitterMs } from "./log_config.ts";
 import { createdLog, loadLog, type LogLoadState } from "./log_loader.ts";
 import { breachedSegmentCount, readSegments, segmentIndexFor } from "./log_segments.ts";
 import { DeletedFileSuffix, LogSegment, type TimestampOffset } from "./segment.ts";
@@ -99,6 +99,8 @@ export class Log {
   private truncations = 0;
   /** The closed segments' running max timestamps, for offsetForTimestamp (timestamp_search.ts). */
   private runningMax = new RunningMaxTimestamps();
+  /** The active segment's roll jitter (Kafka's per-segment rollJitterMs), drawn once per segment. */
+  private rollJitter: { segment: LogSegment; ms: number } | null = null;
 
   private constructor(
     private readonly platform: Platform,
@@ -490,7 +492,8 @@ export class Log {
     const offsetOverflow = lastOffset - seg.baseOffset > 0x7fffffff;
     if (seg.sizeBytes === 0 && !offsetOverflow) return;
     const full = seg.sizeBytes + incomingBytes > this.config.segmentBytes;
-    const old = this.platform.clock.nowMs() - seg.createdMs > this.config.segmentMs;
+    if (this.rollJitter?.segment !== seg) this.rollJitter = { segment: seg, ms: randomSegmentJitterMs(this._config, this.platform) };
+    const old = this.platform.clock.nowMs() - seg.createdMs > this.config.segmentMs - this.rollJitter.ms;
     if (full || old || offsetOverflow || seg.index.isFull || seg.timeIndex.isFull) this.roll(firstOffset);
   }
 

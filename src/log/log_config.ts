@@ -14,12 +14,21 @@
 //   max.compaction.lag.ms ← log.cleaner.max.compaction.lag.ms
 //   message.timestamp.{type,before.max.ms,after.max.ms,difference.max.ms} ← log.message.timestamp.*
 //   (the produce path's record validation reads them: protocol/record_validator.ts)
+//   segment.jitter.ms ← log.roll.jitter.ms|hours (each new active segment rolls up to this much early)
+// Accepted and reported, not applied (README's topic config table says why): preallocate,
+// message.format.version (ignored by Kafka itself since inter-broker protocol 3.0),
+// message.downconversion.enable, compression.{gzip,lz4,zstd}.level, local.retention.{ms,bytes};
+// remote.storage.enable only as false (tiered storage is off, as in a Kafka without
+// remote.log.storage.system.enable). leader/follower.replication.throttled.replicas name the
+// replicas the broker's leader/follower.replication.throttled.rate applies to.
 
 import type { SegmentConfig } from "./segment.ts";
 
 export interface LogConfig extends SegmentConfig {
   segmentBytes: number;
   segmentMs: number;
+  /** segment.jitter.ms: the most a segment's time-based roll may come early (Kafka's rollJitterMs). */
+  segmentJitterMs?: number;
   /** retention.ms: segments whose newest batch is older are deleted; -1: no time limit. */
   retentionMs?: number;
   /** retention.bytes: oldest segments are deleted while the log is larger; -1: no size limit. */
@@ -48,6 +57,7 @@ const DAY_MS = 24 * 3_600_000;
 export const logConfigDefaults: Required<LogConfig> = {
   segmentBytes: 1 << 30,
   segmentMs: 7 * DAY_MS,
+  segmentJitterMs: 0,
   indexIntervalBytes: 4096,
   segmentIndexBytes: 10 << 20,
   retentionMs: 7 * DAY_MS,
@@ -61,6 +71,19 @@ export const logConfigDefaults: Required<LogConfig> = {
   minCompactionLagMs: 0,
   maxCompactionLagMs: Number.MAX_SAFE_INTEGER,
 };
+
+/**
+ * A segment's roll jitter (Kafka's LogConfig.randomSegmentJitter): uniform in
+ * [0, min(segment.jitter.ms, segment.ms)), from a random non-negative 31-bit int as Kafka draws it.
+ */
+export function randomSegmentJitterMs(config: LogConfig, random: { randomBytes(out: Uint8Array): void }): number {
+  const jitterMs = config.segmentJitterMs ?? 0;
+  if (jitterMs <= 0) return 0;
+  const b = new Uint8Array(4);
+  random.randomBytes(b);
+  const r = new DataView(b.buffer).getUint32(0) & 0x7fffffff;
+  return r % Math.min(jitterMs, config.segmentMs);
+}
 
 /** Any negative retention.ms means no time limit (Kafka treats them all as -1). */
 const retentionMsOf = (ms: number) => (ms < 0 ? -1 : ms);
@@ -87,18 +110,61 @@ const oneOf = (...allowed: string[]): Check => (v) => {
   return parts.length > 0 && parts.every((p) => allowed.includes(p)) ? null : `must be one of ${allowed.join(", ")}`;
 };
 const bool: Check = (v) => (v === "true" || v === "false" ? null : "must be true or false");
+/** An int within [min, max], or one extra value (gzip's -1: the codec's default level). */
+const level = (min: number, max: number, orValue = min): Check => (v) =>
+  /^-?\d{1,7}$/.test(v) && ((Number(v) >= min && Number(v) <= max) || Number(v) === orValue)
+    ? null
+    : `must be between ${min} and ${max}${orValue < min ? ` or equal to ${orValue}` : ""}`;
+
+/**
+ * Kafka's MetadataVersion strings (MetadataVersionValidator): "0.8.0" … "0.11.0-IV2", "1.0-IV0" …
+ * "3.9-IV0", or a release's short form ("0.10.2", "2.8", "3.8"); a patch level is ignored
+ * ("0.10.2.1", "2.8.1"), as MetadataVersion.fromVersionString cuts it.
+ */
+const metadataVersions = new Set([
+  "0.8.0", "0.8.1", "0.8.2", "0.9.0", "0.10.0-IV0", "0.10.0-IV1", "0.10.1-IV0", "0.10.1-IV1", "0.10.1-IV2",
+  "0.10.2-IV0", "0.11.0-IV0", "0.11.0-IV1", "0.11.0-IV2", "1.0-IV0", "1.1-IV0", "2.0-IV0", "2.0-IV1", "2.1-IV0",
+  "2.1-IV1", "2.1-IV2", "2.2-IV0", "2.2-IV1", "2.3-IV0", "2.3-IV1", "2.4-IV0", "2.4-IV1", "2.5-IV0", "2.6-IV0",
+  "2.7-IV0", "2.7-IV1", "2.7-IV2", "2.8-IV0", "2.8-IV1", "3.0-IV0", "3.0-IV1", "3.1-IV0", "3.2-IV0", "3.3-IV0",
+  "3.3-IV1", "3.3-IV2", "3.3-IV3", "3.4-IV0", "3.5-IV0", "3.5-IV1", "3.5-IV2", "3.6-IV0", "3.6-IV1", "3.6-IV2",
+  "3.7-IV0", "3.7-IV1", "3.7-IV2", "3.7-IV3", "3.7-IV4", "3.8-IV0", "3.9-IV0",
+  "0.10.0", "0.10.1", "0.10.2", "0.11.0", "1.0", "1.1", "2.0", "2.1", "2.2", "2.3", "2.4", "2.5", "2.6", "2.7",
+  "2.8", "3.0", "3.1", "3.2", "3.3", "3.4", "3.5", "3.6", "3.7", "3.8",
+]);
+const metadataVersion: Check = (v) => {
+  const parts = v.split(".");
+  const n = v.startsWith("0.") ? 3 : 2;
+  return metadataVersions.has(parts.length <= n ? v : parts.slice(0, n).join(".")) ? null : `Version ${v} is not a valid version`;
+};
+
+/** Kafka's ThrottledReplicaListValidator: "*", or partition:broker pairs. */
+const throttledReplicas: Check = (v) => {
+  const parts = v.split(",").map((s) => s.trim());
+  return parts.every((p) => /^(\d+:\d+)?$/.test(p)) || parts.join("") === "*"
+    ? null
+    : "must be the literal '*' or a list of replicas in the following format: [partitionId]:[brokerId],[partitionId]:[brokerId],...";
+};
 
 /** Topic config keys strand accepts. Stored in the registry; applied where strand implements them. */
 export const topicConfigChecks: Record<string, Check> = {
   "cleanup.policy": oneOf("delete", "compact"),
+  "compression.gzip.level": level(1, 9, -1),
+  "compression.lz4.level": level(1, 17),
+  "compression.zstd.level": level(-131072, 22),
   "compression.type": word("producer", "uncompressed", "gzip", "snappy", "lz4", "zstd"),
   "delete.retention.ms": long(0),
   "file.delete.delay.ms": long(0),
   "flush.messages": long(1),
   "flush.ms": long(0),
+  "follower.replication.throttled.replicas": throttledReplicas,
   "index.interval.bytes": int(0),
+  "leader.replication.throttled.replicas": throttledReplicas,
+  "local.retention.bytes": long(-2),
+  "local.retention.ms": long(-2),
   "max.compaction.lag.ms": long(1),
   "max.message.bytes": int(0),
+  "message.downconversion.enable": bool,
+  "message.format.version": metadataVersion,
   "message.timestamp.after.max.ms": long(0),
   "message.timestamp.before.max.ms": long(0),
   "message.timestamp.difference.max.ms": long(0),
@@ -107,10 +173,12 @@ export const topicConfigChecks: Record<string, Check> = {
   "min.compaction.lag.ms": long(0),
   "min.insync.replicas": int(1),
   "preallocate": bool,
+  "remote.storage.enable": bool,
   "retention.bytes": long(-1),
   "retention.ms": long(-1),
   "segment.bytes": int(14),
   "segment.index.bytes": int(8),
+  "segment.jitter.ms": long(0),
   "segment.ms": long(1),
   "unclean.leader.election.enable": bool,
 };
@@ -122,6 +190,26 @@ export function checkTopicConfig(key: string, value: string | null): string | nu
   if (value === null) return `${key} needs a value`;
   const why = check(value.trim());
   return why === null ? null : `${key}=${value}: ${why}`;
+}
+
+/**
+ * Error message when a topic's whole config (its overrides after a change) is inconsistent, as
+ * Kafka's LogConfig.validate checks it past the single keys: min.compaction.lag.ms may not exceed
+ * max.compaction.lag.ms, and remote.storage.enable=true is refused because strand has no tiered
+ * storage (Kafka's answer while remote.log.storage.system.enable is false).
+ */
+export function checkTopicConfigSet(configs: Record<string, string>): string | null {
+  const longOf = (k: string, d: bigint) => {
+    const v = configs[k]?.trim();
+    return v !== undefined && /^-?\d{1,19}$/.test(v) ? BigInt(v) : d;
+  };
+  const min = longOf("min.compaction.lag.ms", 0n);
+  const max = longOf("max.compaction.lag.ms", int64Max);
+  if (min > max) return `conflict topic config setting min.compaction.lag.ms (${min}) > max.compaction.lag.ms (${max})`;
+  if (configs["remote.storage.enable"]?.trim() === "true") {
+    return "remote.storage.enable=true: Tiered Storage functionality is disabled in the broker. Topic cannot be configured with remote log storage.";
+  }
+  return null;
 }
 
 export interface TopicLogConfig extends LogConfig {
@@ -146,6 +234,7 @@ export function effectiveLogConfig(defaults: TopicLogConfig, overrides: Record<s
   return {
     segmentBytes: num("segment.bytes", defaults.segmentBytes),
     segmentMs: num("segment.ms", defaults.segmentMs),
+    segmentJitterMs: num("segment.jitter.ms", defaults.segmentJitterMs ?? 0),
     indexIntervalBytes: num("index.interval.bytes", defaults.indexIntervalBytes),
     segmentIndexBytes: num("segment.index.bytes", defaults.segmentIndexBytes),
     maxMessageBytes: num("max.message.bytes", defaults.maxMessageBytes),

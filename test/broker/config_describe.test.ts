@@ -15,7 +15,7 @@ import {
   topicConfigEntry,
   topicDefaultValue,
 } from "../../src/broker/config_describe.ts";
-import { checkTopicConfig, topicConfigChecks } from "../../src/log/mod.ts";
+import { checkTopicConfig, checkTopicConfigSet, topicConfigChecks } from "../../src/log/mod.ts";
 
 const config = (raw: Record<string, string> = {}) => parseBrokerConfig(new Map(Object.entries({ "log.dirs": "/tmp/x", ...raw }))).config;
 
@@ -74,10 +74,10 @@ test("a topic key's value: override, else server.properties, else default, in th
 });
 
 test("describeTopicConfigs lists every known key once, sorted, plus foreign keys the topic stores", () => {
-  const entries = describeTopicConfigs(config(), { "message.downconversion.enable": "false" });
+  const entries = describeTopicConfigs(config(), { "confluent.placement.constraints": "false" });
   const names = entries.map((e) => e.name);
-  assert.deepEqual(names, [...Object.keys(topicConfigChecks), "message.downconversion.enable"].sort());
-  const foreign = entries.find((e) => e.name === "message.downconversion.enable")!;
+  assert.deepEqual(names, [...Object.keys(topicConfigChecks), "confluent.placement.constraints"].sort());
+  const foreign = entries.find((e) => e.name === "confluent.placement.constraints")!;
   assert.deepEqual([foreign.value, foreign.source, foreign.documentation], ["false", ConfigSource.TOPIC_CONFIG, null]);
 });
 
@@ -214,4 +214,103 @@ test("describeBrokerConfigs: the ssl.* keys, plain and listener-prefixed, are li
   assert.deepEqual([jaas.value, jaas.isSensitive], [null, true]);
   assert.equal(byName.get("ssl.truststore.password")!.isSensitive, true);
   assert.ok(!JSON.stringify(entries).includes("hunter2") && !JSON.stringify(entries).includes("secret-a"), "no secret in the answer");
+});
+
+/** Kafka 3.8's LogConfig.configNames(): every topic key a Kafka 3.8 broker accepts and describes. */
+const kafka38TopicKeys = [
+  "cleanup.policy", "compression.gzip.level", "compression.lz4.level", "compression.type", "compression.zstd.level",
+  "delete.retention.ms", "file.delete.delay.ms", "flush.messages", "flush.ms", "follower.replication.throttled.replicas",
+  "index.interval.bytes", "leader.replication.throttled.replicas", "local.retention.bytes", "local.retention.ms",
+  "max.compaction.lag.ms", "max.message.bytes", "message.downconversion.enable", "message.format.version",
+  "message.timestamp.after.max.ms", "message.timestamp.before.max.ms", "message.timestamp.difference.max.ms",
+  "message.timestamp.type", "min.cleanable.dirty.ratio", "min.compaction.lag.ms", "min.insync.replicas", "preallocate",
+  "remote.storage.enable", "retention.bytes", "retention.ms", "segment.bytes", "segment.index.bytes", "segment.jitter.ms",
+  "segment.ms", "unclean.leader.election.enable",
+];
+
+test("the topic keys are exactly Kafka 3.8's, with Kafka's defaults when nothing overrides them", () => {
+  assert.deepEqual(Object.keys(topicConfigChecks).sort(), kafka38TopicKeys);
+  const c = config();
+  const expected: Record<string, string> = {
+    "compression.gzip.level": "-1",
+    "compression.lz4.level": "9",
+    "compression.zstd.level": "3",
+    "follower.replication.throttled.replicas": "",
+    "leader.replication.throttled.replicas": "",
+    "local.retention.bytes": "-2",
+    "local.retention.ms": "-2",
+    "message.downconversion.enable": "true",
+    "message.format.version": "3.0-IV1",
+    "remote.storage.enable": "false",
+    "segment.jitter.ms": "0",
+  };
+  for (const [k, v] of Object.entries(expected)) assert.equal(topicDefaultValue(c, k), v, k);
+  // Keys without a broker synonym (Kafka's CONFIGS_WITH_NO_SERVER_DEFAULTS) have none to list.
+  const remote = topicConfigEntry(c, {}, "remote.storage.enable");
+  assert.deepEqual([remote.source, remote.synonyms], [ConfigSource.DEFAULT_CONFIG, []]);
+  const jitter = topicConfigEntry(config({ "log.roll.jitter.hours": "1" }), {}, "segment.jitter.ms");
+  assert.deepEqual([jitter.value, jitter.source], ["3600000", ConfigSource.STATIC_BROKER_CONFIG]);
+  assert.deepEqual(jitter.synonyms.map((x) => [x.name, x.value, x.source]), [
+    ["log.roll.jitter.hours", "1", ConfigSource.STATIC_BROKER_CONFIG],
+    ["log.roll.jitter.hours", "0", ConfigSource.DEFAULT_CONFIG],
+  ]);
+  const throttled = topicConfigEntry(c, { "leader.replication.throttled.replicas": " 0:1 , 1:2 " }, "leader.replication.throttled.replicas");
+  assert.deepEqual([throttled.value, throttled.source, throttled.configType], ["0:1,1:2", ConfigSource.TOPIC_CONFIG, 7]);
+});
+
+test("checkTopicConfig: the keys Kafka 3.8 added past strand's first set, with Kafka's validators", () => {
+  const ok = [
+    ["segment.jitter.ms", "0"],
+    ["segment.jitter.ms", "9223372036854775807"],
+    ["compression.gzip.level", "-1"],
+    ["compression.gzip.level", "9"],
+    ["compression.lz4.level", "17"],
+    ["compression.zstd.level", "-131072"],
+    ["compression.zstd.level", "22"],
+    ["message.format.version", "0.10.2"],
+    ["message.format.version", "0.10.2.1"],
+    ["message.format.version", "0.10.0-IV1"],
+    ["message.format.version", "2.8"],
+    ["message.format.version", "2.8.1"],
+    ["message.format.version", "3.0-IV1"],
+    ["message.format.version", "3.9-IV0"],
+    ["message.downconversion.enable", "false"],
+    ["remote.storage.enable", "false"],
+    ["remote.storage.enable", "true"], // a valid boolean; checkTopicConfigSet refuses it
+    ["local.retention.ms", "-2"],
+    ["local.retention.bytes", "1000"],
+    ["leader.replication.throttled.replicas", "*"],
+    ["leader.replication.throttled.replicas", "0:1,1:2"],
+    ["follower.replication.throttled.replicas", ""],
+    ["follower.replication.throttled.replicas", " 0:1 , 3:0"],
+  ];
+  for (const [k, v] of ok) assert.equal(checkTopicConfig(k, v), null, `${k}=${v}`);
+  const bad = [
+    ["segment.jitter.ms", "-1"],
+    ["compression.gzip.level", "0"],
+    ["compression.gzip.level", "10"],
+    ["compression.lz4.level", "0"],
+    ["compression.lz4.level", "-1"],
+    ["compression.zstd.level", "23"],
+    ["message.format.version", "0.7"],
+    ["message.format.version", "3.9"], // not a production release in 3.8: only 3.9-IV0
+    ["message.format.version", "latest"],
+    ["message.downconversion.enable", "1"],
+    ["local.retention.ms", "-3"],
+    ["leader.replication.throttled.replicas", "0"],
+    ["leader.replication.throttled.replicas", "*,0:1"],
+    ["follower.replication.throttled.replicas", "a:b"],
+  ];
+  for (const [k, v] of bad) {
+    const why = checkTopicConfig(k, v);
+    assert.ok(why !== null && why.includes(k), `${k}=${v}: ${why}`);
+  }
+});
+
+test("checkTopicConfigSet: min.compaction.lag.ms above max.compaction.lag.ms, and tiered storage, are refused", () => {
+  assert.equal(checkTopicConfigSet({}), null);
+  assert.equal(checkTopicConfigSet({ "min.compaction.lag.ms": "5", "max.compaction.lag.ms": "5" }), null);
+  assert.match(checkTopicConfigSet({ "min.compaction.lag.ms": "6", "max.compaction.lag.ms": "5" })!, /min\.compaction\.lag\.ms \(6\) > max\.compaction\.lag\.ms \(5\)/);
+  assert.equal(checkTopicConfigSet({ "remote.storage.enable": "false" }), null);
+  assert.match(checkTopicConfigSet({ "remote.storage.enable": "true" })!, /^remote\.storage\.enable=true: Tiered Storage functionality is disabled/);
 });

@@ -455,3 +455,59 @@ test("log: a segment older than segment.ms rolls at the next append", async () =
     }
   });
 });
+
+test("log: segment.jitter.ms rolls each segment up to that much early, one random draw per segment (Kafka's rollJitterMs)", async () => {
+  await withTempDir((dir) => {
+    let now = 1_000_000;
+    // The random source answers 0x7fffffff, then 0x00000005: jitter = r % min(jitter, segment.ms).
+    const draws = [[0x7f, 0xff, 0xff, 0xff], [0, 0, 0, 5]];
+    let drawn = 0;
+    const timed: Platform = {
+      ...platform,
+      clock: { ...platform.clock, nowMs: () => now },
+      randomBytes: (out: Uint8Array) => out.set(draws[drawn++ % draws.length]),
+    };
+    const log = Log.open(timed, dir, "t", 0, logConfig({ segmentMs: 60_000, segmentJitterMs: 10_000 }), silentLogger);
+    try {
+      appendRecords(log, 1);
+      // First segment: 0x7fffffff % 10000 = 3647 ms early, so it rolls past 60000 - 3647.
+      now += 60_000 - 3_647;
+      appendRecords(log, 1);
+      assert.deepEqual(segmentBases(dir), [0], "not yet: exactly segment.ms - jitter");
+      now += 1;
+      appendRecords(log, 1);
+      assert.deepEqual(segmentBases(dir), [0, 2]);
+      // Second segment: 5 ms early; the draw is kept across appends.
+      now += 60_000 - 5;
+      appendRecords(log, 1);
+      assert.deepEqual(segmentBases(dir), [0, 2]);
+      assert.equal(drawn, 2, "one draw per segment, not per append");
+      now += 1;
+      appendRecords(log, 1);
+      assert.deepEqual(segmentBases(dir), [0, 2, 4]);
+      assertEveryOffsetReadable(log, 0, 5);
+    } finally {
+      log.close();
+    }
+  });
+});
+
+test("log: without segment.jitter.ms no random draw is made and the roll is at segment.ms", async () => {
+  await withTempDir((dir) => {
+    let now = 1_000_000;
+    const timed: Platform = {
+      ...platform,
+      clock: { ...platform.clock, nowMs: () => now },
+      randomBytes: () => assert.fail("no jitter, no draw"),
+    };
+    const log = Log.open(timed, dir, "t", 0, logConfig({ segmentMs: 60_000 }), silentLogger);
+    try {
+      appendRecords(log, 1);
+      now += 60_000;
+      appendRecords(log, 1);
+      assert.deepEqual(segmentBases(dir), [0]);
+    } finally {
+      log.close();
+    }
+  });
+});
