@@ -29,6 +29,7 @@ export * from "./checkpoint.ts";
 export * from "./cleaner.ts";
 export * from "./follower_batches.ts";
 export * from "./leader_epoch_cache.ts";
+export * from "./legacy_offsets.ts";
 export * from "./log.ts";
 export * from "./log_config.ts";
 export * from "./log_dir_failure.ts";

@@ -558,6 +558,11 @@ export class LogSegment {
    */
   largestTimestampMs(): Timestamp {
     if (this.maxTimestampSoFar >= 0) return this.maxTimestampSoFar;
+    return this.lastModifiedMs();
+  }
+
+  /** The `.log` file's last modification (Kafka's LogSegment.lastModified). */
+  lastModifiedMs(): number {
     return this.platform.fs.stat(this.logPath)?.mtimeMs ?? this.createdMs;
   }
 

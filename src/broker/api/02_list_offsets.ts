@@ -1,4 +1,6 @@
-// ListOffsets (2), v1-8: -1 latest (the high watermark; the same for read_committed while there
+// ListOffsets (2), v0-8. v0 (deprecated, pre-0.10 clients) answers up to maxNumOffsets offsets
+// from the segments' base offsets and file times (log/legacy_offsets.ts), a consumer's capped at
+// the high watermark, as Kafka's handleListOffsetRequestV0. v1+: -1 latest (the high watermark; the same for read_committed while there
 // are no transactions; for a follower (replica_id >= 0) the log end offset, as Kafka answers
 // replica fetchers resolving an out-of-range fetch), -2 earliest (log start offset), -3 the record with the largest timestamp
 // (v7, KIP-734), -4 earliest local (v8, KIP-405: with no tiered storage, the log start offset;
@@ -6,7 +8,7 @@
 // after it, found through the segments' time indexes (Log.offsetForTimestamp); -1 when none is
 // below the high watermark.
 import { AclOperation, ResourceType } from "../../authorizer/mod.ts";
-import { timestampFromBigInt } from "../../log/mod.ts";
+import { clampedToHighWatermark, legacyOffsetsBefore, timestampFromBigInt } from "../../log/mod.ts";
 import { ListOffsetsApi } from "../../protocol/mod.ts";
 import { ErrorCode, KafkaError } from "../../util/mod.ts";
 import { authorizedNames } from "../authorize_checks.ts";
@@ -22,6 +24,27 @@ interface ListPartition {
   partitionIndex: number;
   currentLeaderEpoch: number;
   timestamp: bigint;
+  maxNumOffsets: number;
+}
+
+/** v0: the partition's old-style offsets, or an error code (Kafka's legacyFetchOffsetsForTimestamp). */
+function legacyLookup(s: BrokerServices, topic: string, p: ListPartition, replicaId: number) {
+  const out = { partitionIndex: p.partitionIndex, errorCode: ErrorCode.NONE, oldStyleOffsets: [] as bigint[] };
+  const part = s.replicaManager.getPartition(topic, p.partitionIndex);
+  if (s.replicaManager.isOffline(topic, p.partitionIndex)) return { ...out, errorCode: ErrorCode.KAFKA_STORAGE_ERROR };
+  if (part === undefined) return { ...out, errorCode: ErrorCode.UNKNOWN_TOPIC_OR_PARTITION };
+  if (!part.isLeader) return { ...out, errorCode: ErrorCode.NOT_LEADER_OR_FOLLOWER };
+  // Kafka fails a negative count building its array (UNKNOWN_SERVER_ERROR).
+  if (p.maxNumOffsets < 0) return { ...out, errorCode: ErrorCode.UNKNOWN_SERVER_ERROR };
+  let offsets;
+  try {
+    offsets = legacyOffsetsBefore(part.log, timestampFromBigInt(p.timestamp), p.maxNumOffsets, s.clock.nowMs());
+  } catch (e) {
+    if (!(e instanceof KafkaError)) throw e;
+    return { ...out, errorCode: e.code };
+  }
+  if (replicaId < 0) offsets = clampedToHighWatermark(offsets, part.highWatermark);
+  return { ...out, oldStyleOffsets: offsets.map(BigInt) };
 }
 
 function lookup(s: BrokerServices, topic: string, p: ListPartition, replicaId: number) {
@@ -57,13 +80,16 @@ export const listOffsetsHandler: ApiHandler<BrokerServices> = {
   handle(s, ctx, req) {
     const topics = req.topics as { name: string; partitions: ListPartition[] }[];
     const describable = authorizedNames(s, ctx, AclOperation.DESCRIBE, ResourceType.TOPIC, topics.map((t) => t.name));
-    const denied = (p: ListPartition) => ({ partitionIndex: p.partitionIndex, errorCode: ErrorCode.TOPIC_AUTHORIZATION_FAILED, timestamp: -1n, offset: -1n, leaderEpoch: -1 });
+    const denied = (p: ListPartition) => ({ partitionIndex: p.partitionIndex, errorCode: ErrorCode.TOPIC_AUTHORIZATION_FAILED, timestamp: -1n, offset: -1n, leaderEpoch: -1, oldStyleOffsets: [] });
     // A replica id that is not a live broker is treated as a consumer's.
     const claimed = req.replicaId as number;
     const replicaId = claimed >= 0 && claimed !== s.brokerId && s.metadata.getBroker(claimed) !== undefined ? claimed : -1;
     return {
       throttleTimeMs: 0,
-      topics: topics.map((t) => ({ name: t.name, partitions: t.partitions.map((p) => describable.has(t.name) ? lookup(s, t.name, p, replicaId) : denied(p)) })),
+      topics: topics.map((t) => ({
+        name: t.name,
+        partitions: t.partitions.map((p) => !describable.has(t.name) ? denied(p) : ctx.version === 0 ? legacyLookup(s, t.name, p, replicaId) : lookup(s, t.name, p, replicaId)),
+      })),
     };
   },
 };

@@ -1,11 +1,12 @@
-// ListOffsets (key 2), v1-8. v1 answers one offset per partition (v0's list is not supported),
-// v2 adds isolation level, v4 leader epochs, v6 is flexible, v7 and v8 change nothing on the wire
+// ListOffsets (key 2), v0-8. v0 (deprecated; kafkajs below KAFKA_VERSION 0.10 sends it) asks for
+// up to maxNumOffsets offsets per partition and answers them as oldStyleOffsets; v1 answers one
+// offset and its timestamp per partition, v2 adds isolation level, v4 leader epochs, v6 is flexible, v7 and v8 change nothing on the wire
 // (they allow new timestamps). Timestamp -1 asks for the log end offset, -2 for the log start
 // offset, -3 (v7+) for the max timestamp, -4 (v8+, KIP-405) for the local log start offset.
 import { api, message } from "../schema.ts";
 
 export const ListOffsetsApi = api(
-  message(2, "ListOffsetsRequest", "1-8", "6+", `
+  message(2, "ListOffsetsRequest", "0-8", "6+", `
     replicaId               int32
     isolationLevel          int8    v2+
     topics                  []
@@ -14,16 +15,18 @@ export const ListOffsetsApi = api(
         partitionIndex      int32
         currentLeaderEpoch  int32   v4+  default=-1
         timestamp           int64
+        maxNumOffsets       int32   v0   default=1
   `),
-  message(2, "ListOffsetsResponse", "1-8", "6+", `
+  message(2, "ListOffsetsResponse", "0-8", "6+", `
     throttleTimeMs          int32   v2+
     topics                  []
       name                  string
       partitions            []
         partitionIndex      int32
         errorCode           int16
-        timestamp           int64   default=-1
-        offset              int64   default=-1
+        oldStyleOffsets     []int64 v0
+        timestamp           int64   v1+  default=-1
+        offset              int64   v1+  default=-1
         leaderEpoch         int32   v4+  default=-1
   `),
 );
