@@ -110,6 +110,8 @@ export const ErrorCode = {
   INCONSISTENT_CLUSTER_ID: 104,
   TRANSACTIONAL_ID_NOT_FOUND: 105,
   FETCH_SESSION_TOPIC_ID_ERROR: 106,
+  MISMATCHED_ENDPOINT_TYPE: 114,
+  UNSUPPORTED_ENDPOINT_TYPE: 115,
 } as const;
 
 export type ErrorCodeName = keyof typeof ErrorCode;

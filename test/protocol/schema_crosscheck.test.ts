@@ -66,6 +66,7 @@ const supported: Record<number, [string, number, number]> = {
   50: ["DescribeUserScramCredentials", 0, 0],
   51: ["AlterUserScramCredentials", 0, 0],
   56: ["AlterPartition", 0, 3],
+  60: ["DescribeCluster", 0, 1],
 };
 
 interface KafkaField {

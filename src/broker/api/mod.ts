@@ -42,6 +42,7 @@ import { electLeadersHandler } from "./43_elect_leaders.ts";
 import { alterPartitionReassignmentsHandler } from "./45_alter_partition_reassignments.ts";
 import { listPartitionReassignmentsHandler } from "./46_list_partition_reassignments.ts";
 import { incrementalAlterConfigsHandler } from "./44_incremental_alter_configs.ts";
+import { describeClusterHandler } from "./60_describe_cluster.ts";
 
 export const apiHandlers: ApiHandler<BrokerServices>[] = [
   produceHandler,
@@ -85,4 +86,5 @@ export const apiHandlers: ApiHandler<BrokerServices>[] = [
   deleteAclsHandler,
   describeClientQuotasHandler,
   alterClientQuotasHandler,
+  describeClusterHandler,
 ];

@@ -44,8 +44,10 @@ import { AlterClientQuotasApi } from "./49_alter_client_quotas.ts";
 import { DescribeUserScramCredentialsApi } from "./50_describe_user_scram_credentials.ts";
 import { AlterUserScramCredentialsApi } from "./51_alter_user_scram_credentials.ts";
 import { AlterPartitionApi } from "./56_alter_partition.ts";
+import { DescribeClusterApi } from "./60_describe_cluster.ts";
 
 export { ApiVersionsApi, CreateTopicsApi, DeleteTopicsApi, FetchApi, ListOffsetsApi, MetadataApi, ProduceApi };
+export { DescribeClusterApi };
 export { AlterConfigsApi, DescribeConfigsApi, IncrementalAlterConfigsApi };
 export { DeleteRecordsApi };
 export { DescribeLogDirsApi };
@@ -122,6 +124,7 @@ export const apiSchemas: readonly ApiSchema[] = [
   DescribeClientQuotasApi,
   AlterClientQuotasApi,
   AlterPartitionApi,
+  DescribeClusterApi,
 ].sort((a, b) => a.apiKey - b.apiKey);
 
 const byKey = new Map<number, ApiSchema>(apiSchemas.map((a) => [a.apiKey, a]));
