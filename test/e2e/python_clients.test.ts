@@ -111,3 +111,25 @@ for (const compression of ["none", "gzip", "snappy", "lz4", "zstd"] as const) {
     }
   });
 }
+
+test("confluent-kafka AdminClient: Kafka 3.8's topic keys accepted and described; LogAppendTime stamps the broker's clock on what it consumes", { skip: confluentSkip }, async () => {
+  const b = await startBroker();
+  try {
+    const r = await run(PYTHON, [join(PY_DIR, "confluent_topic_configs.py"), b.bootstrap, "py-configs"], { timeoutMs: 120_000 });
+    const last = r.stdout.toString().trim().split("\n").pop() ?? "";
+    const why = `${last} ${r.stderr.slice(-2000)}`;
+    assert.equal(r.code, 0, why);
+    const s = JSON.parse(last);
+    assert.deepEqual(s.errors, [], why);
+    assert.equal(s.keys.length, 34, `every Kafka 3.8 topic key: ${why}`);
+    assert.equal(s.bad_refused, "INVALID_CONFIG", why);
+    assert.deepEqual(s.values["message.timestamp.type"], "LogAppendTime");
+    assert.deepEqual(s.values["message.format.version"], "2.8");
+    assert.deepEqual(s.values["segment.jitter.ms"], "1000");
+    assert.equal(s.sources["message.timestamp.difference.max.ms"], 1, "TOPIC_CONFIG (librdkafka's source 1)");
+    assert.equal(s.timestamp_type_log_append, true, why);
+    assert.equal(s.timestamp_at_or_after_send, true, `the broker's clock, not the producer's 1000: ${why}`);
+  } finally {
+    await b.stop();
+  }
+});
