@@ -30,6 +30,7 @@ import type { Logger } from "../util/mod.ts";
 import { apiHandlers } from "./api/mod.ts";
 import type { BrokerConfig } from "./config.ts";
 import { ConfigChangeWatcher } from "./config_change_watcher.ts";
+import { replicationQuotasOf } from "./replication_quotas.ts";
 import { requestControlledShutdown } from "./controlled_shutdown.ts";
 import { listenerSaslSettings } from "./sasl_settings.ts";
 import { type LoadedTls, loadListenerTls, TlsFileWatcher, tlsSettingsError } from "./tls_settings.ts";
@@ -189,9 +190,11 @@ export class Broker {
 
     const metadata = new MetadataCache(brokerId);
     metadata.clusterId = clusterId;
+    const replicationQuotas = replicationQuotasOf(platform.clock, dynamicConfig);
     const replicaManager = new ReplicaManager(brokerId, logManager, platform.clock, log, {
       replicaLagTimeMaxMs: config.replication.replicaLagTimeMaxMs,
       isrWriter: registryIsrWriter(registry, log, () => platform.clock.monotonicMs()),
+      leaderQuota: replicationQuotas.leader,
     });
     let self: Broker | undefined;
     watchLogDirFailures(logManager, replicaManager, registry, brokerId, log, (dir) => {
@@ -222,6 +225,7 @@ export class Broker {
       requestTimeoutMs: config.replication.replicaSocketTimeoutMs,
       sasl: interBrokerSasl,
       tls: interBrokerTls,
+      quota: replicationQuotas.follower,
     });
     replicaManager.fetchers = fetchers;
     const listenerName = config.security.interBrokerListener;

@@ -216,6 +216,13 @@ export const brokerConfigKeys: Record<string, KeyDef> = {
   "replica.lag.time.max.ms": { kind: "long", default: "30000", min: 1 },
   "replica.socket.timeout.ms": { kind: "int", default: "30000", min: 1 },
   "unclean.leader.election.enable": { kind: "bool", default: "false" },
+  // Replication throttling (replication/replication_quota.ts): bytes/s for the replicas the topics'
+  // leader/follower.replication.throttled.replicas name; Long.MAX_VALUE is no throttle. Kafka sets
+  // the rates only dynamically (/config/brokers); strand reads server.properties' too.
+  "leader.replication.throttled.rate": { kind: "long", default: "9223372036854775807", min: 0 },
+  "follower.replication.throttled.rate": { kind: "long", default: "9223372036854775807", min: 0 },
+  "replication.quota.window.num": { kind: "int", default: "11", min: 1, max: 3600 },
+  "replication.quota.window.size.seconds": { kind: "int", default: "1", min: 1, max: 3600 },
   "controlled.shutdown.enable": { kind: "bool", default: "true" },
   "controlled.shutdown.max.retries": { kind: "int", default: "3", min: 0 },
   "controlled.shutdown.retry.backoff.ms": { kind: "long", default: "5000", min: 0 },
@@ -258,6 +265,11 @@ export interface ReplicationConfig {
   autoLeaderRebalanceEnable: boolean;
   leaderImbalanceCheckIntervalMs: number;
   leaderImbalancePerBrokerPercentage: number;
+  /** leader/follower.replication.throttled.rate, bytes/s (Long.MAX_VALUE: none). */
+  leaderReplicationThrottledRate: number;
+  followerReplicationThrottledRate: number;
+  replicationQuotaWindowNum: number;
+  replicationQuotaWindowSizeMs: number;
 }
 
 export interface Listener {
@@ -596,6 +608,10 @@ export function parseBrokerConfig(input: Map<string, string>): { config: BrokerC
       autoLeaderRebalanceEnable: bool("auto.leader.rebalance.enable"),
       leaderImbalanceCheckIntervalMs: int("leader.imbalance.check.interval.seconds") * 1000,
       leaderImbalancePerBrokerPercentage: int("leader.imbalance.per.broker.percentage"),
+      leaderReplicationThrottledRate: int("leader.replication.throttled.rate"),
+      followerReplicationThrottledRate: int("follower.replication.throttled.rate"),
+      replicationQuotaWindowNum: int("replication.quota.window.num"),
+      replicationQuotaWindowSizeMs: int("replication.quota.window.size.seconds") * 1000,
     },
     clusterId: opt("cluster.id"),
     groupCoordinator: {

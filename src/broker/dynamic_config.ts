@@ -68,6 +68,9 @@ export const dynamicBrokerConfigKeys: ReadonlySet<string> = new Set([
   "message.max.bytes",
   "min.insync.replicas",
   "unclean.leader.election.enable",
+  // Kafka's DynamicConfig.Broker replication throttles (replication/replication_quota.ts).
+  "leader.replication.throttled.rate",
+  "follower.replication.throttled.rate",
   // Kafka's DynamicConnectionQuota: applied to the next connection accepted; the connections
   // already open stay (a lower max.connections closes none). The per-listener forms
   // (listener.name.<l>.max.connections...) are static in strand (server.properties only).

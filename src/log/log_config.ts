@@ -226,6 +226,31 @@ export interface TopicLogConfig extends LogConfig {
   messageTimestampBeforeMaxMs?: number;
   messageTimestampAfterMaxMs?: number;
   messageTimestampDifferenceMaxMs?: number;
+  /** leader.replication.throttled.replicas, parsed: the replicas throttled on the leader side. */
+  leaderThrottledReplicas?: ThrottledReplicas;
+  /** follower.replication.throttled.replicas, parsed: the replicas throttled on the follower side. */
+  followerThrottledReplicas?: ThrottledReplicas;
+}
+
+/** A throttled-replicas list: every replica of the topic ("*"), or partition:broker pairs. */
+export type ThrottledReplicas = "all" | readonly { partition: number; broker: number }[];
+
+/** Parses a checked leader/follower.replication.throttled.replicas value (Kafka's parseThrottledPartitions). */
+export function parseThrottledReplicas(value: string | undefined): ThrottledReplicas {
+  const v = value?.trim() ?? "";
+  if (v === "*") return "all";
+  const out: { partition: number; broker: number }[] = [];
+  for (const part of v.split(",")) {
+    const m = /^\s*(\d+):(\d+)\s*$/.exec(part);
+    if (m !== null) out.push({ partition: Number(m[1]), broker: Number(m[2]) });
+  }
+  return out;
+}
+
+/** True when the list throttles the partition's replica on brokerId (Kafka's ReplicationQuotaManager.isThrottled). */
+export function isThrottledReplica(list: ThrottledReplicas | undefined, partition: number, brokerId: number): boolean {
+  if (list === undefined) return false;
+  return list === "all" || list.some((r) => r.partition === partition && r.broker === brokerId);
 }
 
 /** The topic's effective log config: its overrides over the broker's defaults. */
@@ -252,6 +277,8 @@ export function effectiveLogConfig(defaults: TopicLogConfig, overrides: Record<s
     messageTimestampBeforeMaxMs: num("message.timestamp.before.max.ms", defaults.messageTimestampBeforeMaxMs ?? Number.MAX_SAFE_INTEGER),
     messageTimestampAfterMaxMs: num("message.timestamp.after.max.ms", defaults.messageTimestampAfterMaxMs ?? Number.MAX_SAFE_INTEGER),
     messageTimestampDifferenceMaxMs: num("message.timestamp.difference.max.ms", defaults.messageTimestampDifferenceMaxMs ?? Number.MAX_SAFE_INTEGER),
+    leaderThrottledReplicas: parseThrottledReplicas(overrides["leader.replication.throttled.replicas"]),
+    followerThrottledReplicas: parseThrottledReplicas(overrides["follower.replication.throttled.replicas"]),
     cleanupPolicy: overrides["cleanup.policy"] !== undefined
       ? overrides["cleanup.policy"].split(",").map((p) => p.trim()).join(",")
       : defaults.cleanupPolicy ?? logConfigDefaults.cleanupPolicy,

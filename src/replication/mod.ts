@@ -15,6 +15,7 @@ export * from "./partition.ts";
 export * from "./purgatory.ts";
 export * from "./replica_fetcher.ts";
 export * from "./replica_manager.ts";
+export * from "./replication_quota.ts";
 export * from "./topic_stats.ts";
 export * from "./truncation.ts";
 export * from "./types.ts";

@@ -40,6 +40,7 @@ import { KafkaConnection, type SaslCredentials } from "../client/mod.ts";
 import type { Platform, TlsClientOptions } from "../platform/mod.ts";
 import { FetchApi, ListOffsetsApi, OffsetForLeaderEpochApi, type Struct } from "../protocol/mod.ts";
 import { ErrorCode, errorName, javaStringHashCode, KafkaError, kafkaAbs, type Logger } from "../util/mod.ts";
+import type { ReplicationQuotaManager } from "./replication_quota.ts";
 import { offsetTruncationState, type OffsetTruncationState, truncationWithoutEpochs } from "./truncation.ts";
 import type { FollowerLog, ReplicaFetchers } from "./types.ts";
 
@@ -69,6 +70,8 @@ export interface ReplicaFetcherOptions {
   sasl?: SaslCredentials;
   /** The broker's TLS settings when the inter-broker listener speaks TLS. */
   tls?: TlsClientOptions;
+  /** follower.replication.throttled.rate's quota (replication_quota.ts); none: never throttled. */
+  quota?: ReplicationQuotaManager;
 }
 
 /** Where a broker listens (the metadata cache, with LeaderAndIsr's live leaders). */
@@ -114,6 +117,8 @@ class PartitionFetchState {
   lastError: string | null = null;
   /** The epoch asked in the last, incomplete, walk-back step: the next must ask a lower one. */
   walkBackEpoch: number | null = null;
+  /** The leader's high watermark less our fetch offset after the last fetch; null before one (Kafka's lag). */
+  lag: number | null = null;
 
   constructor(
     readonly topic: string,
@@ -430,9 +435,15 @@ class ReplicaFetcherThread {
     const o = this.ctx.options;
     const sent = new Map<string, PartitionFetchState>();
     const topics = new Map<string, Struct[]>();
+    let throttled = 0;
     for (const s of parts) {
       const fs = this.followerState(s);
       if (fs === null) continue;
+      // Kafka's shouldFollowerThrottle: not caught up, throttled here, and the quota exceeded.
+      if (!(s.lag !== null && s.lag <= 0) && fs.throttled === true && o.quota?.isQuotaExceeded() === true) {
+        throttled++;
+        continue;
+      }
       sent.set(partitionKey(s.topic, s.partition), s);
       const list = topics.get(s.topic) ?? [];
       list.push({
@@ -445,7 +456,11 @@ class ReplicaFetcherThread {
       });
       topics.set(s.topic, list);
     }
-    if (sent.size === 0) return;
+    // Everything due is throttled: wait as Kafka's fetcher does with nothing to fetch.
+    if (sent.size === 0) {
+      if (throttled > 0) await this.wait(o.replicaFetchBackoffMs);
+      return;
+    }
     const body: Struct = {
       clusterId: null,
       replicaId: this.ctx.brokerId,
@@ -520,6 +535,8 @@ class ReplicaFetcherThread {
     const after = this.ctx.log.followerState(s.topic, s.partition);
     if (after === null) return this.fail(s, "the local replica is gone after the append", "debug");
     s.fetchOffset = after.logEndOffset;
+    s.lag = Math.max(0, hw - s.fetchOffset);
+    if (fs.throttled === true) this.ctx.options.quota?.record(records.length);
     this.answered(s);
     if (records.length > 0) {
       // To the back of the line, so partitions with data take turns under the response's maxBytes.
@@ -599,6 +616,11 @@ export class ReplicaFetcherManager implements ReplicaFetchers {
     options: ReplicaFetcherOptions,
   ) {
     this.ctx = { platform, brokerId, log, brokerEndpoint, logger, options: { ...options, numReplicaFetchers: Math.max(1, options.numReplicaFetchers) } };
+  }
+
+  /** follower.replication.throttled.rate's quota, if any (replication_quota.ts). */
+  get quota(): ReplicationQuotaManager | undefined {
+    return this.ctx.options.quota;
   }
 
   addFetcherForPartitions(parts: { topic: string; partition: number; leaderId: number; leaderEpoch: number }[]): void {

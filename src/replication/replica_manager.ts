@@ -21,13 +21,14 @@
 // says not ready.
 
 import type { LogManager, TopicLogConfig } from "../log/mod.ts";
-import { KafkaStorageError, topicPartitionKey } from "../log/mod.ts";
+import { isThrottledReplica, KafkaStorageError, topicPartitionKey } from "../log/mod.ts";
 import type { Clock } from "../platform/mod.ts";
 import { recordSetMagic, type RecordRules, upConvertMessageSet, validateBatches } from "../protocol/mod.ts";
 import { decompressedBytesMax, ErrorCode, KafkaError, partitionLogRetryMs } from "../util/mod.ts";
 import type { Logger } from "../util/mod.ts";
 import { type IsrWriter, Partition, type PartitionState } from "./partition.ts";
 import { DelayedOperationPurgatory } from "./purgatory.ts";
+import type { ReplicationQuotaManager } from "./replication_quota.ts";
 import { BrokerTopicStats } from "./topic_stats.ts";
 
 import type { DeleteRecordsResult, FetchParams, FetchPartitionRequest, FetchPartitionResult, FollowerLog, ProduceResult, ReplicaFetchers } from "./types.ts";
@@ -38,9 +39,11 @@ export interface ReplicaManagerOptions {
   replicaLagTimeMaxMs: number;
   /** Writes the leader's ISR changes (null: never change the ISR, e.g. in unit tests). */
   isrWriter: IsrWriter | null;
+  /** leader.replication.throttled.rate's quota (replication_quota.ts); null: never throttled. */
+  leaderQuota: ReplicationQuotaManager | null;
 }
 
-const defaultOptions: ReplicaManagerOptions = { replicaLagTimeMaxMs: 30_000, isrWriter: null };
+const defaultOptions: ReplicaManagerOptions = { replicaLagTimeMaxMs: 30_000, isrWriter: null, leaderQuota: null };
 
 export class ReplicaManager implements FollowerLog {
   private partitions = new Map<string, Partition>();
@@ -70,6 +73,11 @@ export class ReplicaManager implements FollowerLog {
     this.options = { ...defaultOptions, ...options };
     this.fetchPurgatory = new DelayedOperationPurgatory(clock);
     this.producePurgatory = new DelayedOperationPurgatory(clock);
+  }
+
+  /** leader.replication.throttled.rate's quota, or null (replication_quota.ts). */
+  get leaderQuota(): ReplicationQuotaManager | null {
+    return this.options.leaderQuota;
   }
 
   /** Starts the ISR expiration check (Kafka's isr-expiration task, every lag / 2). */
@@ -367,6 +375,10 @@ export class ReplicaManager implements FollowerLog {
     out.lastStableOffset = p.highWatermark;
     out.logStartOffset = p.log.logStartOffset;
     out.leaderEndOffset = p.log.logEndOffset;
+    if (replicaId >= 0 && this.shouldLeaderThrottle(p, replicaId)) {
+      out.records = new Uint8Array(0);
+      return out;
+    }
     const limit = replicaId >= 0 ? p.log.logEndOffset : p.highWatermark;
     if (req.fetchOffset === limit && req.fetchOffset <= p.log.logEndOffset) {
       out.records = new Uint8Array(0);
@@ -401,7 +413,8 @@ export class ReplicaManager implements FollowerLog {
         for (const req of params.partitions) {
           const p = this.getPartition(req.topic, req.partition);
           if (p === undefined || !p.isLeader || this.isOffline(req.topic, req.partition)) return true;
-          if (visible(p) > req.fetchOffset) return true;
+          // A throttled follower's data does not complete the wait (Kafka's DelayedFetch).
+          if (visible(p) > req.fetchOffset && !(params.replicaId >= 0 && this.shouldLeaderThrottle(p, params.replicaId))) return true;
         }
         return false;
       },
@@ -451,10 +464,33 @@ export class ReplicaManager implements FollowerLog {
     }
   }
 
-  /** Bytes out per topic for consumers' fetches (replicas' are replication traffic). */
+  /**
+   * Bytes out per topic for consumers' fetches; a follower's bytes of leader-throttled partitions
+   * go on the leader's replication quota (Kafka's sizeOfThrottledPartitions, in-sync or not).
+   */
   private countOut(params: FetchParams, results: FetchPartitionResult[]): FetchPartitionResult[] {
     if (params.replicaId < 0) for (const r of results) this.topicStats.recordOut(r.topic, r.records?.length ?? 0);
+    const quota = this.options.leaderQuota;
+    if (params.replicaId >= 0 && quota !== null) {
+      let throttledBytes = 0;
+      for (const r of results) {
+        const p = this.getPartition(r.topic, r.partition);
+        if (p !== undefined && this.leaderThrottled(p)) throttledBytes += r.records?.length ?? 0;
+      }
+      quota.record(throttledBytes);
+    }
     return results;
+  }
+
+  /** The topic's leader.replication.throttled.replicas names this partition's replica here. */
+  private leaderThrottled(p: Partition): boolean {
+    return isThrottledReplica((p.log.config as TopicLogConfig).leaderThrottledReplicas, p.partition, this.brokerId);
+  }
+
+  /** Kafka's shouldLeaderThrottle: an out-of-sync follower, a throttled partition, the quota exceeded. */
+  private shouldLeaderThrottle(p: Partition, replicaId: number): boolean {
+    const quota = this.options.leaderQuota;
+    return quota !== null && !p.state.isr.includes(replicaId) && this.leaderThrottled(p) && quota.isQuotaExceeded();
   }
 
   private readAll(params: FetchParams): FetchPartitionResult[] {
@@ -508,6 +544,7 @@ export class ReplicaManager implements FollowerLog {
       logStartOffset: p.log.logStartOffset,
       highWatermark: p.highWatermark,
       latestEpoch: p.log.latestEpoch,
+      throttled: isThrottledReplica((p.log.config as TopicLogConfig).followerThrottledReplicas, p.partition, this.brokerId),
     };
   }
 

@@ -65,6 +65,8 @@ export interface FollowerLog {
     logStartOffset: number;
     highWatermark: number;
     latestEpoch: number | null;
+    /** The topic's follower.replication.throttled.replicas names this replica (replication_quota.ts). */
+    throttled?: boolean;
   } | null;
   /** The local end offset of an epoch (leader-epoch cache), as OffsetForLeaderEpoch answers; null if none. */
   endOffsetForEpoch(topic: string, partition: number, epoch: number): { leaderEpoch: number; endOffset: number } | null;

@@ -10,6 +10,7 @@ export * from "./java_hash.ts";
 export * from "./limits.ts";
 export * as limits from "./limits.ts";
 export * from "./logger.ts";
+export * from "./sampled_rate.ts";
 export * from "./time_slice.ts";
 export * from "./ssl_principal.ts";
 export * from "./x509.ts";

@@ -7,6 +7,7 @@ import { test } from "node:test";
 import assert from "node:assert/strict";
 import { ConfigResourceTypes, ConfigSource, Kafka, logLevel } from "kafkajs";
 import { AlterConfigsApi, DescribeConfigsApi, IncrementalAlterConfigsApi } from "../../src/protocol/api/mod.ts";
+import type { ReplicaFetcherManager } from "../../src/replication/mod.ts";
 import { ErrorCode } from "../../src/util/errors.ts";
 import { startBroker } from "../helpers/broker.ts";
 import { createTopic, WireClient } from "../helpers/wire.ts";
@@ -160,6 +161,41 @@ test("topic configs over the wire: Kafka's validators for the new keys, cross-ke
     const ar = (alter.responses as { errorCode: number; errorMessage: string | null }[])[0];
     assert.equal(ar.errorCode, ErrorCode.INVALID_CONFIG);
     assert.match(ar.errorMessage ?? "", /compression\.zstd\.level/);
+  } finally {
+    c.close();
+    await b.stop();
+  }
+});
+
+test("leader/follower.replication.throttled.rate are dynamic broker configs: a change reaches the replication quotas at once", async () => {
+  const b = await startBroker();
+  const c = await WireClient.connect(b.port);
+  try {
+    const rm = b.broker.services.replicaManager;
+    const follower = () => (rm.fetchers as ReplicaFetcherManager).quota!;
+    assert.equal(rm.leaderQuota?.quota, Infinity, "Long.MAX_VALUE by default: never throttled");
+    assert.equal(follower().quota, Infinity);
+    const BROKER = 4;
+    const res = await c.request(IncrementalAlterConfigsApi, 1, {
+      resources: [{
+        resourceType: BROKER,
+        resourceName: "0",
+        configs: [
+          { name: "leader.replication.throttled.rate", configOperation: 0, value: "1048576" },
+          { name: "follower.replication.throttled.rate", configOperation: 0, value: "2048" },
+        ],
+      }],
+      validateOnly: false,
+    });
+    assert.deepEqual((res.responses as { errorCode: number }[]).map((r) => r.errorCode), [ErrorCode.NONE]);
+    assert.equal(rm.leaderQuota?.quota, 1048576);
+    assert.equal(follower().quota, 2048);
+    const bad = await c.request(IncrementalAlterConfigsApi, 1, {
+      resources: [{ resourceType: BROKER, resourceName: "0", configs: [{ name: "leader.replication.throttled.rate", configOperation: 0, value: "-1" }] }],
+      validateOnly: false,
+    });
+    assert.equal((bad.responses as { errorCode: number }[])[0].errorCode, ErrorCode.INVALID_CONFIG);
+    assert.equal(rm.leaderQuota?.quota, 1048576);
   } finally {
     c.close();
     await b.stop();

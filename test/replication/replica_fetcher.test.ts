@@ -7,6 +7,7 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 import { ReplicaFetcherManager, type ReplicaFetcherOptions } from "../../src/replication/replica_fetcher.ts";
+import { ReplicationQuotaManager } from "../../src/replication/replication_quota.ts";
 import { loadPlatform } from "../../src/platform/mod.ts";
 import type { Platform } from "../../src/platform/types.ts";
 import type { Struct } from "../../src/protocol/codec.ts";
@@ -95,6 +96,8 @@ class MemLog {
 class FakeFollower implements FollowerLog {
   parts = new Map<string, { log: MemLog; leaderId: number; leaderEpoch: number }>();
   appends = 0;
+  /** Partitions ("topic:partition") follower.replication.throttled.replicas names here. */
+  throttled = new Set<string>();
 
   follow(topic: string, partition: number, log: MemLog, leaderId: number, leaderEpoch: number): void {
     this.parts.set(`${topic}:${partition}`, { log, leaderId, leaderEpoch });
@@ -110,7 +113,15 @@ class FakeFollower implements FollowerLog {
     const p = this.parts.get(`${topic}:${partition}`);
     if (p === undefined) return null;
     const l = p.log;
-    return { leaderId: p.leaderId, leaderEpoch: p.leaderEpoch, logEndOffset: l.logEndOffset, logStartOffset: l.logStartOffset, highWatermark: l.highWatermark, latestEpoch: l.latestEpoch };
+    return {
+      leaderId: p.leaderId,
+      leaderEpoch: p.leaderEpoch,
+      logEndOffset: l.logEndOffset,
+      logStartOffset: l.logStartOffset,
+      highWatermark: l.highWatermark,
+      latestEpoch: l.latestEpoch,
+      throttled: this.throttled.has(`${topic}:${partition}`),
+    };
   }
 
   endOffsetForEpoch(topic: string, partition: number, epoch: number) {
@@ -563,6 +574,50 @@ test("replica fetcher: a follower append refused with KAFKA_STORAGE_ERROR (disk 
     assert.equal(h.follower.refuseAppends, 0, "every refusal was met");
     assert.deepEqual(mine.values(), lead.values());
     assert.equal(h.state()!.state, "fetching");
+  } finally {
+    await h.tearDown();
+  }
+});
+
+test("replica fetcher: a throttled partition not caught up is left out of fetches while follower.replication.throttled.rate is exceeded (Kafka's shouldFollowerThrottle)", async () => {
+  let now = 1_000_000;
+  const quota = new ReplicationQuotaManager({ monotonicMs: () => now }, 11, 1000);
+  quota.updateQuota(10); // bytes per second: the first fetched batches take it over
+  const h = await setUp({ quota });
+  try {
+    for (const topic of ["t", "u"]) {
+      const lead = MemLog.of([[0, 20, `${topic}.`]]);
+      lead.highWatermark = 20;
+      h.leader.lead(topic, 0, lead, 0);
+      h.follower.follow(topic, 0, new MemLog(), LEADER, 0);
+    }
+    h.follower.throttled.add("t:0");
+    const end = (topic: string) => h.follower.followerState(topic, 0)!.logEndOffset;
+    const fetchesOf = (topic: string) =>
+      (h.leader.received.get(1) ?? []).filter((b) => (b.topics as { topic: string }[]).some((t) => t.topic === topic)).length;
+    h.manager.addFetcherForPartitions([{ topic: "t", partition: 0, leaderId: LEADER, leaderEpoch: 0 }, { topic: "u", partition: 0, leaderId: LEADER, leaderEpoch: 0 }]);
+    await waitFor("the unthrottled partition to catch up", () => end("u") === 20);
+    // The fake leader answers 5 records a fetch: t got one fetch's worth before the quota was exceeded.
+    assert.equal(end("t"), 5);
+    assert.equal(fetchesOf("t"), 1, "t was left out of every fetch after the first");
+    assert.ok(quota.isQuotaExceeded());
+    const recorded = quota.rateBytesPerSec();
+    // u's bytes are not on the quota: only t's first fetch is.
+    assert.ok(recorded > 0 && recorded < 100, `${recorded} B/s`);
+
+    now += 12_000; // the samples age out: t is fetched again, one fetch's worth, and is over again
+    await waitFor("one more fetch of the throttled partition", () => end("t") === 10);
+    assert.equal(fetchesOf("t"), 2);
+    assert.ok(quota.isQuotaExceeded());
+    quota.updateQuota(1_000_000); // a higher rate (a dynamic config change) lets it catch up
+    await waitFor("the throttled partition to catch up", () => end("t") === 20);
+    assert.deepEqual(h.follower.parts.get("t:0")!.log.values(), h.leader.parts.get("t:0")!.log.values());
+
+    // Caught up (lag 0), t is fetched even past the quota.
+    quota.record(100_000_000);
+    assert.ok(quota.isQuotaExceeded());
+    h.leader.append("t", 0, 0, 3, "t.");
+    await waitFor("an in-sync throttled partition to get new records", () => end("t") === 23);
   } finally {
     await h.tearDown();
   }
