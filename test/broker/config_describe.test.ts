@@ -16,6 +16,7 @@ import {
   topicDefaultValue,
 } from "../../src/broker/config_describe.ts";
 import { checkTopicConfig, checkTopicConfigSet, topicConfigChecks } from "../../src/log/mod.ts";
+import { kafka38TopicKeys } from "../helpers/kafka38_topic_keys.ts";
 
 const config = (raw: Record<string, string> = {}) => parseBrokerConfig(new Map(Object.entries({ "log.dirs": "/tmp/x", ...raw }))).config;
 
@@ -216,17 +217,6 @@ test("describeBrokerConfigs: the ssl.* keys, plain and listener-prefixed, are li
   assert.ok(!JSON.stringify(entries).includes("hunter2") && !JSON.stringify(entries).includes("secret-a"), "no secret in the answer");
 });
 
-/** Kafka 3.8's LogConfig.configNames(): every topic key a Kafka 3.8 broker accepts and describes. */
-const kafka38TopicKeys = [
-  "cleanup.policy", "compression.gzip.level", "compression.lz4.level", "compression.type", "compression.zstd.level",
-  "delete.retention.ms", "file.delete.delay.ms", "flush.messages", "flush.ms", "follower.replication.throttled.replicas",
-  "index.interval.bytes", "leader.replication.throttled.replicas", "local.retention.bytes", "local.retention.ms",
-  "max.compaction.lag.ms", "max.message.bytes", "message.downconversion.enable", "message.format.version",
-  "message.timestamp.after.max.ms", "message.timestamp.before.max.ms", "message.timestamp.difference.max.ms",
-  "message.timestamp.type", "min.cleanable.dirty.ratio", "min.compaction.lag.ms", "min.insync.replicas", "preallocate",
-  "remote.storage.enable", "retention.bytes", "retention.ms", "segment.bytes", "segment.index.bytes", "segment.jitter.ms",
-  "segment.ms", "unclean.leader.election.enable",
-];
 
 test("the topic keys are exactly Kafka 3.8's, with Kafka's defaults when nothing overrides them", () => {
   assert.deepEqual(Object.keys(topicConfigChecks).sort(), kafka38TopicKeys);

@@ -10,23 +10,13 @@ import { AlterConfigsApi, DescribeConfigsApi, IncrementalAlterConfigsApi } from 
 import type { ReplicaFetcherManager } from "../../src/replication/mod.ts";
 import { ErrorCode } from "../../src/util/errors.ts";
 import { startBroker } from "../helpers/broker.ts";
+import { kafka38TopicKeys } from "../helpers/kafka38_topic_keys.ts";
 import { createTopic, WireClient } from "../helpers/wire.ts";
 
 const TOPIC = 2;
 const APPEND = 2;
 const SUBTRACT = 3;
 
-/** Kafka 3.8's LogConfig.configNames(). */
-const kafka38TopicKeys = [
-  "cleanup.policy", "compression.gzip.level", "compression.lz4.level", "compression.type", "compression.zstd.level",
-  "delete.retention.ms", "file.delete.delay.ms", "flush.messages", "flush.ms", "follower.replication.throttled.replicas",
-  "index.interval.bytes", "leader.replication.throttled.replicas", "local.retention.bytes", "local.retention.ms",
-  "max.compaction.lag.ms", "max.message.bytes", "message.downconversion.enable", "message.format.version",
-  "message.timestamp.after.max.ms", "message.timestamp.before.max.ms", "message.timestamp.difference.max.ms",
-  "message.timestamp.type", "min.cleanable.dirty.ratio", "min.compaction.lag.ms", "min.insync.replicas", "preallocate",
-  "remote.storage.enable", "retention.bytes", "retention.ms", "segment.bytes", "segment.index.bytes", "segment.jitter.ms",
-  "segment.ms", "unclean.leader.election.enable",
-];
 
 const newKeys: Record<string, string> = {
   "compression.gzip.level": "5",
