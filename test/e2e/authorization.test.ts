@@ -11,6 +11,7 @@ import {
   AlterClientQuotasApi,
   CreateAclsApi,
   DescribeClientQuotasApi,
+  DescribeClusterApi,
   DeleteAclsApi,
   DescribeAclsApi,
   AlterConfigsApi,
@@ -180,6 +181,26 @@ test("authorization: every client API denied without its ACL (Kafka's code, noth
           assert.equal(partition0(r, "topics", "partitions").offset, -1n);
         },
         allowed: (r) => assert.ok(partition0(r, "topics", "partitions").offset > 0n),
+      },
+      {
+        // Anyone may describe the cluster; its authorized operations need DESCRIBE on it.
+        api: DescribeClusterApi,
+        version: 1,
+        request: () => ({ includeClusterAuthorizedOperations: true, endpointType: 1 }),
+        grants: [[Op.DESCRIBE, Res.CLUSTER, "kafka-cluster"]],
+        denied: (r) => assert.deepEqual([r.errorCode, r.clusterAuthorizedOperations, r.brokers.length], [0, 0, 1]),
+        allowed: (r) => assert.deepEqual([r.errorCode, r.clusterAuthorizedOperations, r.brokers.length], [0, 1 << Op.DESCRIBE, 1]),
+      },
+      {
+        api: ListOffsetsApi,
+        version: 0,
+        request: () => ({ replicaId: -1, topics: [{ name: "t", partitions: [{ partitionIndex: 0, timestamp: -1n, maxNumOffsets: 1 }] }] }),
+        grants: [[Op.DESCRIBE, Res.TOPIC, "t"]],
+        denied: (r) => {
+          assert.equal(partition0(r, "topics", "partitions").errorCode, ErrorCode.TOPIC_AUTHORIZATION_FAILED);
+          assert.deepEqual(partition0(r, "topics", "partitions").oldStyleOffsets, []);
+        },
+        allowed: (r) => assert.ok(partition0(r, "topics", "partitions").oldStyleOffsets[0] > 0n),
       },
       {
         api: MetadataApi,
