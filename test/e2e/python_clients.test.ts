@@ -112,7 +112,7 @@ for (const compression of ["none", "gzip", "snappy", "lz4", "zstd"] as const) {
   });
 }
 
-test("confluent-kafka AdminClient: Kafka 3.8's topic keys accepted and described; LogAppendTime stamps the broker's clock on what it consumes", { skip: confluentSkip }, async () => {
+test("confluent-kafka AdminClient: Kafka 3.8's topic keys accepted and described; LogAppendTime stamps the broker's clock on what it consumes; keyless to a compacted topic is INVALID_RECORD", { skip: confluentSkip }, async () => {
   const b = await startBroker();
   try {
     const r = await run(PYTHON, [join(PY_DIR, "confluent_topic_configs.py"), b.bootstrap, "py-configs"], { timeoutMs: 120_000 });
@@ -129,6 +129,7 @@ test("confluent-kafka AdminClient: Kafka 3.8's topic keys accepted and described
     assert.equal(s.sources["message.timestamp.difference.max.ms"], 1, "TOPIC_CONFIG (librdkafka's source 1)");
     assert.equal(s.timestamp_type_log_append, true, why);
     assert.equal(s.timestamp_at_or_after_send, true, `the broker's clock, not the producer's 1000: ${why}`);
+    assert.deepEqual(s.keyless_on_compacted, ["INVALID_RECORD"], why);
   } finally {
     await b.stop();
   }

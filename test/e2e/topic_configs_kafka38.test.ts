@@ -191,3 +191,25 @@ test("leader/follower.replication.throttled.rate are dynamic broker configs: a c
     await b.stop();
   }
 });
+
+test("kafkajs: a keyless record on a compacted topic is refused with INVALID_RECORD; a keyed one goes in", async () => {
+  const b = await startBroker();
+  const kafka = new Kafka({ clientId: "strand-compacted", brokers: [b.bootstrap], logLevel: logLevel.NOTHING, retry: { retries: 0 } });
+  const admin = kafka.admin();
+  const producer = kafka.producer({ retry: { retries: 0 } });
+  try {
+    await admin.connect();
+    await admin.createTopics({ topics: [{ topic: "compacted", configEntries: [{ name: "cleanup.policy", value: "compact" }] }] });
+    await producer.connect();
+    await assert.rejects(
+      producer.send({ topic: "compacted", acks: -1, messages: [{ value: "no key" }] }),
+      (e: Error & { type?: string; cause?: { type?: string } }) => (e.type ?? e.cause?.type) === "INVALID_RECORD",
+    );
+    const [ok] = await producer.send({ topic: "compacted", acks: -1, messages: [{ key: "k", value: "keyed" }] });
+    assert.deepEqual([ok.errorCode, ok.baseOffset], [0, "0"], "the refused record took no offset");
+  } finally {
+    await producer.disconnect();
+    await admin.disconnect();
+    await b.stop();
+  }
+});

@@ -5,7 +5,8 @@
 # message.format.version, segment.jitter.ms, ...), reads every key back with describe_configs,
 # has a bad value refused, then a Producer sends one message stamped 1000 ms after the epoch and a
 # Consumer reads it back: on a LogAppendTime topic it carries the broker's clock and that
-# timestamp type, not the producer's.
+# timestamp type, not the producer's. A keyless message to a compacted topic fails delivery with
+# INVALID_RECORD.
 # Usage: confluent_topic_configs.py BOOTSTRAP TOPIC
 # Prints one JSON line.
 import json
@@ -47,6 +48,13 @@ def main():
     before_ms = int(time.time() * 1000)
     producer.produce(topic, partition=0, value=b"stamped", timestamp=1000)
     producer.flush(30)
+    admin.create_topics([NewTopic(topic + "-compacted", 1, 1, config={"cleanup.policy": "compact"})])[topic + "-compacted"].result(30)
+    keyless = []
+    producer.produce(topic + "-compacted", partition=0, value=b"no key",
+                     on_delivery=lambda err, m: keyless.append(err.name() if err is not None else None))
+    producer.flush(30)
+    out["keyless_on_compacted"] = keyless
+
     consumer = Consumer({"bootstrap.servers": bootstrap, "group.id": "unused", "enable.auto.commit": False,
                          "enable.auto.offset.store": False})
     consumer.assign([TopicPartition(topic, 0, OFFSET_BEGINNING)])
