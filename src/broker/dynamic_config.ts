@@ -63,6 +63,7 @@ export const dynamicBrokerConfigKeys: ReadonlySet<string> = new Set([
   "log.retention.bytes",
   "log.retention.ms",
   "log.roll.ms",
+  "log.roll.jitter.ms",
   "log.segment.bytes",
   "log.segment.delete.delay.ms",
   "message.max.bytes",

@@ -157,7 +157,7 @@ test("topic configs over the wire: Kafka's validators for the new keys, cross-ke
   }
 });
 
-test("leader/follower.replication.throttled.rate are dynamic broker configs: a change reaches the replication quotas at once", async () => {
+test("leader/follower.replication.throttled.rate and log.roll.jitter.ms are dynamic broker configs: a change reaches the quotas and the logs", async () => {
   const b = await startBroker();
   const c = await WireClient.connect(b.port);
   try {
@@ -186,6 +186,17 @@ test("leader/follower.replication.throttled.rate are dynamic broker configs: a c
     });
     assert.equal((bad.responses as { errorCode: number }[])[0].errorCode, ErrorCode.INVALID_CONFIG);
     assert.equal(rm.leaderQuota?.quota, 1048576);
+
+    // log.roll.jitter.ms is dynamic too (Kafka's DynamicLogConfig): it reaches a topic's log that does not override segment.jitter.ms.
+    assert.equal((await createTopic(c, "jittered")).errorCode, ErrorCode.NONE);
+    const jitter = await c.request(IncrementalAlterConfigsApi, 1, {
+      resources: [{ resourceType: BROKER, resourceName: "", configs: [{ name: "log.roll.jitter.ms", configOperation: 0, value: "777" }] }],
+      validateOnly: false,
+    });
+    assert.deepEqual((jitter.responses as { errorCode: number }[]).map((r) => r.errorCode), [ErrorCode.NONE]);
+    const deadline = Date.now() + 10_000;
+    while (rm.getPartition("jittered", 0)?.log.config.segmentJitterMs !== 777 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
+    assert.equal(rm.getPartition("jittered", 0)?.log.config.segmentJitterMs, 777);
   } finally {
     c.close();
     await b.stop();
