@@ -82,6 +82,17 @@ export interface ConnectionLimits {
   maxConnectionsPerIpOverrides?: Map<string, number>;
   /** max.connection.creation.rate: connections accepted per second; the excess waits its turn. */
   maxConnectionCreationRate?: number;
+  /**
+   * listener.name.<l>.max.connections and .max.connection.creation.rate, by listener name; when
+   * given, they replace the ServerListener's own values (a listener missing here has none).
+   */
+  listenerLimits?: ReadonlyMap<string, ListenerConnectionLimits>;
+}
+
+/** One listener's own connection limits (KIP-402, KIP-612). */
+export interface ListenerConnectionLimits {
+  maxConnections?: number;
+  maxConnectionCreationRate?: number;
 }
 
 /** One listener: `sasl` set, every connection authenticates first; `tls` set, it speaks TLS (SSL, SASL_SSL). */
@@ -95,9 +106,12 @@ export interface ServerListener {
   principalMapper?: SslPrincipalMapper;
   /** Turns the platform's refusal of `tls` (a wrong key password, a key not matching) into the configuration's error. */
   tlsError?: (e: Error) => Error;
-  /** listener.name.<l>.max.connections: open connections on this listener (KIP-402). */
+  /**
+   * listener.name.<l>.max.connections: open connections on this listener (KIP-402), and
+   * .max.connection.creation.rate: connections accepted per second here (KIP-612); the initial
+   * values, unless ServerOptions.listenerLimits gives them (setConnectionLimits replaces them).
+   */
   maxConnections?: number;
-  /** listener.name.<l>.max.connection.creation.rate: connections accepted per second here (KIP-612). */
   maxConnectionCreationRate?: number;
   /**
    * The inter-broker listener when there are others: as in Kafka, the broker-wide max.connections
@@ -197,8 +211,12 @@ export class SocketServer {
     // A frame is reserved with its 4-byte size prefix, which socket.request.max.bytes does not count.
     this.pool = new MemoryPool(Math.max(queued, options.socketRequestMaxBytes + 4));
     this.throttle = new ConnectionThrottle(platform, options.maxConnectionCreationRate ?? Infinity);
-    for (const l of options.listeners) this.listenerThrottles.set(l.name, new ConnectionThrottle(platform, l.maxConnectionCreationRate ?? Infinity));
-    this.limits = { ...options };
+    const listenerLimits = options.listenerLimits ??
+      new Map(options.listeners.map((l) => [l.name, { maxConnections: l.maxConnections, maxConnectionCreationRate: l.maxConnectionCreationRate }]));
+    for (const l of options.listeners) {
+      this.listenerThrottles.set(l.name, new ConnectionThrottle(platform, listenerLimits.get(l.name)?.maxConnectionCreationRate ?? Infinity));
+    }
+    this.limits = { ...options, listenerLimits };
   }
 
   /** New connection limits (a dynamic config changed): for the next connection; open ones stay. */
@@ -208,11 +226,22 @@ export class SocketServer {
       maxConnectionsPerIp: l.maxConnectionsPerIp ?? Infinity,
       maxConnectionsPerIpOverrides: [...(l.maxConnectionsPerIpOverrides ?? new Map())].map(([ip, n]) => `${ip}:${n}`).join(","),
       maxConnectionCreationRate: l.maxConnectionCreationRate ?? Infinity,
+      listeners: Object.fromEntries(this.options.listeners.map(({ name }) => {
+        const own = l.listenerLimits?.get(name);
+        return [name, { maxConnections: own?.maxConnections ?? Infinity, maxConnectionCreationRate: own?.maxConnectionCreationRate ?? Infinity }];
+      })),
     });
     const was = JSON.stringify(text(this.limits));
-    this.limits = { ...limits };
+    this.limits = { ...limits, listenerLimits: limits.listenerLimits ?? this.limits.listenerLimits };
     this.throttle.setRate(limits.maxConnectionCreationRate ?? Infinity);
-    if (JSON.stringify(text(limits)) !== was) this.logger.info({ ...text(limits), connections: this.connections.size }, "connection limits changed");
+    for (const [name, throttle] of this.listenerThrottles) throttle.setRate(this.listenerLimit(name).maxConnectionCreationRate ?? Infinity);
+    const now = text(this.limits);
+    if (JSON.stringify(now) !== was) this.logger.info({ ...now, connections: this.connections.size }, "connection limits changed");
+  }
+
+  /** The listener's own limits in force. */
+  private listenerLimit(name: string): ListenerConnectionLimits {
+    return this.limits.listenerLimits?.get(name) ?? {};
   }
 
   /** Connections open now (accepted and not yet closed). */
@@ -303,7 +332,7 @@ export class SocketServer {
     // strand has no accept to hold back, so the connection is closed, as Kafka closes one over
     // max.connections.per.ip.
     const onListener = this.perListener.get(listener) ?? 0;
-    if (onListener >= (l.maxConnections ?? Infinity)) return this.refuse(conn, ip, `listener.name.${listener.toLowerCase()}.max.connections`);
+    if (onListener >= (this.listenerLimit(listener).maxConnections ?? Infinity)) return this.refuse(conn, ip, `listener.name.${listener.toLowerCase()}.max.connections`);
     if (l.interBroker !== true && this.connections.size >= (limits.maxConnections ?? Infinity)) return this.refuse(conn, ip, "max.connections");
     const ipRates = this.options.ipConnectionRates;
     if (ipRates !== undefined) {
