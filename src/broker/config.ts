@@ -13,7 +13,7 @@ import {
   type SecurityConfig,
 } from "./security_config.ts";
 import { type ListenerSsl, parseListenerSsl } from "./ssl_config.ts";
-import { saslTokenBytesMax } from "../util/mod.ts";
+import { canonicalIp, saslTokenBytesMax } from "../util/mod.ts";
 
 export class ConfigError extends Error {
   override name = "ConfigError";
@@ -96,7 +96,9 @@ export function parseIpOverrides(v: string): Map<string, number> | string {
   const out = new Map<string, number>();
   for (const entry of splitList(v)) {
     const i = entry.lastIndexOf(":");
-    const host = entry.slice(0, i).trim().replace(/^\[|\]$/g, "").toLowerCase();
+    const text = entry.slice(0, i).trim().replace(/^\[|\]$/g, "").toLowerCase();
+    // One spelling per address, as the SocketServer sees its peers ("0:0:0:0:0:0:0:1" is "::1").
+    const host = canonicalIp(text) ?? text;
     const count = entry.slice(i + 1).trim();
     if (i <= 0 || host === "" || !/^\d+$/.test(count) || Number(count) > 2147483647) return `"${entry}" is not host:count`;
     out.set(host, Number(count));

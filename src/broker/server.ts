@@ -24,6 +24,7 @@
 import type { Connection, Listener, Platform, TlsHandshakeFailure, TlsServerOptions } from "../platform/mod.ts";
 import {
   assert,
+  canonicalIp,
   requestHeaderBytesMin,
   requestsInFlightPerConnectionMax,
   type SslPrincipalMapper,
@@ -33,7 +34,6 @@ import {
 } from "../util/mod.ts";
 import { ConnectionThrottle } from "./connection_throttle.ts";
 import type { IpConnectionRates } from "./ip_connection_rate.ts";
-import { canonicalIp } from "./quota_config.ts";
 import { MemoryPool } from "./memory_pool.ts";
 import { type AuthAction, SaslServerAuthenticator, type SaslServerSettings } from "./sasl_authenticator.ts";
 import { FrameBufferCache } from "./frame_buffers.ts";
@@ -54,7 +54,10 @@ export interface ConnectionInfo {
   id: number;
   listener: string;
   remote: string;
-  /** The client's address without the port: what ACLs match as the host. */
+  /**
+   * The client's address without the port, in one spelling per address (connectionHost): what
+   * ACLs match as the host, and what the per-ip limits and quotas count by.
+   */
   host: string;
   /** Kafka's principal: "User:<name>" once authenticated, "User:ANONYMOUS" on a PLAINTEXT listener. */
   principal: string;
@@ -167,10 +170,13 @@ function isSaslHandshake(frame: Uint8Array): boolean {
   return frame.length >= 2 && frame[0] === 0 && frame[1] === 17;
 }
 
-/** An address as the per-ip limits key it: IPv4-mapped IPv6 addresses as plain IPv4. */
-export function normalizeIp(address: string): string {
-  const a = address.toLowerCase();
-  return a.startsWith("::ffff:") && a.includes(".") ? a.slice(7) : a;
+/**
+ * A peer address in the one spelling the per-ip limits, the ip quotas and the authorizer all see
+ * (ConnectionInfo.host): an IPv4-mapped IPv6 address (an IPv4 client of a dual-stack listener) as
+ * IPv4, IPv6 lower case and compressed; what is no IP literal (a zone-scoped address) lower case.
+ */
+export function connectionHost(address: string): string {
+  return canonicalIp(address) ?? address.toLowerCase();
 }
 
 export class SocketServer {
@@ -324,7 +330,7 @@ export class SocketServer {
   private accept(conn: Connection, l: ServerListener): void {
     const { name: listener, sasl } = l;
     if (this.stopping) return conn.close();
-    const ip = normalizeIp(conn.remoteAddress);
+    const ip = connectionHost(conn.remoteAddress);
     const ipCount = this.perIp.get(ip) ?? 0;
     const limits = this.limits;
     const ipMax = limits.maxConnectionsPerIpOverrides?.get(ip) ?? limits.maxConnectionsPerIp ?? Infinity;
@@ -337,7 +343,7 @@ export class SocketServer {
     const ipRates = this.options.ipConnectionRates;
     if (ipRates !== undefined) {
       // Kafka records the address's rate after the listener and broker slots, before max.connections.per.ip.
-      const throttleMs = ipRates.recordAndGetThrottleTimeMs(canonicalIp(ip) ?? ip, this.platform.clock.monotonicMs());
+      const throttleMs = ipRates.recordAndGetThrottleTimeMs(ip, this.platform.clock.monotonicMs());
       if (throttleMs > 0) return this.refuse(conn, ip, "connection_creation_rate", throttleMs);
     }
     if (ipCount >= ipMax) return this.refuse(conn, ip, "max.connections.per.ip");
@@ -355,7 +361,7 @@ export class SocketServer {
     this.connections.add(conn);
     this.perIp.set(ip, ipCount + 1);
     this.perListener.set(listener, onListener + 1);
-    const info = { id: this.nextConnectionId++, listener, remote: `${conn.remoteAddress}:${conn.remotePort}`, host: conn.remoteAddress, principal };
+    const info = { id: this.nextConnectionId++, listener, remote: `${conn.remoteAddress}:${conn.remotePort}`, host: ip, principal };
     if (conn.tls !== null && sasl === undefined && conn.tls.peerCertificate !== null) {
       this.logger.info({ conn: info.id, remote: info.remote, listener, principal, protocol: conn.tls.protocol }, "authenticated by client certificate");
     }
