@@ -27,6 +27,11 @@
 //   on its own at 85% of it: new requests are held, those in flight are answered, the SASL
 //   exchange runs alone on the wire (the broker accepts nothing else in between), then the held
 //   requests go. A failed re-login closes the connection.
+// - Quotas (KIP-219): an answer carrying throttle_time_ms > 0, at a version whose clients throttle
+//   themselves (protocol/throttle.ts), holds every later request to this broker, unwritten, until
+//   the throttle time has passed since the answer arrived (Kafka's NetworkClient.maybeThrottle);
+//   the broker has muted the connection for that long anyway. Requests already written wait for
+//   their answers as before.
 import type { Connection, Platform, Timer, TlsClientOptions } from "../platform/mod.ts";
 import {
   type ApiSchema,
@@ -36,6 +41,7 @@ import {
   SaslHandshakeApi,
   ScramClientExchange,
   scramMechanismByName,
+  clientThrottles,
   decode,
   encode,
   readResponseHeader,
@@ -117,6 +123,10 @@ export class KafkaConnection {
   /** Called once no request is in flight (a re-login waits for that). */
   private idleWaiters: Array<() => void> = [];
   private apiVersions: Promise<Map<number, { min: number; max: number }>> | null = null;
+  /** Nothing is written before this (monotonic ms): the broker's last throttle time (KIP-219). */
+  private throttledUntil = 0;
+  private throttleTimer: Timer | null = null;
+  private throttledCount = 0;
   // Received bytes not yet cut into frames: buf[start, end).
   private buf = new Uint8Array(0);
   private start = 0;
@@ -162,6 +172,16 @@ export class KafkaConnection {
   /** Why the connection closed, or null while open. */
   get closedReason(): string | null {
     return this.closeReason;
+  }
+
+  /** Until when (the platform clock's monotonic ms) requests are held for the broker's throttle time. */
+  get throttledUntilMs(): number {
+    return this.throttledUntil;
+  }
+
+  /** Answers that throttled this connection (throttle_time_ms > 0 the client must honour). */
+  get throttledResponses(): number {
+    return this.throttledCount;
   }
 
   /** Requests sent (or queued) and not yet answered. */
@@ -226,6 +246,8 @@ export class KafkaConnection {
     if (this.closeReason !== null) return;
     this.closeReason = reason;
     this.reauthTimer?.cancel();
+    this.throttleTimer?.cancel();
+    this.throttleTimer = null;
     this.wakeIdle();
     this.conn.close();
     const err = this.error(`connection to ${this.endpoint} closed: ${reason}`);
@@ -267,6 +289,7 @@ export class KafkaConnection {
     let batch: Outgoing[] = [];
     try {
       while (this.outgoing.length > 0 && this.closeReason === null) {
+        if (this.throttled()) break;
         if (this.holding) {
           // During a re-login only its own requests go; the others wait in order.
           batch = this.outgoing.filter((o) => o.auth);
@@ -284,6 +307,27 @@ export class KafkaConnection {
     } finally {
       this.writing = false;
     }
+  }
+
+  /** True while the broker's throttle time runs; the queue is flushed again when it ends. */
+  private throttled(): boolean {
+    const waitMs = this.throttledUntil - this.platform.clock.monotonicMs();
+    if (waitMs <= 0) return false;
+    if (this.throttleTimer === null) {
+      this.throttleTimer = this.platform.clock.setTimeout(() => {
+        this.throttleTimer = null;
+        void this.flush();
+      }, Math.ceil(waitMs));
+    }
+    return true;
+  }
+
+  /** An answer's throttle_time_ms, when this version's client must wait it out itself. */
+  private noteThrottle(p: Pending, body: Struct): void {
+    const ms = body.throttleTimeMs;
+    if (typeof ms !== "number" || ms <= 0 || !clientThrottles(p.api.apiKey, p.version)) return;
+    this.throttledCount++;
+    this.throttledUntil = Math.max(this.throttledUntil, this.platform.clock.monotonicMs() + ms);
   }
 
   // --- receiving -------------------------------------------------------------------------------
@@ -321,7 +365,10 @@ export class KafkaConnection {
     let why: string | null = null;
     if (!r.ok) why = `does not decode: ${r.error}`;
     else if (r.remaining !== 0) why = `has ${r.remaining} bytes after its end`;
-    if (why === null) return p.resolve(body);
+    if (why === null) {
+      this.noteThrottle(p, body);
+      return p.resolve(body);
+    }
     const reason = `malformed ${p.api.name} v${p.version} response (${frame.length} bytes) ${why}`;
     p.reject(this.error(`${p.api.name} v${p.version} to ${this.endpoint} failed: ${reason}`));
     this.close(reason);
