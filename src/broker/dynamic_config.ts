@@ -243,11 +243,15 @@ export class DynamicBrokerConfig {
     const clusterDefault = resourceName === "" ? entries : this.clusterDefault;
     try {
       this.parseMerged(clusterDefault, perBroker);
-      return null;
     } catch (e) {
       if (e instanceof ConfigError) return invalid(e.message);
       throw e;
     }
+    // Kafka's ListenerConnectionQuota.validateReconfiguration: a listener's limit changed at run time is positive.
+    for (const [k, v] of entries) {
+      if (isListenerConnectionLimitKey(k) && Number(v) <= 0) return invalid(`${k}: Invalid ${k.replace(/^listener\.name\.[^.]*\./, "")} ${v.trim()}`);
+    }
+    return null;
   }
 
   private parseMerged(clusterDefault: ReadonlyMap<string, string>, perBroker: ReadonlyMap<string, string>): BrokerConfig {
