@@ -9,12 +9,12 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 import { ConfigSource, parseBrokerConfig } from "../../src/broker/mod.ts";
-import { ApiVersionsApi, DescribeConfigsApi, IncrementalAlterConfigsApi, ProduceApi } from "../../src/protocol/api/mod.ts";
+import { ApiVersionsApi, DescribeConfigsApi, ProduceApi } from "../../src/protocol/api/mod.ts";
 import type { Struct } from "../../src/protocol/codec.ts";
 import { ErrorCode } from "../../src/util/errors.ts";
 import { connectionsWaitingForSlotMax } from "../../src/util/limits.ts";
 import { startBroker } from "../helpers/broker.ts";
-import { heldForSlot, served as servedNow } from "../helpers/connection_slots.ts";
+import { alterBroker, heldForSlot, served as servedNow } from "../helpers/connection_slots.ts";
 import { type BrokerProcess, spawnBrokerProcess } from "../helpers/broker_process.ts";
 import { buildBatch, parseBatches, text } from "../helpers/record_batch.ts";
 import { createTopic, decodeResponse, encodeRequest, fetchOnce, produce, WireClient } from "../helpers/wire.ts";
@@ -291,17 +291,6 @@ test("a connection waiting for the pool, and one holding it mid-frame, are close
 });
 
 // --- the connection limits are dynamic broker configs (Kafka's DynamicConnectionQuota) -----------
-
-type Alteration = [name: string, op: number, value: string | null];
-
-async function alterBroker(c: WireClient, resourceName: string, ops: Alteration[]): Promise<{ errorCode: number; errorMessage: string | null }> {
-  const res = await c.request(IncrementalAlterConfigsApi, 1, {
-    resources: [{ resourceType: 4, resourceName, configs: ops.map(([name, configOperation, value]) => ({ name, configOperation, value })) }],
-    validateOnly: false,
-  });
-  const r = (res.responses as { errorCode: number; errorMessage: string | null }[])[0];
-  return { errorCode: r.errorCode, errorMessage: r.errorMessage };
-}
 
 async function describeKey(c: WireClient, key: string): Promise<{ value: string | null; configSource: number; readOnly: boolean }> {
   const res = await c.request(DescribeConfigsApi, 4, {

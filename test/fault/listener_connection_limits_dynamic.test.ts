@@ -10,12 +10,12 @@ import assert from "node:assert/strict";
 import { test } from "node:test";
 import { ConfigResourceTypes, ConfigSource as KafkajsConfigSource, Kafka, logLevel } from "kafkajs";
 import { ConfigSource } from "../../src/broker/mod.ts";
-import { DescribeConfigsApi, IncrementalAlterConfigsApi } from "../../src/protocol/api/mod.ts";
+import { DescribeConfigsApi } from "../../src/protocol/api/mod.ts";
 import type { Struct } from "../../src/protocol/codec.ts";
 import { ConfigEntityZNode, ConfigType } from "../../src/registry/mod.ts";
 import { ErrorCode } from "../../src/util/errors.ts";
 import { startBroker, type TestBroker } from "../helpers/broker.ts";
-import { heldForSlot, served, stillServed } from "../helpers/connection_slots.ts";
+import { alterBroker, heldForSlot, served, stillServed } from "../helpers/connection_slots.ts";
 import { run, skipUnless } from "../helpers/tools.ts";
 import { WireClient } from "../helpers/wire.ts";
 
@@ -34,17 +34,6 @@ const REPLICATION_MAX = "listener.name.replication.max.connections";
 
 const portsOf = (b: TestBroker) => Object.fromEntries(b.broker.boundPorts.map((p) => [p.name, p.port]));
 
-type Alteration = [name: string, op: number, value: string | null];
-
-async function alterBroker(c: WireClient, resourceName: string, ops: Alteration[]): Promise<{ errorCode: number; errorMessage: string | null }> {
-  const res = await c.request(IncrementalAlterConfigsApi, 1, {
-    resources: [{ resourceType: 4, resourceName, configs: ops.map(([name, configOperation, value]) => ({ name, configOperation, value })) }],
-    validateOnly: false,
-  });
-  const r = (res.responses as { errorCode: number; errorMessage: string | null }[])[0];
-  return { errorCode: r.errorCode, errorMessage: r.errorMessage };
-}
-
 interface Described {
   value: string | null;
   configSource: number;
@@ -58,14 +47,12 @@ async function describeKey(c: WireClient, resourceName: string, key: string): Pr
     includeSynonyms: true,
     includeDocumentation: false,
   });
-  const e = ((res.results as Struct[])[0].configs as (Described & { name: string; synonyms: Struct[] })[]).find((x) => x.name === key);
+  type Synonym = { name: string; value: string | null; source: number };
+  type Entry = { name: string; value: string | null; configSource: number; readOnly: boolean; synonyms: Synonym[] };
+  const e = ((res.results as Struct[])[0].configs as Entry[]).find((x) => x.name === key);
   if (e === undefined) return undefined;
-  return {
-    value: e.value,
-    configSource: e.configSource,
-    readOnly: e.readOnly,
-    synonyms: (e.synonyms as { name: string; value: string | null; source: number }[]).map((s) => [s.name, s.value, s.source]),
-  };
+  const synonyms = e.synonyms.map((s): [string, string | null, number] => [s.name, s.value, s.source]);
+  return { value: e.value, configSource: e.configSource, readOnly: e.readOnly, synonyms };
 }
 
 test("listener.name.<l>.max.connections is dynamic: per broker beats the cluster default beats server.properties; lowered, open connections stay and new ones wait; raised, the waiting are let in; DescribeConfigs shows each source; bad values name the key; a restart keeps it", { timeout: 120_000 }, async () => {

@@ -1,8 +1,9 @@
 // Connections against the broker's connection limits (src/broker/connection_quotas.ts): served()
 // says whether a new connection is answered at once; heldForSlot() opens one that the broker holds,
 // unread, until max.connections or its listener's limit has a slot, and hands back its pending
-// answer, to check later that it is served once a slot frees.
-import { ApiVersionsApi } from "../../src/protocol/api/mod.ts";
+// answer, to check later that it is served once a slot frees. alterBroker() changes the dynamic
+// broker configs (the limits among them) with IncrementalAlterConfigs.
+import { ApiVersionsApi, IncrementalAlterConfigsApi } from "../../src/protocol/api/mod.ts";
 import type { TestBroker } from "./broker.ts";
 import { WireClient } from "./wire.ts";
 
@@ -41,4 +42,16 @@ export async function heldForSlot(b: TestBroker, port: number, open: WireClient[
   for (let i = 0; i < 500 && b.broker.networkStats().connectionsWaitingForSlot <= before; i++) await new Promise((r) => setTimeout(r, 20));
   if (b.broker.networkStats().connectionsWaitingForSlot <= before) throw new Error("the connection was not held waiting for a slot");
   return { answered, c };
+}
+
+export type Alteration = [name: string, op: number, value: string | null];
+
+/** IncrementalAlterConfigs on a BROKER resource ("0", or "" for the cluster default): its outcome. */
+export async function alterBroker(c: WireClient, resourceName: string, ops: Alteration[]): Promise<{ errorCode: number; errorMessage: string | null }> {
+  const res = await c.request(IncrementalAlterConfigsApi, 1, {
+    resources: [{ resourceType: 4, resourceName, configs: ops.map(([name, configOperation, value]) => ({ name, configOperation, value })) }],
+    validateOnly: false,
+  });
+  const r = (res.responses as { errorCode: number; errorMessage: string | null }[])[0];
+  return { errorCode: r.errorCode, errorMessage: r.errorMessage };
 }
