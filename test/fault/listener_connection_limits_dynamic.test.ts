@@ -34,6 +34,25 @@ const REPLICATION_MAX = "listener.name.replication.max.connections";
 
 const portsOf = (b: TestBroker) => Object.fromEntries(b.broker.boundPorts.map((p) => [p.name, p.port]));
 
+/** A broker with the two listeners, `open` closed and the broker stopped after `fn`; `admin` is a connection on REPLICATION. */
+async function withBroker(
+  overrides: Record<string, string>,
+  fn: (b: TestBroker, ports: Record<string, number>, admin: WireClient, open: WireClient[]) => Promise<void>,
+): Promise<void> {
+  const b = await startBroker({ ...two, ...overrides });
+  const open: WireClient[] = [];
+  try {
+    const ports = portsOf(b);
+    // On the inter-broker listener, so it does not count on CLIENT.
+    const admin = await WireClient.connect(ports.REPLICATION);
+    open.push(admin);
+    await fn(b, ports, admin, open);
+  } finally {
+    for (const c of open) c.close();
+    await b.stop();
+  }
+}
+
 interface Described {
   value: string | null;
   configSource: number;
@@ -56,13 +75,7 @@ async function describeKey(c: WireClient, resourceName: string, key: string): Pr
 }
 
 test("listener.name.<l>.max.connections is dynamic: per broker beats the cluster default beats server.properties; lowered, open connections stay and new ones wait; raised, the waiting are let in; DescribeConfigs shows each source; bad values name the key; a restart keeps it", { timeout: 120_000 }, async () => {
-  const b = await startBroker({ ...two, [CLIENT_MAX]: "4" });
-  const open: WireClient[] = [];
-  try {
-    let ports = portsOf(b);
-    // The admin connection is on the inter-broker listener, so it does not count on CLIENT.
-    const admin = await WireClient.connect(ports.REPLICATION);
-    open.push(admin);
+  await withBroker({ [CLIENT_MAX]: "4" }, async (b, ports, admin, open) => {
     assert.deepEqual(await describeKey(admin, "0", CLIENT_MAX), {
       value: "4",
       configSource: ConfigSource.STATIC_BROKER_CONFIG,
@@ -132,22 +145,14 @@ test("listener.name.<l>.max.connections is dynamic: per broker beats the cluster
     }
     for (const c of open.splice(0)) c.close();
     await b.restart();
-    ports = portsOf(b);
-    assert.equal(await served(ports.CLIENT, open), true);
-    await heldForSlot(b, ports.CLIENT, open);
-  } finally {
-    for (const c of open) c.close();
-    await b.stop();
-  }
+    const client = portsOf(b).CLIENT;
+    assert.equal(await served(client, open), true);
+    await heldForSlot(b, client, open);
+  });
 });
 
 test("listener.name.<l>.max.connection.creation.rate is dynamic: lowered, that listener's new connections wait their turn (not the other listener's); removed, the waiting ones are let in", { timeout: 120_000 }, async () => {
-  const b = await startBroker(two);
-  const open: WireClient[] = [];
-  try {
-    const ports = portsOf(b);
-    const admin = await WireClient.connect(ports.REPLICATION);
-    open.push(admin);
+  await withBroker({}, async (b, ports, admin, open) => {
     assert.equal(await alterBroker(admin, "", [[CLIENT_RATE, SET, "1"]]).then((r) => r.errorCode), 0);
     assert.equal((await describeKey(admin, "0", CLIENT_RATE))?.configSource, ConfigSource.DYNAMIC_DEFAULT_BROKER_CONFIG);
     // A bucket of one token at one a second: of six connections made together, some wait.
@@ -160,10 +165,7 @@ test("listener.name.<l>.max.connection.creation.rate is dynamic: lowered, that l
     for (let t = 0; t < 200 && b.broker.networkStats().connectionsThrottled > 0; t++) await sleep(10);
     assert.equal(b.broker.networkStats().connectionsThrottled, 0, "the waiting ones are let in when the rate is removed");
     assert.deepEqual(await Promise.all(pending), [true, true, true, true, true, true]);
-  } finally {
-    for (const c of open) c.close();
-    await b.stop();
-  }
+  });
 });
 
 test("kafkajs changes listener.name.<l>.max.connections through AlterConfigs and reads it back", { timeout: 120_000 }, async () => {
@@ -194,12 +196,7 @@ test("kafkajs changes listener.name.<l>.max.connections through AlterConfigs and
 });
 
 test("kcat connects while listener.name.<l>.max.connections allows it; while the listener is full it waits, and is served once the limit is raised", { timeout: 120_000, skip: skipUnless("kcat") }, async () => {
-  const b = await startBroker(two);
-  const open: WireClient[] = [];
-  try {
-    const ports = portsOf(b);
-    const admin = await WireClient.connect(ports.REPLICATION);
-    open.push(admin);
+  await withBroker({}, async (b, ports, admin, open) => {
     assert.equal(await alterBroker(admin, "0", [[CLIENT_MAX, SET, "1"]]).then((r) => r.errorCode), 0);
     const kcat = () => run("kcat", ["-b", `127.0.0.1:${ports.CLIENT}`, "-L", "-m", "30"], { timeoutMs: 60_000 });
     const ok = await kcat();
@@ -213,8 +210,5 @@ test("kcat connects while listener.name.<l>.max.connections allows it; while the
     const again = await waiting;
     assert.equal(again.code, 0, `kcat -L once the limit is raised: ${again.stderr}`);
     assert.match(again.stdout.toString(), /1 brokers:/);
-  } finally {
-    for (const c of open) c.close();
-    await b.stop();
-  }
+  });
 });
