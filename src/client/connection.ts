@@ -16,6 +16,8 @@
 // - A response frame's size is checked against `responseBytesMax` (limits.clientResponseBytesMax
 //   at most) before anything is allocated; a frame past it, a frame that does not decode whole, or
 //   an answer nobody waits for closes the connection: the peer is out of step with us.
+// - A request's timeout runs from when it leaves the queue to be written (as Kafka's from when it
+//   is sent), so time held back by a throttle or a re-login does not count against it.
 // - A request that times out closes the connection (as Kafka's NetworkClient does): the peer or
 //   the link is stuck, and whatever else is in flight fails now instead of waiting out its own
 //   timer. After close() nothing is sent, every waiting request is rejected, `closed` is true.
@@ -105,6 +107,8 @@ interface Outgoing {
   auth?: boolean;
   /** For requests that expect no answer: settled by the write. */
   written?: { resolve(): void; reject(e: Error): void };
+  /** Starts the request's timeout: when it leaves the queue, so time held back for a throttle (or a re-login) does not count. */
+  dequeued?: () => void;
 }
 
 export class KafkaConnection {
@@ -214,9 +218,11 @@ export class KafkaConnection {
     }
     return new Promise<Struct>((resolve, reject) => {
       const p: Pending = { api, version, resolve, reject, timer: null };
-      p.timer = this.platform.clock.setTimeout(() => this.onTimeout(correlationId, timeoutMs), timeoutMs);
+      const dequeued = () => {
+        if (this.pending.get(correlationId) === p) p.timer = this.platform.clock.setTimeout(() => this.onTimeout(correlationId, timeoutMs), timeoutMs);
+      };
       this.pending.set(correlationId, p);
-      this.outgoing.push({ frame, auth: opts.auth });
+      this.outgoing.push({ frame, auth: opts.auth, dequeued });
       void this.flush();
     });
   }
@@ -296,6 +302,7 @@ export class KafkaConnection {
           if (batch.length === 0) break;
           this.outgoing = this.outgoing.filter((o) => !o.auth);
         } else batch = this.outgoing.splice(0);
+        for (const o of batch) o.dequeued?.();
         await this.conn.write(batch.length === 1 ? batch[0].frame : concat(batch.map((o) => o.frame)));
         for (const o of batch) o.written?.resolve();
         batch = [];

@@ -120,6 +120,27 @@ test("KafkaConnection: after a Produce answer with throttle_time_ms, nothing is 
   }
 });
 
+test("KafkaConnection: a request held back by a throttle longer than its timeout is still answered (the timeout runs from when it is written)", { timeout: 120_000 }, async () => {
+  const b = await startBroker({ "quota.window.num": "2", "quota.window.size.seconds": "1" });
+  try {
+    await setUp(b, "t", 20_000);
+    const c = await KafkaConnection.connect(b.platform, { host: "127.0.0.1", port: b.port, clientId });
+    try {
+      let throttleMs = 0;
+      for (let i = 0; i < 10 && throttleMs < 600; i++) throttleMs = (await c.request(ProduceApi, 9, produceBody("t", 60_000), 60_000)).throttleTimeMs as number;
+      assert.ok(throttleMs >= 600, `a throttle of at least 600 ms to test with (got ${throttleMs})`);
+      const timeoutMs = Math.floor(throttleMs / 2);
+      const md = await c.request(MetadataApi, 12, { topics: null, allowAutoTopicCreation: false, includeTopicAuthorizedOperations: false }, timeoutMs);
+      assert.ok(Array.isArray(md.brokers), `answered within ${timeoutMs} ms of being written, after ${throttleMs} ms held`);
+      assert.equal(c.closed, false);
+    } finally {
+      c.close();
+    }
+  } finally {
+    await b.stop();
+  }
+});
+
 test("KafkaConnection: a Produce v5 answer's throttle is the broker's to apply (it held the answer back); the client does not wait on top", { timeout: 60_000 }, async () => {
   const b = await startBroker({ "quota.window.num": "2", "quota.window.size.seconds": "1" });
   try {
