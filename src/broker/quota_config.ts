@@ -35,6 +35,9 @@ import {
 } from "../registry/mod.ts";
 import type { Struct } from "../protocol/mod.ts";
 import { canonicalIp, configWriteAttemptsMax, ErrorCode, type Logger } from "../util/mod.ts";
+
+// Defined in util (the authorizer compares addresses with it too); still reachable where it was.
+export { canonicalIp };
 import { desanitizeEntityName, sanitizeEntityName } from "./scram_credentials.ts";
 
 /** Kafka's QuotaConfigs keys for users and client ids, with their ConfigDef types. */
