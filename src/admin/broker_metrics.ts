@@ -24,7 +24,11 @@
 //                                                                     handled (queued.max.request.bytes), and what is left
 //   strand_server_memory_pool_waiting                        gauge    connections not read until their frame fits the pool
 //   strand_server_connections_throttled                      gauge    accepted connections waiting for max.connection.creation.rate
-//   strand_server_connections_refused_total{reason}          counter  closed at accept: max.connections, max.connections.per.ip
+//   strand_server_connections_refused_total{reason}          counter  closed at accept: max.connections.per.ip, connection_creation_rate,
+//                                                                     max.connections (or a listener's) once the slot queue is full
+//   strand_server_connections_waiting_for_slot               gauge    accepted connections held for a slot under max.connections
+//                                                                     or listener.name.<l>.max.connections
+//   strand_server_connections_closed_over_max_total          counter  open connections closed because more were open than max.connections
 //   kafka_server_produce_throttle_time{user,client_id}       gauge    ms of throttle the client's latest request got
 //   kafka_server_fetch_throttle_time / _request_throttle_time          (client quotas: producer_byte_rate,
 //                                                                     consumer_byte_rate, request_percentage)
@@ -106,7 +110,9 @@ export class BrokerMetrics {
     const poolAvailable = r.gauge("kafka_network_socketserver_memorypoolavailable", "Bytes left in queued.max.request.bytes (+Inf when unbounded).");
     const poolWaiting = r.gauge("strand_server_memory_pool_waiting", "Connections not read until their frame fits queued.max.request.bytes.");
     const throttled = r.gauge("strand_server_connections_throttled", "Accepted connections waiting their turn under max.connection.creation.rate.");
-    const refused = r.counter("strand_server_connections_refused_total", "Connections closed at accept by max.connections or max.connections.per.ip.", ["reason"]);
+    const refused = r.counter("strand_server_connections_refused_total", "Connections closed at accept: by max.connections.per.ip, an ip's connection_creation_rate, or max.connections (a listener's) with the slot queue full.", ["reason"]);
+    const waitingForSlot = r.gauge("strand_server_connections_waiting_for_slot", "Accepted connections held, unread, for a slot under max.connections or listener.name.<l>.max.connections.");
+    const closedOverMax = r.counter("strand_server_connections_closed_over_max_total", "Open connections closed, least recently active first, because more were open than max.connections.");
     const throttleTime = {
       produce: r.gauge("kafka_server_produce_throttle_time", "Milliseconds of throttle the client's latest Produce got (producer_byte_rate).", ["user", "client_id"]),
       fetch: r.gauge("kafka_server_fetch_throttle_time", "Milliseconds of throttle the client's latest Fetch got (consumer_byte_rate).", ["user", "client_id"]),
@@ -159,6 +165,8 @@ export class BrokerMetrics {
         poolWaiting.labels().set(net.poolWaiting);
         throttled.labels().set(net.connectionsThrottled);
         for (const [reason, n] of net.refusedTotal) refused.labels(reason).set(n);
+        waitingForSlot.labels().set(net.connectionsWaitingForSlot);
+        closedOverMax.labels().set(net.closedOverMaxConnectionsTotal);
       }
       // Clients whose sensor expired (an hour idle) leave the report.
       for (const g of [...Object.values(throttleTime), ...Object.values(quotaRate)]) g.clear();

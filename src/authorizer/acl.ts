@@ -6,7 +6,9 @@
 // - A request on resource (type, name) is matched by the literal patterns named `name` and "*",
 //   and by every prefixed pattern whose name starts `name`.
 // - An entry applies when its principal is the request's or "User:*", its host is the client's
-//   address or "*", and its operation is the one asked or ALL.
+//   address or "*", and its operation is the one asked or ALL. Addresses compare as addresses:
+//   an IPv6 entry matches however it is spelled ("0:0:0:0:0:0:0:1", Java's getHostAddress form
+//   that Kafka's users write, is "::1"), so an ACL written for Kafka keeps working.
 // - Super users are always allowed; with no matching ACL at all the answer is
 //   allow.everyone.if.no.acl.found; otherwise a DENY entry for the operation wins, and an ALLOW
 //   entry for the operation, or for one that implies it, allows (DESCRIBE is implied by READ,
@@ -14,6 +16,7 @@
 //   DESCRIBE, as in Kafka.
 //
 // AclCache holds every binding in memory, by resource pattern, and answers synchronously.
+import { canonicalIp } from "../util/mod.ts";
 import {
   AclOperation,
   AclPermissionType,
@@ -414,13 +417,20 @@ function applies(e: AccessControlEntry, principal: string, host: string, operati
   return e.permissionType === permission &&
     (e.principal === principal || e.principal === wildcardPrincipal) &&
     (e.operation === operation || e.operation === AclOperation.ALL) &&
-    (e.host === wildcardHost || e.host === host);
+    (e.host === wildcardHost || e.host === host || sameIpv6Address(e.host, host));
+}
+
+/** An entry's IPv6 host spelled otherwise than the client's canonical address (only IPv6 literals have several spellings here). */
+function sameIpv6Address(entryHost: string, host: string): boolean {
+  return entryHost.includes(":") && canonicalIp(entryHost) === host;
 }
 
 /**
- * The client's address as Kafka's ACLs name it (InetAddress.getHostAddress): an IPv4 client on a
- * dual-stack listener arrives as "::ffff:10.0.0.1", which Java sees as the IPv4 address.
+ * The client's address as ACLs compare it (the SocketServer gives it so already): an IPv4 client
+ * on a dual-stack listener arrives as "::ffff:10.0.0.1", which Java sees as the IPv4 address;
+ * IPv6 lower case and compressed.
  */
 export function aclHost(address: string): string {
-  return address.length > 7 && address.charCodeAt(0) === 58 /* : */ && /^::ffff:\d+\.\d+\.\d+\.\d+$/i.test(address) ? address.slice(7) : address;
+  // A socket's IPv4 address has one spelling already: only IPv6 text is worth parsing.
+  return address.includes(":") ? canonicalIp(address) ?? address : address;
 }

@@ -301,7 +301,6 @@ export class Broker {
         tls: tlsByListener.get(l.name)?.server,
         principalMapper: config.security.listeners.get(l.name)?.ssl?.principalMapper,
         tlsError: (e: Error) => tlsSettingsError(config.security.listeners.get(l.name)!.ssl!, l.name, e),
-        ...config.listenerConnectionLimits.get(l.name),
         // Kafka's protectedListener: only beside other listeners, or one listener would be unbounded.
         interBroker: config.listeners.length > 1 && l.name === config.security.interBrokerListener,
       })),
@@ -448,6 +447,7 @@ function connectionLimitsOf(config: BrokerConfig): ConnectionLimits {
     maxConnectionsPerIp: config.maxConnectionsPerIp,
     maxConnectionsPerIpOverrides: config.maxConnectionsPerIpOverrides,
     maxConnectionCreationRate: config.maxConnectionCreationRate,
+    listenerLimits: config.listenerConnectionLimits,
   };
 }
 

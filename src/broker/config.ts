@@ -13,7 +13,7 @@ import {
   type SecurityConfig,
 } from "./security_config.ts";
 import { type ListenerSsl, parseListenerSsl } from "./ssl_config.ts";
-import { saslTokenBytesMax } from "../util/mod.ts";
+import { canonicalIp, saslTokenBytesMax } from "../util/mod.ts";
 
 export class ConfigError extends Error {
   override name = "ConfigError";
@@ -24,7 +24,7 @@ export class ConfigError extends Error {
 
 type Kind = "int" | "long" | "double" | "bool" | "string" | "list" | "password";
 
-interface KeyDef {
+export interface KeyDef {
   kind: Kind;
   default: string | null;
   min?: number;
@@ -96,7 +96,9 @@ export function parseIpOverrides(v: string): Map<string, number> | string {
   const out = new Map<string, number>();
   for (const entry of splitList(v)) {
     const i = entry.lastIndexOf(":");
-    const host = entry.slice(0, i).trim().replace(/^\[|\]$/g, "").toLowerCase();
+    const text = entry.slice(0, i).trim().replace(/^\[|\]$/g, "").toLowerCase();
+    // One spelling per address, as the SocketServer sees its peers ("0:0:0:0:0:0:0:1" is "::1").
+    const host = canonicalIp(text) ?? text;
     const count = entry.slice(i + 1).trim();
     if (i <= 0 || host === "" || !/^\d+$/.test(count) || Number(count) > 2147483647) return `"${entry}" is not host:count`;
     out.set(host, Number(count));
@@ -324,7 +326,8 @@ export interface BrokerConfig {
   maxConnectionCreationRate: number;
   /**
    * listener.name.<l>.max.connections and .max.connection.creation.rate (KIP-402, KIP-612), by
-   * listener name (upper case); a listener without either has no entry. Static.
+   * listener name (upper case); a listener without either has no entry. Dynamic, as Kafka's
+   * ListenerConnectionQuota: per broker or as the cluster default (dynamic_config.ts).
    */
   listenerConnectionLimits: Map<string, { maxConnections?: number; maxConnectionCreationRate?: number }>;
   logSegmentBytes: number;
@@ -452,6 +455,14 @@ function checkValue(key: string, def: KeyDef, v: string): void {
 
 const listenerLimitKey = /^listener\.name\.([a-z0-9_]+)\.(max\.connections|max\.connection\.creation\.rate)$/;
 
+/** listener.name.<l>.max.connections or .max.connection.creation.rate: kept beside the key table (the listener names vary). */
+export function isListenerConnectionLimitKey(key: string): boolean {
+  return listenerLimitKey.test(key);
+}
+
+/** A per-listener limit's definition: an int of at least 0, with no default (unset: no limit). */
+export const listenerConnectionLimitDef: KeyDef = { kind: "int", default: null, min: 0 };
+
 /** The per-listener connection limits; a key naming no listener is an error, as a typo would go unnoticed. */
 function parseListenerConnectionLimits(input: ReadonlyMap<string, string>, listenerNames: ReadonlySet<string>) {
   const out = new Map<string, { maxConnections?: number; maxConnectionCreationRate?: number }>();
@@ -460,7 +471,7 @@ function parseListenerConnectionLimits(input: ReadonlyMap<string, string>, liste
     if (m === null) continue;
     const name = m[1].toUpperCase();
     if (!listenerNames.has(name)) throw new ConfigError(k, `listener ${name} is not one of the listeners (${[...listenerNames].join(", ")})`);
-    checkValue(k, { kind: "int", default: null, min: 0 }, v);
+    checkValue(k, listenerConnectionLimitDef, v);
     const limits = out.get(name) ?? {};
     if (m[2] === "max.connections") limits.maxConnections = Number(v.trim());
     else limits.maxConnectionCreationRate = Number(v.trim());
@@ -481,7 +492,9 @@ export function parseBrokerConfig(input: Map<string, string>): { config: BrokerC
     const def = brokerConfigKeys[k];
     if (def === undefined) {
       if (isListenerPrefixedSecurityKey(k)) securityInput.set(k, v);
-      else if (!listenerLimitKey.test(k)) unknownKeys.push(k);
+      // Checked by parseListenerConnectionLimits; kept in raw so a dynamic merge and DescribeConfigs see it.
+      else if (listenerLimitKey.test(k)) raw.set(k, v.trim());
+      else unknownKeys.push(k);
       continue;
     }
     checkValue(k, def, v);

@@ -15,8 +15,8 @@
 // A broker key strand does not read yet counts with Kafka's default.
 
 import { topicConfigChecks } from "../log/mod.ts";
-import { brokerConfigKeys, type BrokerConfig } from "./config.ts";
-import { dynamicBrokerConfigKeys, type DynamicValues, noDynamicValues } from "./dynamic_config.ts";
+import { brokerConfigKeys, type BrokerConfig, isListenerConnectionLimitKey, listenerConnectionLimitDef } from "./config.ts";
+import { type DynamicValues, isDynamicBrokerKey, noDynamicValues } from "./dynamic_config.ts";
 
 /** Where a config value comes from (Kafka's DescribeConfigsResponse.ConfigSource). */
 export const ConfigSource = {
@@ -418,10 +418,11 @@ const brokerKeySynonyms: Record<string, string[]> = {
  * read-only; a password's value is never shown.
  */
 function brokerConfigEntry(config: BrokerConfig, dynamic: DynamicValues, name: string, value: string | null, perBroker: boolean): ConfigEntry {
-  const def = brokerConfigKeys[name];
+  const def = brokerConfigKeys[name] ?? (isListenerConnectionLimitKey(name) ? listenerConnectionLimitDef : undefined);
   const isSensitive = def?.kind === "password";
   const shown = (v: string | null) => (isSensitive ? null : v);
-  const names = brokerKeySynonyms[name] ?? [name];
+  // Kafka's brokerConfigSynonyms: a listener-prefixed key has its base key as a synonym.
+  const names = brokerKeySynonyms[name] ?? (isListenerConnectionLimitKey(name) ? [name, name.replace(/^listener\.name\.[^.]*\./, "")] : [name]);
   const all: ConfigSynonym[] = [];
   const add = (get: (k: string) => string | null | undefined, source: number) => {
     for (const k of names) {
@@ -438,7 +439,7 @@ function brokerConfigEntry(config: BrokerConfig, dynamic: DynamicValues, name: s
   return {
     name,
     value: shown(value),
-    readOnly: !dynamicBrokerConfigKeys.has(name),
+    readOnly: !isDynamicBrokerKey(name),
     source: synonyms[0]?.source ?? ConfigSource.DEFAULT_CONFIG,
     isSensitive,
     synonyms,
@@ -453,7 +454,9 @@ function brokerConfigEntry(config: BrokerConfig, dynamic: DynamicValues, name: s
  * (STATIC_BROKER_CONFIG), else its default (DEFAULT_CONFIG).
  */
 export function describeBrokerConfigs(config: BrokerConfig, dynamic: DynamicValues = noDynamicValues): ConfigEntry[] {
-  const keyed = Object.keys(brokerConfigKeys).map((name) => {
+  // The per-listener connection limits that are set somewhere (Kafka lists the keys given, static or dynamic).
+  const listenerKeys = [...config.configured, ...dynamic.perBroker.keys(), ...dynamic.clusterDefault.keys()].filter(isListenerConnectionLimitKey);
+  const keyed = [...new Set([...Object.keys(brokerConfigKeys), ...listenerKeys])].map((name) => {
     const value = dynamic.perBroker.get(name) ?? dynamic.clusterDefault.get(name) ?? config.raw.get(name) ?? null;
     return brokerConfigEntry(config, dynamic, name, value, true);
   });

@@ -23,6 +23,7 @@ import {
   writeResponseHeader,
   inRange,
   type ApiSchema,
+  clientThrottles,
 } from "../protocol/mod.ts";
 import { isRegistryUnavailable } from "../registry/mod.ts";
 import { ErrorCode, Reader, registryUnavailableLogIntervalMs, schedulerIntervalMsMax, Writer } from "../util/mod.ts";
@@ -71,17 +72,6 @@ export interface RequestThrottler {
   monotonicMs(): number;
   throttle(ctx: RequestContext, request: Struct, answer: Struct | null, requestBytes: number, responseBytes: number, handlerMs: number): number;
 }
-
-/**
- * The first version of each API whose clients throttle themselves on throttle_time_ms (KIP-219,
- * Kafka's AbstractResponse.shouldClientThrottle): older clients get their answer delayed by the
- * throttle time instead. APIs not listed have client-side throttling in every version their
- * answer carries throttle_time_ms.
- */
-const clientThrottlesFrom: ReadonlyMap<number, number> = new Map([
-  [0, 6], [1, 8], [2, 3], [3, 6], [8, 4], [9, 4], [10, 2], [11, 3], [12, 2], [13, 2], [14, 2], [15, 2], [16, 2],
-  [18, 2], [19, 3], [20, 2], [21, 1], [23, 2], [32, 2], [33, 1], [35, 1], [36, 1], [37, 1], [42, 1], [43, 1],
-]);
 
 /** Told of every request a handler ran for (Kafka's RequestMetrics). Must be cheap and not throw. */
 export interface RequestObserver {
@@ -182,8 +172,8 @@ export class RequestDispatcher<S> implements RequestHandler {
     // The server mutes the connection for the throttle time once the answer is written (KIP-219),
     // or, for a client too old to throttle itself, holds the answer back that long first.
     // An answer without throttle_time_ms (SaslHandshake) cannot tell the client either.
-    const from = clientThrottlesFrom.get(header.apiKey) ?? 0;
-    const told = answer !== null && "throttleTimeMs" in answer && header.apiVersion >= from;
+    // Kafka's AbstractResponse.shouldClientThrottle (protocol/throttle.ts).
+    const told = answer !== null && "throttleTimeMs" in answer && clientThrottles(header.apiKey, header.apiVersion);
     ctx.conn.throttle = { ms: throttleMs, delayResponse: !told };
     return out;
   }

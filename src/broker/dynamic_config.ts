@@ -9,7 +9,8 @@
 //
 // Every broker's ConfigChangeWatcher re-reads the node a notification names and calls reload().
 // Besides the log defaults, the connection limits (max.connections, max.connections.per.ip and its
-// overrides, max.connection.creation.rate) are dynamic: the SocketServer listens for changes.
+// overrides, max.connection.creation.rate, and listener.name.<l>.max.connections and
+// .max.connection.creation.rate) are dynamic: the SocketServer listens for changes.
 // Precedence, per key: this broker's dynamic value > the cluster default's > server.properties >
 // Kafka's default. From the merged keys a BrokerConfig is parsed again, and its log defaults are
 // written into the one TopicLogConfig object the LogManager, the LocalControllerChannel and the
@@ -18,7 +19,8 @@
 // (retention, segment size, message.max.bytes → max.message.bytes, min.insync.replicas, …).
 //
 // Invariants:
-// - Only the keys of dynamicBrokerConfigKeys are ever stored by strand; any other key is refused
+// - Only the keys of dynamicBrokerConfigKeys and the per-listener connection limits
+//   (isDynamicBrokerKey) are ever stored by strand; any other key is refused
 //   with Kafka's "Cannot update these configs dynamically: Set(k)". A node written by another
 //   tool may hold more: those keys, and values that do not parse, are logged and ignored.
 // - A change is validated as Kafka does: the whole merged config must parse (a bad value fails
@@ -38,7 +40,7 @@ import {
 } from "../registry/mod.ts";
 import type { ReplicaManager } from "../replication/mod.ts";
 import { configWriteAttemptsMax, ErrorCode, type Logger } from "../util/mod.ts";
-import { type BrokerConfig, ConfigError, parseBrokerConfig } from "./config.ts";
+import { type BrokerConfig, ConfigError, isListenerConnectionLimitKey, parseBrokerConfig } from "./config.ts";
 import type { MetadataCache } from "./metadata_cache.ts";
 
 /**
@@ -74,12 +76,18 @@ export const dynamicBrokerConfigKeys: ReadonlySet<string> = new Set([
   "follower.replication.throttled.rate",
   // Kafka's DynamicConnectionQuota: applied to the next connection accepted; the connections
   // already open stay (a lower max.connections closes none). The per-listener forms
-  // (listener.name.<l>.max.connections...) are static in strand (server.properties only).
+  // (listener.name.<l>.max.connections, .max.connection.creation.rate) are dynamic too, per
+  // broker and as the cluster default (Kafka's ClusterLevelListenerConfigs): isDynamicBrokerKey.
   "max.connections",
   "max.connections.per.ip",
   "max.connections.per.ip.overrides",
   "max.connection.creation.rate",
 ]);
+
+/** Whether a broker key may change at run time: one of dynamicBrokerConfigKeys, or a listener's connection limit. */
+export function isDynamicBrokerKey(key: string): boolean {
+  return dynamicBrokerConfigKeys.has(key) || isListenerConnectionLimitKey(key);
+}
 
 /** The dynamic values in force: this broker's and the cluster default's. */
 export interface DynamicValues {
@@ -233,18 +241,22 @@ export class DynamicBrokerConfig {
       errorCode: ErrorCode.INVALID_CONFIG,
       errorMessage: `Invalid config value for resource ${resourceText(resourceName)}: ${message}`,
     });
-    const nonDynamic = Object.keys(configs).filter((k) => !dynamicBrokerConfigKeys.has(k));
+    const nonDynamic = Object.keys(configs).filter((k) => !isDynamicBrokerKey(k));
     if (nonDynamic.length > 0) return invalid(`Cannot update these configs dynamically: ${scalaSet(nonDynamic)}`);
     const entries = new Map(Object.entries(configs));
     const perBroker = resourceName === "" ? this.perBroker : entries;
     const clusterDefault = resourceName === "" ? entries : this.clusterDefault;
     try {
       this.parseMerged(clusterDefault, perBroker);
-      return null;
     } catch (e) {
       if (e instanceof ConfigError) return invalid(e.message);
       throw e;
     }
+    // Kafka's ListenerConnectionQuota.validateReconfiguration: a listener's limit changed at run time is positive.
+    for (const [k, v] of entries) {
+      if (isListenerConnectionLimitKey(k) && Number(v) <= 0) return invalid(`${k}: Invalid ${k.replace(/^listener\.name\.[^.]*\./, "")} ${v.trim()}`);
+    }
+    return null;
   }
 
   private parseMerged(clusterDefault: ReadonlyMap<string, string>, perBroker: ReadonlyMap<string, string>): BrokerConfig {
@@ -272,7 +284,7 @@ export class DynamicBrokerConfig {
   private usable(entity: string, stored: ReadonlyMap<string, string>): ReadonlyMap<string, string> {
     const out = new Map<string, string>();
     for (const [k, v] of stored) {
-      if (!dynamicBrokerConfigKeys.has(k)) {
+      if (!isDynamicBrokerKey(k)) {
         this.logger.warn({ entity: `brokers/${entity}`, key: k }, "dynamic broker config key strand does not apply; ignored");
         continue;
       }

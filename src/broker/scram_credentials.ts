@@ -94,6 +94,15 @@ async function userNames(registry: Registry): Promise<string[]> {
   }
 }
 
+/** A user's credentials as one comparable text (mechanism order fixed). */
+function credentialsText(creds: ReadonlyMap<string, ScramCredential> | undefined): string {
+  if (creds === undefined) return "";
+  return mechanisms.map((m) => {
+    const c = creds.get(m.name);
+    return c === undefined ? "" : `${m.name}=${scramCredentialToString(c)}`;
+  }).join(";");
+}
+
 export class ScramCredentialStore {
   private byUser = new Map<string, Map<string, ScramCredential>>();
 
@@ -110,12 +119,16 @@ export class ScramCredentialStore {
     if (next.size > 0) this.logger.info({ users: next.size }, "SCRAM credentials loaded");
   }
 
-  /** Re-reads one user after a change notification named it. */
+  /**
+   * Re-reads one user after a change notification named it. The node also holds the user's
+   * quotas: a notification for a quota change leaves the credentials as they were, and says nothing.
+   */
   async refresh(user: string): Promise<void> {
     const creds = await this.read(user);
+    const changed = credentialsText(this.byUser.get(user)) !== credentialsText(creds);
     if (creds.size > 0) this.byUser.set(user, creds);
     else this.byUser.delete(user);
-    this.logger.info({ user, mechanisms: [...creds.keys()] }, "SCRAM credentials changed");
+    if (changed) this.logger.info({ user, mechanisms: [...creds.keys()] }, "SCRAM credentials changed");
   }
 
   lookup(user: string, mech: ScramMechanism): ScramCredential | undefined {

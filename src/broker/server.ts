@@ -18,12 +18,14 @@
 // MemoryPool (queued.max.request.bytes) before reading its bytes, and is not read while the pool
 // cannot give them; the bytes go back once the request is handled (memory_pool.ts says why this
 // cannot deadlock). Beyond the pool, a connection may hold one read past its frame, and the
-// platform's few queued chunks. Connections: max.connections and max.connections.per.ip
-// (.overrides) close a new connection at accept; max.connection.creation.rate delays the excess.
+// platform's few queued chunks. Connections (connection_quotas.ts, as Kafka's ConnectionQuotas): a
+// new connection waits, unread, for a slot under max.connections and its listener's limit;
+// max.connections.per.ip (.overrides) closes it at accept; max.connection.creation.rate delays it.
 
 import type { Connection, Listener, Platform, TlsHandshakeFailure, TlsServerOptions } from "../platform/mod.ts";
 import {
   assert,
+  canonicalIp,
   requestHeaderBytesMin,
   requestsInFlightPerConnectionMax,
   type SslPrincipalMapper,
@@ -31,9 +33,9 @@ import {
   ipThrottledClosesMax,
   tlsFailureLogIntervalMs,
 } from "../util/mod.ts";
+import { type ConnectionLimits, ConnectionQuotas } from "./connection_quotas.ts";
 import { ConnectionThrottle } from "./connection_throttle.ts";
 import type { IpConnectionRates } from "./ip_connection_rate.ts";
-import { canonicalIp } from "./quota_config.ts";
 import { MemoryPool } from "./memory_pool.ts";
 import { type AuthAction, SaslServerAuthenticator, type SaslServerSettings } from "./sasl_authenticator.ts";
 import { FrameBufferCache } from "./frame_buffers.ts";
@@ -54,7 +56,10 @@ export interface ConnectionInfo {
   id: number;
   listener: string;
   remote: string;
-  /** The client's address without the port: what ACLs match as the host. */
+  /**
+   * The client's address without the port, in one spelling per address (connectionHost): what
+   * ACLs match as the host, and what the per-ip limits and quotas count by.
+   */
   host: string;
   /** Kafka's principal: "User:<name>" once authenticated, "User:ANONYMOUS" on a PLAINTEXT listener. */
   principal: string;
@@ -69,20 +74,7 @@ export interface ConnectionInfo {
 /** The principal of a connection nobody authenticated (Kafka's KafkaPrincipal.ANONYMOUS). */
 export const anonymousPrincipal = "User:ANONYMOUS";
 
-/**
- * The limits on accepting connections; dynamic broker configs, so they may change while the
- * server runs (setConnectionLimits): a change applies to the next connection accepted, and
- * closes none that is open (Kafka's DynamicConnectionQuota does the same).
- */
-export interface ConnectionLimits {
-  /** max.connections: open connections across the listeners; past it, new ones are closed. */
-  maxConnections?: number;
-  /** max.connections.per.ip, and its overrides by address. */
-  maxConnectionsPerIp?: number;
-  maxConnectionsPerIpOverrides?: Map<string, number>;
-  /** max.connection.creation.rate: connections accepted per second; the excess waits its turn. */
-  maxConnectionCreationRate?: number;
-}
+export type { ConnectionLimits, ListenerConnectionLimits } from "./connection_quotas.ts";
 
 /** One listener: `sasl` set, every connection authenticates first; `tls` set, it speaks TLS (SSL, SASL_SSL). */
 export interface ServerListener {
@@ -95,13 +87,16 @@ export interface ServerListener {
   principalMapper?: SslPrincipalMapper;
   /** Turns the platform's refusal of `tls` (a wrong key password, a key not matching) into the configuration's error. */
   tlsError?: (e: Error) => Error;
-  /** listener.name.<l>.max.connections: open connections on this listener (KIP-402). */
+  /**
+   * listener.name.<l>.max.connections: open connections on this listener (KIP-402), and
+   * .max.connection.creation.rate: connections accepted per second here (KIP-612); the initial
+   * values, unless ServerOptions.listenerLimits gives them (setConnectionLimits replaces them).
+   */
   maxConnections?: number;
-  /** listener.name.<l>.max.connection.creation.rate: connections accepted per second here (KIP-612). */
   maxConnectionCreationRate?: number;
   /**
    * The inter-broker listener when there are others: as in Kafka, the broker-wide max.connections
-   * and max.connection.creation.rate do not refuse or delay its connections (a flood of clients
+   * and max.connection.creation.rate do not hold back or delay its connections (a flood of clients
    * must not cut replication); its own listener.name.<l>.* limits still do.
    */
   interBroker?: boolean;
@@ -127,6 +122,10 @@ export interface NetworkStats {
   connections: number;
   /** Accepted connections waiting for max.connection.creation.rate. */
   connectionsThrottled: number;
+  /** Accepted connections waiting, unread, for a slot under max.connections or a listener's limit. */
+  connectionsWaitingForSlot: number;
+  /** Open connections closed because more were open than max.connections (least recently active first). */
+  closedOverMaxConnectionsTotal: number;
   /** queued.max.request.bytes in force (Infinity when unbounded). */
   poolCapacityBytes: number;
   poolReservedBytes: number;
@@ -146,6 +145,8 @@ interface ConnectionState {
   cancelWait: () => void;
   /** The SASL phase on a SASL listener (null on others); it sees every frame first. */
   authenticator: SaslServerAuthenticator | null;
+  /** When the connection last read (the monotonic clock): the least recently active close first over max.connections. */
+  lastActiveMs: number;
 }
 
 /** SaslHandshake (17): on an authenticated SASL connection it starts re-authentication. */
@@ -153,10 +154,13 @@ function isSaslHandshake(frame: Uint8Array): boolean {
   return frame.length >= 2 && frame[0] === 0 && frame[1] === 17;
 }
 
-/** An address as the per-ip limits key it: IPv4-mapped IPv6 addresses as plain IPv4. */
-export function normalizeIp(address: string): string {
-  const a = address.toLowerCase();
-  return a.startsWith("::ffff:") && a.includes(".") ? a.slice(7) : a;
+/**
+ * A peer address in the one spelling the per-ip limits, the ip quotas and the authorizer all see
+ * (ConnectionInfo.host): an IPv4-mapped IPv6 address (an IPv4 client of a dual-stack listener) as
+ * IPv4, IPv6 lower case and compressed; what is no IP literal (a zone-scoped address) lower case.
+ */
+export function connectionHost(address: string): string {
+  return canonicalIp(address) ?? address.toLowerCase();
 }
 
 export class SocketServer {
@@ -166,9 +170,9 @@ export class SocketServer {
   private tlsFailures = { count: 0, lastLogMs: -Infinity };
   private connections = new Set<Connection>();
   private states = new Set<ConnectionState>();
-  private perIp = new Map<string, number>();
-  /** Open connections by listener name (listener.name.<l>.max.connections). */
-  private perListener = new Map<string, number>();
+  /** Open connections by listener and address, the limits, and the connections waiting for a slot. */
+  private readonly quotas: ConnectionQuotas;
+  private closedOverMax = 0;
   /** Each listener's own creation-rate bucket (Infinity: none). */
   private readonly listenerThrottles = new Map<string, ConnectionThrottle>();
   private nextConnectionId = 1;
@@ -177,8 +181,6 @@ export class SocketServer {
   /** Buffers for frames that span reads, shared by the connections (frame_buffers.ts). */
   private readonly frameBuffers = new FrameBufferCache();
   private readonly throttle: ConnectionThrottle;
-  /** The connection limits in force (replaced whole by setConnectionLimits). */
-  private limits: ConnectionLimits;
   /** Connections refused at accept since the last line said so (one line per 10 s at most). */
   private refused = { count: 0, lastLogMs: -Infinity, reasons: new Map<string, number>() };
   /** Connections refused at accept since start, by the limit that refused them (for /metrics). */
@@ -197,22 +199,56 @@ export class SocketServer {
     // A frame is reserved with its 4-byte size prefix, which socket.request.max.bytes does not count.
     this.pool = new MemoryPool(Math.max(queued, options.socketRequestMaxBytes + 4));
     this.throttle = new ConnectionThrottle(platform, options.maxConnectionCreationRate ?? Infinity);
-    for (const l of options.listeners) this.listenerThrottles.set(l.name, new ConnectionThrottle(platform, l.maxConnectionCreationRate ?? Infinity));
-    this.limits = { ...options };
+    const listenerLimits = options.listenerLimits ??
+      new Map(options.listeners.map((l) => [l.name, { maxConnections: l.maxConnections, maxConnectionCreationRate: l.maxConnectionCreationRate }]));
+    for (const l of options.listeners) {
+      this.listenerThrottles.set(l.name, new ConnectionThrottle(platform, listenerLimits.get(l.name)?.maxConnectionCreationRate ?? Infinity));
+    }
+    const interBroker = options.listeners.find((l) => l.interBroker === true)?.name ?? null;
+    this.quotas = new ConnectionQuotas({ ...options, listenerLimits }, interBroker);
   }
 
-  /** New connection limits (a dynamic config changed): for the next connection; open ones stay. */
+  /**
+   * New connection limits (a dynamic config changed): waiting connections a raised limit makes
+   * room for are let in; open ones stay, except those over a lowered max.connections (Kafka closes
+   * the least recently active of the unprotected listeners' then).
+   */
   setConnectionLimits(limits: ConnectionLimits): void {
     const text = (l: ConnectionLimits) => ({
       maxConnections: l.maxConnections ?? Infinity,
       maxConnectionsPerIp: l.maxConnectionsPerIp ?? Infinity,
       maxConnectionsPerIpOverrides: [...(l.maxConnectionsPerIpOverrides ?? new Map())].map(([ip, n]) => `${ip}:${n}`).join(","),
       maxConnectionCreationRate: l.maxConnectionCreationRate ?? Infinity,
+      listeners: Object.fromEntries(this.options.listeners.map(({ name }) => {
+        const own = l.listenerLimits?.get(name);
+        return [name, { maxConnections: own?.maxConnections ?? Infinity, maxConnectionCreationRate: own?.maxConnectionCreationRate ?? Infinity }];
+      })),
     });
-    const was = JSON.stringify(text(this.limits));
-    this.limits = { ...limits };
+    const was = JSON.stringify(text(this.quotas.current));
+    this.quotas.setLimits({ ...limits, listenerLimits: limits.listenerLimits ?? this.quotas.current.listenerLimits });
     this.throttle.setRate(limits.maxConnectionCreationRate ?? Infinity);
-    if (JSON.stringify(text(limits)) !== was) this.logger.info({ ...text(limits), connections: this.connections.size }, "connection limits changed");
+    for (const [name, throttle] of this.listenerThrottles) throttle.setRate(this.quotas.listenerLimit(name).maxConnectionCreationRate ?? Infinity);
+    const now = text(this.quotas.current);
+    if (JSON.stringify(now) !== was) this.logger.info({ ...now, connections: this.connections.size }, "connection limits changed");
+    this.closeExcessConnections();
+  }
+
+  /**
+   * Over max.connections (lowered, or passed by the protected listener): closes the least recently
+   * active connections of the other listeners until it holds (Kafka's closeExcessConnections).
+   */
+  private closeExcessConnections(): void {
+    let excess = this.quotas.excess();
+    if (excess === 0) return;
+    const candidates = [...this.states].filter((s) => !s.closed && !this.quotas.isProtected(s.info.listener));
+    candidates.sort((a, b) => a.lastActiveMs - b.lastActiveMs);
+    // Those already closing count as gone: their slots are released once their serve loop ends.
+    excess -= [...this.states].filter((s) => s.closed && !this.quotas.isProtected(s.info.listener)).length;
+    const closing = candidates.slice(0, Math.max(0, excess));
+    if (closing.length === 0) return;
+    for (const s of closing) this.close(s);
+    this.closedOverMax += closing.length;
+    this.logger.info({ closed: closing.length, connections: this.connections.size, maxConnections: this.quotas.current.maxConnections }, "closing the least recently active connections over max.connections");
   }
 
   /** Connections open now (accepted and not yet closed). */
@@ -225,6 +261,8 @@ export class SocketServer {
     return {
       connections: this.connections.size,
       connectionsThrottled: [...this.listenerThrottles.values()].reduce((n, t) => n + t.waitingCount, this.throttle.waitingCount),
+      connectionsWaitingForSlot: this.quotas.waitingCount,
+      closedOverMaxConnectionsTotal: this.closedOverMax,
       poolCapacityBytes: this.pool.capacity,
       poolReservedBytes: this.pool.reserved,
       poolWaiting: this.pool.waiting,
@@ -292,26 +330,28 @@ export class SocketServer {
     return name === null ? null : `User:${name}`;
   }
 
+  /**
+   * Kafka's acceptor blocks until the listener has a slot (max.connections, its own limit), the
+   * kernel's backlog holding the connections meanwhile: here they wait, unread, in
+   * ConnectionQuotas' queue; past its bound they are closed, as a full backlog refuses them.
+   */
   private accept(conn: Connection, l: ServerListener): void {
+    if (this.stopping) return conn.close();
+    const outcome = this.quotas.waitForSlot(l.name, () => this.acceptInSlot(conn, l), () => conn.close());
+    if (outcome !== "admitted" && outcome !== "waiting") this.refuse(conn, connectionHost(conn.remoteAddress), outcome);
+  }
+
+  private acceptInSlot(conn: Connection, l: ServerListener): void {
     const { name: listener, sasl } = l;
     if (this.stopping) return conn.close();
-    const ip = normalizeIp(conn.remoteAddress);
-    const ipCount = this.perIp.get(ip) ?? 0;
-    const limits = this.limits;
-    const ipMax = limits.maxConnectionsPerIpOverrides?.get(ip) ?? limits.maxConnectionsPerIp ?? Infinity;
-    // Kafka blocks its acceptor at max.connections (the kernel backlog then fills and refuses);
-    // strand has no accept to hold back, so the connection is closed, as Kafka closes one over
-    // max.connections.per.ip.
-    const onListener = this.perListener.get(listener) ?? 0;
-    if (onListener >= (l.maxConnections ?? Infinity)) return this.refuse(conn, ip, `listener.name.${listener.toLowerCase()}.max.connections`);
-    if (l.interBroker !== true && this.connections.size >= (limits.maxConnections ?? Infinity)) return this.refuse(conn, ip, "max.connections");
+    const ip = connectionHost(conn.remoteAddress);
     const ipRates = this.options.ipConnectionRates;
     if (ipRates !== undefined) {
       // Kafka records the address's rate after the listener and broker slots, before max.connections.per.ip.
-      const throttleMs = ipRates.recordAndGetThrottleTimeMs(canonicalIp(ip) ?? ip, this.platform.clock.monotonicMs());
+      const throttleMs = ipRates.recordAndGetThrottleTimeMs(ip, this.platform.clock.monotonicMs());
       if (throttleMs > 0) return this.refuse(conn, ip, "connection_creation_rate", throttleMs);
     }
-    if (ipCount >= ipMax) return this.refuse(conn, ip, "max.connections.per.ip");
+    if (this.quotas.ipCount(ip) >= this.quotas.perIpMax(ip)) return this.refuse(conn, ip, "max.connections.per.ip");
     let principal = anonymousPrincipal;
     if (conn.tls !== null && sasl === undefined) {
       const p = this.sslPrincipal(conn, l);
@@ -324,14 +364,14 @@ export class SocketServer {
       principal = p;
     }
     this.connections.add(conn);
-    this.perIp.set(ip, ipCount + 1);
-    this.perListener.set(listener, onListener + 1);
-    const info = { id: this.nextConnectionId++, listener, remote: `${conn.remoteAddress}:${conn.remotePort}`, host: conn.remoteAddress, principal };
+    this.quotas.inc(listener, ip);
+    const info = { id: this.nextConnectionId++, listener, remote: `${conn.remoteAddress}:${conn.remotePort}`, host: ip, principal };
     if (conn.tls !== null && sasl === undefined && conn.tls.peerCertificate !== null) {
       this.logger.info({ conn: info.id, remote: info.remote, listener, principal, protocol: conn.tls.protocol }, "authenticated by client certificate");
     }
     const authenticator = sasl === undefined ? null : new SaslServerAuthenticator(sasl);
-    const state: ConnectionState = { conn, info, ip, held: 0, closed: false, cancelWait: () => {}, authenticator };
+    const now = this.platform.clock.monotonicMs();
+    const state: ConnectionState = { conn, info, ip, held: 0, closed: false, cancelWait: () => {}, authenticator, lastActiveMs: now };
     this.states.add(state);
     this.serve(state)
       .catch((e) => this.logger.error({ conn: info.id, remote: info.remote, err: String(e) }, "connection failed"))
@@ -341,11 +381,11 @@ export class SocketServer {
         state.held = 0;
         this.states.delete(state);
         this.connections.delete(conn);
-        const left = (this.perIp.get(ip) ?? 1) - 1;
-        if (left === 0) this.perIp.delete(ip);
-        else this.perIp.set(ip, left);
-        this.perListener.set(listener, (this.perListener.get(listener) ?? 1) - 1);
+        // Last: a waiting connection may take the slot at once.
+        if (!this.stopping) this.quotas.dec(listener, ip);
       });
+    // The protected listener may pass max.connections: the others make room.
+    if (this.quotas.isProtected(listener)) this.closeExcessConnections();
   }
 
   /** Closes a connection a limit refuses: at once, or after `closeAfterMs` (an ip quota's throttle time). */
@@ -381,6 +421,7 @@ export class SocketServer {
     let idle = this.platform.clock.setTimeout(() => this.closeIdle(state), idleMs);
     try {
       await this.serveFrames(state, () => {
+        state.lastActiveMs = this.platform.clock.monotonicMs();
         idle.cancel();
         idle = this.platform.clock.setTimeout(() => this.closeIdle(state), idleMs);
       });
@@ -529,6 +570,7 @@ export class SocketServer {
 
   async stop(): Promise<void> {
     this.stopping = true;
+    this.quotas.abandonAll();
     this.throttle.stop();
     for (const t of this.listenerThrottles.values()) t.stop();
     for (const [c, timer] of this.throttledCloses) {

@@ -16,6 +16,8 @@
 // - A response frame's size is checked against `responseBytesMax` (limits.clientResponseBytesMax
 //   at most) before anything is allocated; a frame past it, a frame that does not decode whole, or
 //   an answer nobody waits for closes the connection: the peer is out of step with us.
+// - A request's timeout runs from when it leaves the queue to be written (as Kafka's from when it
+//   is sent), so time held back by a throttle or a re-login does not count against it.
 // - A request that times out closes the connection (as Kafka's NetworkClient does): the peer or
 //   the link is stuck, and whatever else is in flight fails now instead of waiting out its own
 //   timer. After close() nothing is sent, every waiting request is rejected, `closed` is true.
@@ -27,6 +29,11 @@
 //   on its own at 85% of it: new requests are held, those in flight are answered, the SASL
 //   exchange runs alone on the wire (the broker accepts nothing else in between), then the held
 //   requests go. A failed re-login closes the connection.
+// - Quotas (KIP-219): an answer carrying throttle_time_ms > 0, at a version whose clients throttle
+//   themselves (protocol/throttle.ts), holds every later request to this broker, unwritten, until
+//   the throttle time has passed since the answer arrived (Kafka's NetworkClient.maybeThrottle);
+//   the broker has muted the connection for that long anyway. Requests already written wait for
+//   their answers as before.
 import type { Connection, Platform, Timer, TlsClientOptions } from "../platform/mod.ts";
 import {
   type ApiSchema,
@@ -36,6 +43,7 @@ import {
   SaslHandshakeApi,
   ScramClientExchange,
   scramMechanismByName,
+  clientThrottles,
   decode,
   encode,
   readResponseHeader,
@@ -99,6 +107,8 @@ interface Outgoing {
   auth?: boolean;
   /** For requests that expect no answer: settled by the write. */
   written?: { resolve(): void; reject(e: Error): void };
+  /** Starts the request's timeout: when it leaves the queue, so time held back for a throttle (or a re-login) does not count. */
+  dequeued?: () => void;
 }
 
 export class KafkaConnection {
@@ -117,6 +127,10 @@ export class KafkaConnection {
   /** Called once no request is in flight (a re-login waits for that). */
   private idleWaiters: Array<() => void> = [];
   private apiVersions: Promise<Map<number, { min: number; max: number }>> | null = null;
+  /** Nothing is written before this (monotonic ms): the broker's last throttle time (KIP-219). */
+  private throttledUntil = 0;
+  private throttleTimer: Timer | null = null;
+  private throttledCount = 0;
   // Received bytes not yet cut into frames: buf[start, end).
   private buf = new Uint8Array(0);
   private start = 0;
@@ -164,6 +178,16 @@ export class KafkaConnection {
     return this.closeReason;
   }
 
+  /** Until when (the platform clock's monotonic ms) requests are held for the broker's throttle time. */
+  get throttledUntilMs(): number {
+    return this.throttledUntil;
+  }
+
+  /** Answers that throttled this connection (throttle_time_ms > 0 the client must honour). */
+  get throttledResponses(): number {
+    return this.throttledCount;
+  }
+
   /** Requests sent (or queued) and not yet answered. */
   get inFlight(): number {
     return this.pending.size;
@@ -194,9 +218,11 @@ export class KafkaConnection {
     }
     return new Promise<Struct>((resolve, reject) => {
       const p: Pending = { api, version, resolve, reject, timer: null };
-      p.timer = this.platform.clock.setTimeout(() => this.onTimeout(correlationId, timeoutMs), timeoutMs);
+      const dequeued = () => {
+        if (this.pending.get(correlationId) === p) p.timer = this.platform.clock.setTimeout(() => this.onTimeout(correlationId, timeoutMs), timeoutMs);
+      };
       this.pending.set(correlationId, p);
-      this.outgoing.push({ frame, auth: opts.auth });
+      this.outgoing.push({ frame, auth: opts.auth, dequeued });
       void this.flush();
     });
   }
@@ -226,6 +252,8 @@ export class KafkaConnection {
     if (this.closeReason !== null) return;
     this.closeReason = reason;
     this.reauthTimer?.cancel();
+    this.throttleTimer?.cancel();
+    this.throttleTimer = null;
     this.wakeIdle();
     this.conn.close();
     const err = this.error(`connection to ${this.endpoint} closed: ${reason}`);
@@ -267,12 +295,14 @@ export class KafkaConnection {
     let batch: Outgoing[] = [];
     try {
       while (this.outgoing.length > 0 && this.closeReason === null) {
+        if (this.throttled()) break;
         if (this.holding) {
           // During a re-login only its own requests go; the others wait in order.
           batch = this.outgoing.filter((o) => o.auth);
           if (batch.length === 0) break;
           this.outgoing = this.outgoing.filter((o) => !o.auth);
         } else batch = this.outgoing.splice(0);
+        for (const o of batch) o.dequeued?.();
         await this.conn.write(batch.length === 1 ? batch[0].frame : concat(batch.map((o) => o.frame)));
         for (const o of batch) o.written?.resolve();
         batch = [];
@@ -284,6 +314,27 @@ export class KafkaConnection {
     } finally {
       this.writing = false;
     }
+  }
+
+  /** True while the broker's throttle time runs; the queue is flushed again when it ends. */
+  private throttled(): boolean {
+    const waitMs = this.throttledUntil - this.platform.clock.monotonicMs();
+    if (waitMs <= 0) return false;
+    if (this.throttleTimer === null) {
+      this.throttleTimer = this.platform.clock.setTimeout(() => {
+        this.throttleTimer = null;
+        void this.flush();
+      }, Math.ceil(waitMs));
+    }
+    return true;
+  }
+
+  /** An answer's throttle_time_ms, when this version's client must wait it out itself. */
+  private noteThrottle(p: Pending, body: Struct): void {
+    const ms = body.throttleTimeMs;
+    if (typeof ms !== "number" || ms <= 0 || !clientThrottles(p.api.apiKey, p.version)) return;
+    this.throttledCount++;
+    this.throttledUntil = Math.max(this.throttledUntil, this.platform.clock.monotonicMs() + ms);
   }
 
   // --- receiving -------------------------------------------------------------------------------
@@ -321,7 +372,10 @@ export class KafkaConnection {
     let why: string | null = null;
     if (!r.ok) why = `does not decode: ${r.error}`;
     else if (r.remaining !== 0) why = `has ${r.remaining} bytes after its end`;
-    if (why === null) return p.resolve(body);
+    if (why === null) {
+      this.noteThrottle(p, body);
+      return p.resolve(body);
+    }
     const reason = `malformed ${p.api.name} v${p.version} response (${frame.length} bytes) ${why}`;
     p.reject(this.error(`${p.api.name} v${p.version} to ${this.endpoint} failed: ${reason}`));
     this.close(reason);

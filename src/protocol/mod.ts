@@ -30,4 +30,5 @@ export * from "./record_batch_builder.ts";
 export * from "./record_validator.ts";
 export * from "./records.ts";
 export * from "./schema.ts";
+export * from "./throttle.ts";
 export * from "./sasl/mod.ts";

@@ -20,6 +20,11 @@ export const requestsInFlightPerConnectionMax = 128;
  * ones are closed at once (as a full listen backlog refuses them; Kafka's default backlog is 50).
  */
 export const connectionsThrottledMax = 128;
+/**
+ * Connections waiting, unread, for a slot under max.connections or listener.name.<l>.max.connections
+ * (Kafka's acceptor leaves them in the listen backlog, 50 by default); past this, new ones are closed.
+ */
+export const connectionsWaitingForSlotMax = 128;
 /** Fetch long-poll ceiling, whatever a client asks for in max_wait_ms. */
 export const fetchMaxWaitMsMax = 60_000;
 /** Record batch v2 header size: everything before the first record. */

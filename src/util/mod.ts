@@ -6,6 +6,7 @@ export * from "./bytes.ts";
 export * from "./crc32.ts";
 export * from "./crc32c.ts";
 export * from "./errors.ts";
+export * from "./ip_address.ts";
 export * from "./java_hash.ts";
 export * from "./limits.ts";
 export * as limits from "./limits.ts";

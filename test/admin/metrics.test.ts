@@ -319,6 +319,9 @@ test("metrics: connections, the frame pool (queued.max.request.bytes) and refusa
     assert.equal(valueOf(m, "strand_server_connections_throttled"), 0);
     assert.equal(valueOf(m, "strand_server_connections_refused_total", { reason: "max.connections.per.ip" }), 1);
     assert.equal(m.get("strand_server_connections_refused_total")?.type, "counter");
+    assert.equal(valueOf(m, "strand_server_connections_waiting_for_slot"), 0);
+    assert.equal(valueOf(m, "strand_server_connections_closed_over_max_total"), 0);
+    assert.equal(m.get("strand_server_connections_closed_over_max_total")?.type, "counter");
   } finally {
     for (const c of held) c.close();
     await b.stop();

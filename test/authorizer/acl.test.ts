@@ -67,6 +67,11 @@ const cases: { name: string; acls: Acl[]; who: typeof alice; op: Op; rt: RT; res
   { name: "wildcard principal", acls: [[RT.TOPIC, "t", PT.LITERAL, "User:*", "*", Op.READ, Perm.ALLOW]], who: bob, op: Op.READ, rt: RT.TOPIC, res: "t", allowed: true },
   { name: "host matches", acls: [[RT.TOPIC, "t", PT.LITERAL, "User:alice", "10.0.0.1", Op.READ, Perm.ALLOW]], who: alice, op: Op.READ, rt: RT.TOPIC, res: "t", allowed: true },
   { name: "IPv4-mapped client address matches the IPv4 host", acls: [[RT.TOPIC, "t", PT.LITERAL, "User:alice", "10.0.0.1", Op.READ, Perm.ALLOW]], who: { ...alice, host: "::ffff:10.0.0.1" }, op: Op.READ, rt: RT.TOPIC, res: "t", allowed: true },
+  { name: "IPv6 host in Java's full form matches the compressed client address", acls: [[RT.TOPIC, "t", PT.LITERAL, "User:alice", "0:0:0:0:0:0:0:1", Op.READ, Perm.ALLOW]], who: { ...alice, host: "::1" }, op: Op.READ, rt: RT.TOPIC, res: "t", allowed: true },
+  { name: "IPv6 host in upper case matches", acls: [[RT.TOPIC, "t", PT.LITERAL, "User:alice", "FE80::A:1", Op.READ, Perm.ALLOW]], who: { ...alice, host: "fe80::a:1" }, op: Op.READ, rt: RT.TOPIC, res: "t", allowed: true },
+  { name: "IPv6 client spelled otherwise matches the IPv6 host", acls: [[RT.TOPIC, "t", PT.LITERAL, "User:alice", "2001:db8::1", Op.READ, Perm.ALLOW]], who: { ...alice, host: "2001:DB8:0:0:0:0:0:1" }, op: Op.READ, rt: RT.TOPIC, res: "t", allowed: true },
+  { name: "IPv6 DENY in full form wins for the compressed client", acls: [[RT.TOPIC, "t", PT.LITERAL, "User:alice", "*", Op.READ, Perm.ALLOW], [RT.TOPIC, "t", PT.LITERAL, "User:alice", "0:0:0:0:0:0:0:1", Op.READ, Perm.DENY]], who: { ...alice, host: "::1" }, op: Op.READ, rt: RT.TOPIC, res: "t", allowed: false },
+  { name: "another IPv6 address does not match", acls: [[RT.TOPIC, "t", PT.LITERAL, "User:alice", "0:0:0:0:0:0:0:2", Op.READ, Perm.ALLOW]], who: { ...alice, host: "::1" }, op: Op.READ, rt: RT.TOPIC, res: "t", allowed: false },
   { name: "host differs", acls: [[RT.TOPIC, "t", PT.LITERAL, "User:alice", "10.0.0.3", Op.READ, Perm.ALLOW]], who: alice, op: Op.READ, rt: RT.TOPIC, res: "t", allowed: false },
   { name: "ALL allows any operation", acls: [[RT.TOPIC, "t", PT.LITERAL, "User:alice", "*", Op.ALL, Perm.ALLOW]], who: alice, op: Op.DELETE, rt: RT.TOPIC, res: "t", allowed: true },
   {

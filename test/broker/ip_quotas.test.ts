@@ -5,7 +5,8 @@
 // in the refusals by reason, and the address is served again once the quota window has passed.
 import assert from "node:assert/strict";
 import { test } from "node:test";
-import { canonicalIp, parseQuotaEntityPath, quotaEntityPath } from "../../src/broker/mod.ts";
+import { parseQuotaEntityPath, quotaEntityPath } from "../../src/broker/mod.ts";
+import { canonicalIp } from "../../src/util/mod.ts";
 import { IpConnectionRates } from "../../src/broker/ip_connection_rate.ts";
 import { ipConnectionRatesMax } from "../../src/util/limits.ts";
 import { AlterClientQuotasApi, ApiVersionsApi, DescribeClientQuotasApi } from "../../src/protocol/api/mod.ts";

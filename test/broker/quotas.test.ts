@@ -19,6 +19,7 @@ import type { Struct } from "../../src/protocol/codec.ts";
 import { ConfigEntityChangeNotificationZNode, ConfigEntityZNode, type Registry } from "../../src/registry/mod.ts";
 import { ErrorCode } from "../../src/util/errors.ts";
 import { startBroker, type TestBroker } from "../helpers/broker.ts";
+import { recordingLogger } from "../helpers/faulty_platform.ts";
 import { alterScram, saslLogin, scramUpsertion } from "../helpers/sasl.ts";
 import { WireClient } from "../helpers/wire.ts";
 import { sharedZooKeeper, skipUnlessZooKeeper } from "../helpers/zookeeper.ts";
@@ -146,6 +147,53 @@ test("AlterClientQuotas / DescribeClientQuotas: round trip over the wire, v0 and
       assert.ok(removed.every((e) => e.errorCode === 0));
       assert.deepEqual((await describe(c, version, [])).entries, []);
     }
+  } finally {
+    c.close();
+    await b.stop();
+  }
+});
+
+test("AlterClientQuotas: removing a key that is not set succeeds, as Kafka allows (on an entity with other keys, on one with none, on the ip entity); the keys set stay", async () => {
+  const b = await startBroker();
+  const c = await WireClient.connect(b.port);
+  try {
+    const ip = (n: string | null): E => ({ entityType: "ip", entityName: n });
+    assert.deepEqual((await alter(c, 1, [{ entity: [user("carol")], ops: [set("producer_byte_rate", 5000)] }])).map((e) => e.errorCode), [0]);
+    for (const version of [0, 1]) {
+      const r = await alter(c, version, [
+        { entity: [user("carol")], ops: [remove("consumer_byte_rate"), remove("request_percentage")] },
+        { entity: [user("nobody")], ops: [remove("producer_byte_rate")] },
+        { entity: [user("nobody"), client("app")], ops: [remove("consumer_byte_rate")] },
+        { entity: [client(null)], ops: [remove("request_percentage")] },
+        { entity: [ip("10.1.2.3")], ops: [remove("connection_creation_rate")] },
+      ]);
+      assert.deepEqual(r.map((e) => [e.errorCode, e.errorMessage]), [[0, null], [0, null], [0, null], [0, null], [0, null]], `v${version}`);
+    }
+    assert.deepEqual((await describe(c, 1, [])).entries, [{ entity: { user: "carol" }, values: { producer_byte_rate: 5000 } }]);
+    // Validate-only answers the same.
+    assert.deepEqual((await alter(c, 1, [{ entity: [user("nobody")], ops: [remove("producer_byte_rate")] }], true)).map((e) => e.errorCode), [0]);
+  } finally {
+    c.close();
+    await b.stop();
+  }
+});
+
+test("a quota-only change of a user does not log \"SCRAM credentials changed\"; a credential change still does", async () => {
+  const logger = recordingLogger();
+  const b = await startBroker({}, undefined, logger);
+  const c = await WireClient.connect(b.port);
+  try {
+    const scramLines = () => logger.lines.filter((l) => l.msg === "SCRAM credentials changed");
+    const quotaLine = (entity: string) => logger.lines.some((l) => l.msg === "client quotas changed" && l.fields.entity === entity);
+    assert.deepEqual((await alterScram(c, [await scramUpsertion("alice", "SCRAM-SHA-256", "alice-secret")])).map((r) => r.errorCode), [0]);
+    await eventually("the credential change is logged", () => scramLines().length === 1);
+    assert.deepEqual((await alter(c, 1, [{ entity: [user("alice")], ops: [set("producer_byte_rate", 1024)] }])).map((e) => e.errorCode), [0]);
+    // Notifications are handled in order: once a later one is handled, alice's has been too.
+    assert.deepEqual((await alter(c, 1, [{ entity: [client("marker")], ops: [set("producer_byte_rate", 1)] }])).map((e) => e.errorCode), [0]);
+    await eventually("the quota changes are applied", () => quotaLine("users/alice") && quotaLine("clients/marker"));
+    assert.equal(scramLines().length, 1, "the quota change of alice said nothing of her credentials");
+    assert.deepEqual((await alterScram(c, [await scramUpsertion("alice", "SCRAM-SHA-256", "new-secret")])).map((r) => r.errorCode), [0]);
+    await eventually("a new credential is logged again", () => scramLines().length === 2);
   } finally {
     c.close();
     await b.stop();

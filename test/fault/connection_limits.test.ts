@@ -1,16 +1,20 @@
 // Issue 11, defect 8: memory and connections have overall bounds. queued.max.request.bytes caps
 // the bytes of requests being read across connections (a connection whose frame does not fit is
-// not read until bytes are released); max.connections and max.connections.per.ip (with overrides)
-// refuse connections at accept; max.connection.creation.rate delays the excess. The broker runs
-// as its own process so its resident memory can be read from /proc. The four connection keys are
-// dynamic broker configs: changed by IncrementalAlterConfigs, they apply to the next connection.
+// not read until bytes are released); past max.connections a new connection waits, unread, for a
+// slot (Kafka's acceptor blocks), and a lowered max.connections closes the least recently active;
+// max.connections.per.ip (with overrides) refuses connections at accept;
+// max.connection.creation.rate delays the excess. The memory test runs the broker as its own
+// process so its resident memory can be read from /proc. The four connection keys are dynamic
+// broker configs: changed by IncrementalAlterConfigs, they apply without a restart.
 import assert from "node:assert/strict";
 import { test } from "node:test";
 import { ConfigSource, parseBrokerConfig } from "../../src/broker/mod.ts";
-import { ApiVersionsApi, DescribeConfigsApi, IncrementalAlterConfigsApi, ProduceApi } from "../../src/protocol/api/mod.ts";
+import { ApiVersionsApi, DescribeConfigsApi, ProduceApi } from "../../src/protocol/api/mod.ts";
 import type { Struct } from "../../src/protocol/codec.ts";
 import { ErrorCode } from "../../src/util/errors.ts";
+import { connectionsWaitingForSlotMax } from "../../src/util/limits.ts";
 import { startBroker } from "../helpers/broker.ts";
+import { alterBroker, heldForSlot, served as servedNow } from "../helpers/connection_slots.ts";
 import { type BrokerProcess, spawnBrokerProcess } from "../helpers/broker_process.ts";
 import { buildBatch, parseBatches, text } from "../helpers/record_batch.ts";
 import { createTopic, decodeResponse, encodeRequest, fetchOnce, produce, WireClient } from "../helpers/wire.ts";
@@ -138,30 +142,50 @@ test("ten connections each holding a 60 MB partial frame: peak RSS stays under R
   }
 });
 
-test("max.connections: past it a new connection is closed at accept; a freed slot is taken again", { timeout: 120_000 }, async () => {
-  const b = await spawnBrokerProcess({ "max.connections": "3" });
+test("max.connections: past it a new connection waits, unread, for a slot and is served once one closes; past the waiting bound new ones are closed", { timeout: 120_000 }, async () => {
+  const b = await startBroker({ "max.connections": "3" });
   const open: WireClient[] = [];
   try {
-    for (let i = 0; i < 3; i++) {
-      const s = await served(b.port);
-      open.push(s.c);
-      assert.equal(s.ok, true, `connection ${i + 1} of 3 is served`);
-    }
-    const over = await served(b.port);
-    open.push(over.c);
-    assert.equal(over.ok, false, "the fourth is refused");
-    assert.equal(await over.c.waitClosed(5_000), true);
-    open.shift()!.close();
-    let again = false;
-    for (let t = 0; t < 50 && !again; t++) {
-      const s = await served(b.port);
-      open.push(s.c);
-      again = s.ok;
-      if (!again) await sleep(100);
-    }
-    assert.equal(again, true, "a slot freed by a close is taken by the next connection");
-    assert.ok(await logged(b, 40, /refused at accept \(max.connections\)/));
-    assert.deepEqual(b.logLines().filter((l) => l.level >= 50), []);
+    for (let i = 0; i < 3; i++) assert.equal(await servedNow(b.port, open), true, `connection ${i + 1} of 3 is served`);
+    const fourth = await heldForSlot(b, b.port, open);
+    const fifth = await heldForSlot(b, b.port, open);
+    assert.equal(b.broker.networkStats().connectionsWaitingForSlot, 2);
+    open[0].close();
+    assert.equal(await fourth.answered, true, "a slot freed by a close goes to the first waiting connection");
+    assert.equal(b.broker.networkStats().connectionsWaitingForSlot, 1, "the fifth still waits");
+    open[1].close();
+    assert.equal(await fifth.answered, true);
+    // Past limits.connectionsWaitingForSlotMax waiting, the next is closed at once, as a full backlog refuses it.
+    const waiters = await Promise.all(Array.from({ length: connectionsWaitingForSlotMax }, () => WireClient.connect(b.port)));
+    open.push(...waiters);
+    for (let t = 0; t < 500 && b.broker.networkStats().connectionsWaitingForSlot < connectionsWaitingForSlotMax; t++) await sleep(20);
+    assert.equal(b.broker.networkStats().connectionsWaitingForSlot, connectionsWaitingForSlotMax);
+    const refused = await WireClient.connect(b.port);
+    open.push(refused);
+    assert.equal(await refused.waitClosed(10_000), true, "closed once the waiting bound is reached");
+    assert.equal(b.broker.networkStats().refusedTotal.get("max.connections"), 1);
+  } finally {
+    for (const c of open) c.close();
+    await b.stop();
+  }
+});
+
+test("max.connections lowered below the open count: the least recently active connections are closed until it holds (Kafka's closeExcessConnections); raised, waiting ones are let in", { timeout: 120_000 }, async () => {
+  const b = await startBroker();
+  const open: WireClient[] = [];
+  try {
+    const admin = await WireClient.connect(b.port);
+    open.push(admin);
+    for (let i = 0; i < 4; i++) assert.equal(await servedNow(b.port, open), true);
+    // The admin connection and the last two are the most recently active.
+    for (const c of [open[3], open[4], admin]) assert.equal(await apiVersionsOk(c), true);
+    assert.equal((await alterBroker(admin, "0", [["max.connections", SET, "3"]])).errorCode, 0);
+    assert.deepEqual(await Promise.all([open[1].waitClosed(10_000), open[2].waitClosed(10_000)]), [true, true], "the two least recently active are closed");
+    for (const c of [admin, open[3], open[4]]) assert.equal(await apiVersionsOk(c), true, "the three most recently active stay");
+    assert.equal(b.broker.networkStats().closedOverMaxConnectionsTotal, 2);
+    const waiting = await heldForSlot(b, b.port, open);
+    assert.equal((await alterBroker(admin, "0", [["max.connections", DELETE, null]])).errorCode, 0);
+    assert.equal(await waiting.answered, true, "raised: the waiting connection is let in");
   } finally {
     for (const c of open) c.close();
     await b.stop();
@@ -268,17 +292,6 @@ test("a connection waiting for the pool, and one holding it mid-frame, are close
 
 // --- the connection limits are dynamic broker configs (Kafka's DynamicConnectionQuota) -----------
 
-type Alteration = [name: string, op: number, value: string | null];
-
-async function alterBroker(c: WireClient, resourceName: string, ops: Alteration[]): Promise<{ errorCode: number; errorMessage: string | null }> {
-  const res = await c.request(IncrementalAlterConfigsApi, 1, {
-    resources: [{ resourceType: 4, resourceName, configs: ops.map(([name, configOperation, value]) => ({ name, configOperation, value })) }],
-    validateOnly: false,
-  });
-  const r = (res.responses as { errorCode: number; errorMessage: string | null }[])[0];
-  return { errorCode: r.errorCode, errorMessage: r.errorMessage };
-}
-
 async function describeKey(c: WireClient, key: string): Promise<{ value: string | null; configSource: number; readOnly: boolean }> {
   const res = await c.request(DescribeConfigsApi, 4, {
     resources: [{ resourceType: 4, resourceName: "0", configurationKeys: [key] }],
@@ -336,16 +349,12 @@ test("dynamic connection limits: IncrementalAlterConfigs lowers max.connections.
     open.push(raised.c);
     assert.equal(raised.ok, true, "accepted once the limit is raised");
 
-    // max.connections: the same, across addresses.
+    // max.connections, across addresses: at the limit, the next waits for a slot.
     const openNow = b.broker.networkStats().connections;
     assert.equal((await alterBroker(admin, "0", [["max.connections", SET, String(openNow)]])).errorCode, 0);
-    const full = await served(b.port);
-    open.push(full.c);
-    assert.equal(full.ok, false, "max.connections reached: refused");
+    const full = await heldForSlot(b, b.port, open);
     assert.equal((await alterBroker(admin, "0", [["max.connections", DELETE, null]])).errorCode, 0);
-    const back = await served(b.port);
-    open.push(back.c);
-    assert.equal(back.ok, true, "back to server.properties' value");
+    assert.equal(await full.answered, true, "back to server.properties' value: the waiting connection is served");
 
     // Refusals name the key; nothing is stored.
     for (const [key, value, why] of [

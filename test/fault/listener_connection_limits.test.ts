@@ -1,13 +1,13 @@
 // Per-listener connection limits (KIP-402, KIP-612): listener.name.<l>.max.connections and
-// listener.name.<l>.max.connection.creation.rate bound one listener; the broker-wide
-// max.connections and max.connection.creation.rate do not refuse or delay the inter-broker
+// listener.name.<l>.max.connection.creation.rate bound one listener (a connection over a limit
+// waits for a slot); the broker-wide max.connections and max.connection.creation.rate do not hold or delay the inter-broker
 // listener when there are others (Kafka's protected listener), so a flood of clients cannot cut
 // replication, while that listener's own limits still hold.
 import assert from "node:assert/strict";
 import { test } from "node:test";
 import { parseBrokerConfig } from "../../src/broker/mod.ts";
-import { ApiVersionsApi } from "../../src/protocol/api/mod.ts";
 import { startBroker } from "../helpers/broker.ts";
+import { heldForSlot, served } from "../helpers/connection_slots.ts";
 import { WireClient } from "../helpers/wire.ts";
 
 const two = {
@@ -16,48 +16,42 @@ const two = {
   "inter.broker.listener.name": "REPLICATION",
 };
 
-async function served(port: number, open: WireClient[]): Promise<boolean> {
-  const c = await WireClient.connect(port);
-  open.push(c);
-  try {
-    const av = await c.request(ApiVersionsApi, 3, { clientSoftwareName: "t", clientSoftwareVersion: "1" }, 10_000);
-    return av.errorCode === 0;
-  } catch {
-    return false;
-  }
-}
-
-test("listener.name.<l>.max.connections bounds its listener; the inter-broker listener is not refused by max.connections, only by its own limit", { timeout: 60_000 }, async () => {
+test("listener.name.<l>.max.connections bounds its listener (the next waits for a slot); the inter-broker listener is not held by max.connections, only by its own limit", { timeout: 60_000 }, async () => {
   const b = await startBroker({ ...two, "max.connections": "3", "listener.name.client.max.connections": "2", "listener.name.replication.max.connections": "3" });
   const open: WireClient[] = [];
   try {
     const ports = Object.fromEntries(b.broker.boundPorts.map((p) => [p.name, p.port]));
     assert.equal(await served(ports.CLIENT, open), true);
     assert.equal(await served(ports.CLIENT, open), true);
-    assert.equal(await served(ports.CLIENT, open), false, "the client listener's third is refused by its own limit of 2");
+    await heldForSlot(b, ports.CLIENT, open);
     assert.equal(await served(ports.REPLICATION, open), true, "third connection overall");
     assert.equal(await served(ports.REPLICATION, open), true, "past max.connections=3, the inter-broker listener is still served");
     assert.equal(await served(ports.REPLICATION, open), true);
-    assert.equal(await served(ports.REPLICATION, open), false, "its own listener.name.replication.max.connections=3 holds");
-    assert.equal(await served(ports.CLIENT, open), false, "the client listener stays at its limit");
-    const refused = b.broker.networkStats().refusedTotal;
-    assert.deepEqual(
-      [refused.get("listener.name.client.max.connections"), refused.get("listener.name.replication.max.connections")],
-      [2, 1],
-    );
+    const replicationFourth = await heldForSlot(b, ports.REPLICATION, open);
+    assert.equal(b.broker.networkStats().connectionsWaitingForSlot, 2, "its own listener.name.replication.max.connections=3 holds");
+    // Past max.connections=3 through the protected listener: the client listener's least recently
+    // active connections are closed to make room (Kafka's closeExcessConnections).
+    assert.equal(b.broker.networkStats().closedOverMaxConnectionsTotal, 2);
+    assert.equal(await open[0].waitClosed(10_000), true, "the least recently active client connection was closed");
+    assert.equal(await open[1].waitClosed(10_000), true);
+    // A replication connection closes: the waiting one there takes its slot.
+    open[3].close();
+    assert.equal(await replicationFourth.answered, true, "the waiting replication connection is served once a slot frees");
   } finally {
     for (const c of open) c.close();
     await b.stop();
   }
 });
 
-test("max.connections still bounds a broker whose only listener is the inter-broker one", { timeout: 60_000 }, async () => {
+test("max.connections still bounds a broker whose only listener is the inter-broker one: the next waits, and is served once one closes", { timeout: 60_000 }, async () => {
   const b = await startBroker({ "max.connections": "2" });
   const open: WireClient[] = [];
   try {
     assert.equal(await served(b.port, open), true);
     assert.equal(await served(b.port, open), true);
-    assert.equal(await served(b.port, open), false);
+    const third = await heldForSlot(b, b.port, open);
+    open[0].close();
+    assert.equal(await third.answered, true);
   } finally {
     for (const c of open) c.close();
     await b.stop();
