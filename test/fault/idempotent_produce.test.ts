@@ -97,3 +97,25 @@ test("idempotent produce: after a kill -9 the state is rebuilt from the log, so 
     if (existsSync(dir)) rmSync(dir, { recursive: true, force: true });
   }
 });
+
+test("idempotent produce: a producer idle past producer.id.expiration.ms loses its state; its next write is taken with any sequence", async () => {
+  const b = await startBroker({ "producer.id.expiration.ms": "1000", "producer.id.expiration.check.interval.ms": "100" });
+  const c = await WireClient.connect(b.port);
+  try {
+    assert.equal((await createTopic(c, "expiry")).errorCode, ErrorCode.NONE);
+    assert.equal((await produce(c, "expiry", 0, idem(5n, 0, 0))).errorCode, ErrorCode.NONE);
+    const gap = await produce(c, "expiry", 0, idem(5n, 0, 50));
+    assert.equal(gap.errorCode, ErrorCode.OUT_OF_ORDER_SEQUENCE_NUMBER, "known producer: the gap is refused");
+    let answer = gap.errorCode;
+    for (let i = 0; i < 100 && answer !== ErrorCode.NONE; i++) {
+      await new Promise((r) => setTimeout(r, 100));
+      // Refused (nothing appended) until the check removes the idle producer.
+      answer = (await produce(c, "expiry", 0, idem(5n, 0, 50))).errorCode;
+    }
+    assert.equal(answer, ErrorCode.NONE, "accepted once the producer expired");
+    assert.equal(b.broker.services.logManager.getLog("expiry", 0)!.producerState.lastEntry(5n)!.batches[0].firstSeq, 50);
+  } finally {
+    c.close();
+    await b.stop();
+  }
+});
