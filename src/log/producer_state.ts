@@ -122,9 +122,11 @@ function producerBatchesOf(records: Uint8Array, firstOffset: number | null): Pro
   for (let pos = 0; pos + BatchField.recordCount <= records.length;) {
     const size = batchSizeAt(dv, pos);
     const lastOffsetDelta = dv.getInt32(pos + BatchField.lastOffsetDelta);
-    const base = firstOffset === null ? Number(dv.getBigInt64(pos + BatchField.baseOffset)) : offset;
+    // A stored batch's own base offset (a safe integer), read without making a bigint.
+    const base = firstOffset === null ? dv.getInt32(pos + BatchField.baseOffset) * 0x1_0000_0000 + dv.getUint32(pos + BatchField.baseOffset + 4) : offset;
     // producerId -1 (none) has a negative high word: no bigint is made for plain batches.
-    if (dv.getInt32(pos + BatchField.producerId) >= 0) {
+    // Control batches (transaction markers, only in a log Kafka wrote) are the next slice's.
+    if (dv.getInt32(pos + BatchField.producerId) >= 0 && (dv.getInt16(pos + BatchField.attributes) & 0x20) === 0) {
       const firstSeq = dv.getInt32(pos + BatchField.baseSequence);
       const b: ProducerBatch = {
         producerId: dv.getBigInt64(pos + BatchField.producerId),
