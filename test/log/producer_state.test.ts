@@ -256,3 +256,18 @@ test("producer state: producers expire after producer.id.expiration.ms; past the
   assert.equal(m.removeExpiredProducers(12_200), 1); // 1's last write (11_200) is 1000 ms old
   assert.deepEqual([...m.activeProducers().keys()], [4n, 2n]);
 });
+
+test("producer state: a clean start without a snapshot is empty at the log end offset (Kafka's upgrade rule: no log walk)", async () => {
+  await withTempDir((dir) => {
+    let log = open(dir);
+    append(log, idem(8n, 0, 0));
+    append(log, buildBatch(valueRecords(2)), 2);
+    log.close();
+    for (const n of nodeFs.readdirSync(dir)) if (n.endsWith(".snapshot")) nodeFs.rmSync(`${dir}/${n}`);
+    log = open(dir);
+    assert.equal(log.producerState.activeProducers().size, 0);
+    assert.equal(log.producerState.mapEndOffset, 4);
+    log.close();
+    assert.deepEqual(nodeFs.readdirSync(dir).filter((n) => n.endsWith(".snapshot")), [], "nothing changed: no snapshot written");
+  });
+});
