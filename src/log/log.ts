@@ -717,16 +717,18 @@ export class Log {
   }
 
   /**
-   * Writes leader-epoch-checkpoint if it lags (a new leader's entry, assignDeferred) with the
-   * file operations on the I/O pool; for LogManager.shutdownGradually, once nothing appends. A
-   * failure is left to the flush and close that follow, which write it at once and report it.
+   * Writes leader-epoch-checkpoint if it lags (a new leader's entry, assignDeferred), and the
+   * producer snapshot close() would write, with the file operations on the I/O pool; for
+   * LogManager.shutdownGradually, once nothing appends. A failure is left to the flush and close
+   * that follow, which write at once and report it.
    */
-  async writeLeaderEpochsInBackground(): Promise<void> {
+  async writeStateInBackground(): Promise<void> {
     if (this.isOffline || this.closed) return;
     try {
       await this.epochCache.writeInBackground();
+      await this.producers.writeInBackground(this.logEndOffset);
     } catch {
-      // Still stale: writeIfStale (flush, close) tries at once and reports the error.
+      // Still stale: writeIfStale (flush, close) and close's snapshot try at once and report the error.
     }
   }
 

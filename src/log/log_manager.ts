@@ -708,11 +708,12 @@ export class LogManager {
     for (const t of this.timers.splice(0)) t.cancel();
     await this.checkpoints.settled();
     await this.removalsSettled();
-    // New leaders' epoch entries (assignDeferred) written off the loop, a group at a time; the
-    // flush below writes at once whatever is still stale (and reports its error).
+    // New leaders' epoch entries (assignDeferred) and producer snapshots written off the loop, a
+    // group at a time; the flush and close below write at once whatever is still stale (and
+    // report its error).
     const logs = [...this.logs.values()];
     for (let i = 0; i < logs.length; i += logCreationsInFlightMax) {
-      await Promise.all(logs.slice(i, i + logCreationsInFlightMax).map((log) => log.writeLeaderEpochsInBackground()));
+      await Promise.all(logs.slice(i, i + logCreationsInFlightMax).map((log) => log.writeStateInBackground()));
     }
     const slice = new TimeSlice();
     for (const step of this.shutdownSteps()) {

@@ -21,7 +21,7 @@
 import type { Platform } from "../platform/mod.ts";
 import { type Logger, segmentReadChunkBytesMax } from "../util/mod.ts";
 import { ProducerStateManager } from "./producer_state.ts";
-import { CorruptSnapshotError, ProducerSnapshotFiles } from "./producer_snapshot.ts";
+import { CorruptSnapshotError, encodeSnapshot, ProducerSnapshotFiles } from "./producer_snapshot.ts";
 import type { LogSegment } from "./segment.ts";
 
 export class LogProducerState {
@@ -95,6 +95,17 @@ export class LogProducerState {
     if (!this.manager.dirty) return;
     this.snapshots.write(logEndOffset, this.manager.activeProducers().values());
     this.manager.dirty = false;
+  }
+
+  /**
+   * onClose's snapshot with the file operations on the I/O pool (LogManager.shutdownGradually,
+   * once nothing appends). Left dirty when the state changed meanwhile: close() writes it then.
+   */
+  async writeInBackground(logEndOffset: number): Promise<void> {
+    if (!this.manager.dirty) return;
+    const changes = this.manager.changeCount;
+    await this.snapshots.writeInBackground(logEndOffset, encodeSnapshot(this.manager.activeProducers().values()));
+    if (this.manager.changeCount === changes) this.manager.dirty = false;
   }
 
   /** After a truncation to logEndOffset that kept some segments (Kafka's truncateAndReload + rebuild). */

@@ -14,6 +14,7 @@
 
 import type { Platform } from "../platform/mod.ts";
 import { crc32c, producerSnapshotBytesMax } from "../util/mod.ts";
+import { syncDirAsync, writeSyncedAsync } from "./checkpoint.ts";
 import type { BatchMetadata, ProducerStateEntry } from "./producer_state.ts";
 import { segmentFileName } from "./segment.ts";
 
@@ -130,10 +131,22 @@ export class ProducerSnapshotFiles {
   /** Written whole and fsynced before it is named (writeFileAtomic), so a crash leaves no torn one. */
   write(offset: number, entries: Iterable<ProducerStateEntry>): void {
     this.platform.fs.writeFileAtomic(this.path(offset), encodeSnapshot(entries));
-    if (!this.offsets.includes(offset)) {
-      this.offsets.push(offset);
-      this.offsets.sort((a, b) => a - b);
-    }
+    this.added(offset);
+  }
+
+  /** write() with the file operations on the I/O pool: the same temp file, fsync, rename, dir fsync. */
+  async writeInBackground(offset: number, bytes: Uint8Array): Promise<void> {
+    const tmp = `${this.path(offset)}.tmp`;
+    await writeSyncedAsync(this.platform.fs, tmp, bytes);
+    await this.platform.fs.renameAsync(tmp, this.path(offset));
+    await syncDirAsync(this.platform.fs, this.dir);
+    this.added(offset);
+  }
+
+  private added(offset: number): void {
+    if (this.offsets.includes(offset)) return;
+    this.offsets.push(offset);
+    this.offsets.sort((a, b) => a - b);
   }
 
   /** The entries of the snapshot at offset; CorruptSnapshotError when they do not decode. */

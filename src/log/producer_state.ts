@@ -171,11 +171,22 @@ export class ProducerStateManager {
   private lastWritten: Entry | null = null;
   /** Set when the entries differ from what the latest snapshot (or none: empty) holds. */
   dirty = false;
+  /** Changes since the manager was made: a background snapshot checks none came during its write. */
+  private changes = 0;
   /** producer.id.expiration.ms (set by the LogManager). */
   expirationMs = producerIdExpirationMsDefault;
 
   constructor(readonly topicPartition: string, private readonly logger: Logger, mapEndOffset: number, readonly entriesMax = producerStateEntriesMax) {
     this._mapEndOffset = mapEndOffset;
+  }
+
+  get changeCount(): number {
+    return this.changes;
+  }
+
+  private markChanged(): void {
+    this.dirty = true;
+    this.changes++;
   }
 
   activeProducers(): ReadonlyMap<bigint, ProducerStateEntry> {
@@ -291,7 +302,7 @@ export class ProducerStateManager {
     }
     this.lastWritten = e;
     e.addBatch(b.epoch, { firstSeq: b.firstSeq, lastSeq: b.lastSeq, firstOffset: b.firstOffset, lastOffset: b.lastOffset, timestampMs: b.timestampMs });
-    this.dirty = true;
+    this.markChanged();
   }
 
   /** The least recently written producer without an open transaction goes (see the file comment). */
@@ -315,7 +326,7 @@ export class ProducerStateManager {
         removed++;
       }
     }
-    if (removed > 0) this.dirty = true;
+    if (removed > 0) this.markChanged();
     return removed;
   }
 
@@ -347,7 +358,7 @@ export class ProducerStateManager {
 
   /** Empty state covering everything below offset (Kafka's truncateFullyAndStartAt, without the files). */
   clear(offset: number): void {
-    if (this.producers.size > 0) this.dirty = true;
+    if (this.producers.size > 0) this.markChanged();
     this.producers.clear();
     this.lastWritten = null;
     this._mapEndOffset = offset;

@@ -295,3 +295,23 @@ test("producer state: segments deleted below a moved log start take their snapsh
     again.close();
   });
 });
+
+test("producer state: the snapshot a clean stop needs is written off the event loop first (shutdownGradually); a change after it is written by close", async () => {
+  await withTempDir(async (dir) => {
+    const log = open(dir);
+    append(log, idem(6n, 0, 0));
+    await log.writeStateInBackground();
+    assert.deepEqual(log.producerSnapshotOffsets, [2]);
+    assert.ok(!nodeFs.readdirSync(dir).some((n) => n.endsWith(".tmp")), "the temp file was renamed");
+    append(log, buildBatch(valueRecords(2)), 2);
+    log.close();
+    assert.deepEqual(log.producerSnapshotOffsets, [2], "no change since: close writes nothing");
+    const again = open(dir);
+    assert.equal(append(again, idem(6n, 0, 0)).duplicate, true);
+    append(again, idem(6n, 0, 2));
+    await again.writeStateInBackground();
+    append(again, idem(6n, 0, 4));
+    again.close();
+    assert.deepEqual(again.producerSnapshotOffsets, [2, 6, 8]);
+  });
+});
