@@ -41,6 +41,9 @@
 //   KafkaStorageError of its kind, the handler is told too (it notes it, the dir stays online), and
 //   the log stays usable: a failed append leaves nothing behind (LogSegment.append takes back a
 //   partial write), so the client's retry finds the log as it was.
+// - producerState (producer_state.ts, log_producer_state.ts) covers every offset below the log end
+//   offset: a leader append is checked against it (no await between the check and the append),
+//   a follower's updates it; snapshots at rolls and close, rebuilt at open and after truncations.
 // - appendRefusal (the LogManager's free-space check) refuses appends before any byte is written
 //   while the log dir is short of space; reads go on.
 
@@ -48,11 +51,13 @@ import type { FileHandle, Platform, Timer } from "../platform/mod.ts";
 import { assignOffsets } from "../protocol/mod.ts";
 import { assert, ErrorCode, KafkaError, schedulerIntervalMsMax } from "../util/mod.ts";
 import type { Logger } from "../util/mod.ts";
-import { isIoError, KafkaStorageError, logDirOf, type LogDirFailureHandler, storageErrorKind } from "./log_dir_failure.ts";
+import { isIoError, KafkaStorageError, logDirOf, type LogDirFailureHandler, storageErrorFor } from "./log_dir_failure.ts";
 import { checkFetchedBatches, type FetchedBatch } from "./follower_batches.ts";
 import { type LeaderEpochFileCache, UNDEFINED_EPOCH_OFFSET } from "./leader_epoch_cache.ts";
 import { type LogConfig, logConfigDefaults, randomSegmentJitterMs } from "./log_config.ts";
 import { createdLog, loadLog, type LogLoadState } from "./log_loader.ts";
+import type { LogProducerState } from "./log_producer_state.ts";
+import type { ProducerStateManager } from "./producer_state.ts";
 import { breachedSegmentCount, readSegments, segmentIndexFor } from "./log_segments.ts";
 import { DeletedFileSuffix, LogSegment, type TimestampOffset } from "./segment.ts";
 import { SwapFileSuffix } from "./swap.ts";
@@ -66,6 +71,8 @@ export interface AppendInfo {
   lastOffset: number;
   /** When the leader appended; -1 for a follower's append (the leader's batches keep theirs). */
   logAppendTimeMs: number;
+  /** A producer's retry of a batch the log has: nothing was appended; the offsets are the original's. */
+  duplicate?: true;
 }
 
 export interface ReadResult {
@@ -110,6 +117,7 @@ export class Log {
     config: LogConfig,
     segments: LogSegment[],
     private readonly epochCache: LeaderEpochFileCache,
+    private readonly producers: LogProducerState,
     private readonly logger: Logger,
     state: LogLoadState,
   ) {
@@ -144,7 +152,7 @@ export class Log {
     platform.fs.mkdirp(dir);
     const log = logger.child({ topic, partition });
     const loaded = loadLog(platform, dir, { ...logConfigDefaults, ...config }, state, log);
-    return new Log(platform, dir, topic, partition, config, loaded.segments, loaded.leaderEpochCache, log, state);
+    return new Log(platform, dir, topic, partition, config, loaded.segments, loaded.leaderEpochCache, loaded.producerState, log, state);
   }
 
   /**
@@ -163,7 +171,7 @@ export class Log {
   ): Log {
     const log = logger.child({ topic, partition });
     const made = createdLog(platform, dir, { ...logConfigDefaults, ...config }, log, segmentLog, writtenEpoch);
-    return new Log(platform, dir, topic, partition, config, made.segments, made.leaderEpochCache, log, cleanLoad);
+    return new Log(platform, dir, topic, partition, config, made.segments, made.leaderEpochCache, made.producerState, log, cleanLoad);
   }
 
   get config(): Required<LogConfig> {
@@ -256,6 +264,10 @@ export class Log {
    */
   appendAsLeader(records: Uint8Array, offsetCount: number, leaderEpoch: number): AppendInfo {
     this.checkOnline();
+    // Kafka's analyzeAndValidateProducerState: KafkaError for a refused sequence or epoch.
+    const producerCheck = this.producers.manager.checkLeaderAppend(records, this.logEndOffset);
+    const dup = producerCheck?.duplicate ?? null;
+    if (dup !== null) return { firstOffset: dup.firstOffset, lastOffset: dup.lastOffset, logAppendTimeMs: dup.timestampMs, duplicate: true };
     this.checkAppendAllowed(records.length);
     try {
       this.maybeRoll(records.length, this.logEndOffset + offsetCount - 1);
@@ -264,6 +276,8 @@ export class Log {
       const next = assignOffsets(records, firstOffset, leaderEpoch);
       assert(next === firstOffset + offsetCount, "assigned offsets match the validated count");
       this.activeSegment.append(records, firstOffset, next - 1);
+      this.producers.manager.commit(producerCheck?.batches ?? null);
+      this.producers.manager.updateMapEndOffset(next);
       // Kafka's flush.messages: fsync once that many offsets are above the recovery point.
       if (this.logEndOffset - this._recoveryPoint >= this._config.flushMessages) this.flush();
       return { firstOffset, lastOffset: next - 1, logAppendTimeMs: this.platform.clock.nowMs() };
@@ -338,7 +352,18 @@ export class Log {
     for (let i = from; i < end; i++) this.assignEpoch(batches[i].leaderEpoch, batches[i].baseOffset);
     const run = records.subarray(first.position, first.position + bytes);
     seg.append(run, first.baseOffset, batches[end - 1].lastOffset);
+    this.producers.manager.updateFromLog(run);
+    this.producers.manager.updateMapEndOffset(seg.nextOffset);
     return end;
+  }
+
+  /** The idempotent producers' state (producer_state.ts), kept at the log end offset. */
+  get producerState(): ProducerStateManager {
+    return this.producers.manager;
+  }
+  /** The offsets of this log's `.snapshot` files (log_producer_state.ts). */
+  get producerSnapshotOffsets(): readonly number[] {
+    return this.producers.snapshotOffsets;
   }
 
   /** The leader epoch cache (`leader-epoch-checkpoint`): which epoch wrote which offsets. */
@@ -458,6 +483,7 @@ export class Log {
     this.platform.fs.syncDir(this.dir);
     this._logStartOffset = offset;
     this.epochCache.clear();
+    this.producers.onFullTruncation(offset);
     this.afterTruncation();
     this.logger.info({ ...from, offset, deletedSegments: doomed.map((d) => d.baseOffset) }, "truncated log fully; starting it at offset");
   }
@@ -471,6 +497,7 @@ export class Log {
     this._highWatermark = Math.min(Math.max(this._highWatermark, this._logStartOffset), end);
     this._recoveryPoint = Math.min(Math.max(this._recoveryPoint, this._logStartOffset), end);
     this.epochCache.truncateFromEnd(end);
+    this.producers.onTruncation(this.segments, this._logStartOffset, end);
     this.runningMax.reset();
     this.truncations++;
     this.truncationHandler?.(end);
@@ -509,6 +536,7 @@ export class Log {
       const base = Math.max(expectedNextOffset, this.logEndOffset);
       this.activeSegment.onBecomeInactive();
       this.flush();
+      this.producers.beforeRoll(base);
       this.segments.push(LogSegment.create(this.platform, this.dir, base, this._config));
       this.logger.info({ baseOffset: base }, "rolled new log segment");
     } catch (e) {
@@ -636,6 +664,7 @@ export class Log {
       if (this._recoveryPoint < this._logStartOffset) this._recoveryPoint = this._logStartOffset;
       this.epochCache.truncateFromStart(this._logStartOffset);
     }
+    this.producers.onSegmentsDeleted(this.segments[0].baseOffset);
     this.logger.info(
       { reason, segments: doomed.map((d) => d.baseOffset), logStartOffset: this._logStartOffset },
       "deleting segments",
@@ -691,16 +720,18 @@ export class Log {
   }
 
   /**
-   * Writes leader-epoch-checkpoint if it lags (a new leader's entry, assignDeferred) with the
-   * file operations on the I/O pool; for LogManager.shutdownGradually, once nothing appends. A
-   * failure is left to the flush and close that follow, which write it at once and report it.
+   * Writes leader-epoch-checkpoint if it lags (a new leader's entry, assignDeferred), and the
+   * producer snapshot close() would write, with the file operations on the I/O pool; for
+   * LogManager.shutdownGradually, once nothing appends. A failure is left to the flush and close
+   * that follow, which write at once and report it.
    */
-  async writeLeaderEpochsInBackground(): Promise<void> {
+  async writeStateInBackground(): Promise<void> {
     if (this.isOffline || this.closed) return;
     try {
       await this.epochCache.writeInBackground();
+      await this.producers.writeInBackground(this.logEndOffset);
     } catch {
-      // Still stale: writeIfStale (flush, close) tries at once and reports the error.
+      // Still stale: writeIfStale (flush, close) and close's snapshot try at once and report the error.
     }
   }
 
@@ -710,8 +741,9 @@ export class Log {
     if (this.offline) return; // closeForFailure closed the files
     try {
       this.epochCache.writeIfStale(); // a new leader's entry (assignDeferred)
+      this.producers.onClose(this.logEndOffset);
     } catch (e) {
-      throw this.storageError("leader epoch checkpoint", e);
+      throw this.storageError("leader epoch checkpoint or producer snapshot", e);
     }
     for (const [seg, timer] of this.pendingRemoval) {
       timer.cancel();
@@ -754,16 +786,9 @@ export class Log {
    */
   private storageError(what: string, e: unknown): unknown {
     if (!isIoError(e)) return e;
-    const logDir = this.logDir;
-    this.logger.debug({ logDir, operation: what, err: e.message }, "log file operation failed");
-    this.ioErrorHandler?.(logDir, e);
-    const tp = `${this.topic}-${this.partition}`;
-    const kind = storageErrorKind(e);
-    if (kind === "resource") {
-      return new KafkaStorageError(logDir, `${what} of ${tp} refused: the broker is out of file descriptors or memory (${e.code}); retry later`, kind);
-    }
-    if (kind === "no-space") return new KafkaStorageError(logDir, `${what} of ${tp} refused: log dir ${logDir} is full (${e.code})`, kind);
-    return new KafkaStorageError(logDir, `${what} of ${tp} failed in log dir ${logDir}: ${e.message}`);
+    this.logger.debug({ logDir: this.logDir, operation: what, err: e.message }, "log file operation failed");
+    this.ioErrorHandler?.(this.logDir, e);
+    return storageErrorFor(this.logDir, `${what} of ${this.topic}-${this.partition}`, e);
   }
 
   /** Closes the log and deletes its directory. */

@@ -301,3 +301,13 @@ export const ipConnectionRatesMax = 10_000;
  * time before they are closed (Kafka's delayed close); past this they are closed at once.
  */
 export const ipThrottledClosesMax = 1_024;
+/** Batches kept per producer for duplicate detection (Kafka's ProducerStateEntry.NUM_BATCHES_TO_RETAIN). */
+export const producerBatchesRetained = 5;
+/**
+ * Producers with state on one partition; past it the least recently written one without an open
+ * transaction is evicted (strand's; Kafka 3.8 has no such bound), so clients inventing producer
+ * ids cannot grow a partition's memory without end.
+ */
+export const producerStateEntriesMax = 10_000;
+/** Largest `.snapshot` file read (10,000 entries are 370 KB); a larger one is skipped as corrupt. */
+export const producerSnapshotBytesMax = 64 * 1024 * 1024;
