@@ -40,3 +40,48 @@ export function assertStoredCodec(logDir: string, topic: string, partition: numb
     else assert.ok(b.codec === codec || b.codec === Codec.none, why);
   }
 }
+
+export interface StoredProducerBatch {
+  baseOffset: bigint;
+  records: number;
+  producerId: bigint;
+  producerEpoch: number;
+  baseSequence: number;
+}
+
+/** The producer fields of each batch in <topic>-<partition>'s first segment (idempotent producers). */
+export function storedProducerBatches(logDir: string, topic: string, partition: number): StoredProducerBatch[] {
+  const log = readFileSync(join(logDir, `${topic}-${partition}`, "00000000000000000000.log"));
+  const out: StoredProducerBatch[] = [];
+  // producerId int64 at byte 43, producerEpoch int16 at 51, baseSequence int32 at 53.
+  for (let pos = 0; pos + 61 <= log.length; pos += 12 + log.readInt32BE(pos + 8)) {
+    out.push({
+      baseOffset: log.readBigInt64BE(pos),
+      records: log.readInt32BE(pos + 57),
+      producerId: log.readBigInt64BE(pos + 43),
+      producerEpoch: log.readInt16BE(pos + 51),
+      baseSequence: log.readInt32BE(pos + 53),
+    });
+  }
+  return out;
+}
+
+/**
+ * Checks an idempotent producer's batches were stored once each: one producer id (>= 0) and
+ * epoch, sequences from 0 without gap or repeat, `records` records in all. Returns the producer id.
+ */
+export function assertIdempotentBatches(logDir: string, topic: string, partition: number, records: number): bigint {
+  const batches = storedProducerBatches(logDir, topic, partition);
+  const why = `${topic}-${partition} batches (producer id, epoch, base sequence, records): ` +
+    batches.slice(0, 20).map((b) => `${b.producerId}/${b.producerEpoch}/${b.baseSequence}/${b.records}`).join(" ");
+  assert.ok(batches.length > 0, why);
+  const { producerId, producerEpoch } = batches[0];
+  assert.ok(producerId >= 0n, `an idempotent producer's id: ${why}`);
+  let seq = 0;
+  for (const b of batches) {
+    assert.deepEqual([b.producerId, b.producerEpoch, b.baseSequence], [producerId, producerEpoch, seq], why);
+    seq += b.records;
+  }
+  assert.equal(seq, records, why);
+  return producerId;
+}
