@@ -170,6 +170,8 @@ export class Broker {
     const logManager = new LogManager(platform, config.logDirs, logDefaults, log, {
       numRecoveryThreadsPerDataDir: config.numRecoveryThreadsPerDataDir,
       retentionCheckMs: config.logRetentionCheckIntervalMs,
+      producerIdExpirationMs: config.producerIdExpirationMs,
+      producerIdExpirationCheckMs: config.producerIdExpirationCheckIntervalMs,
       flushCheckMs: config.logFlushSchedulerIntervalMs,
       flushRecoveryOffsetCheckpointMs: config.logFlushOffsetCheckpointIntervalMs,
       flushStartOffsetCheckpointMs: config.logFlushStartOffsetCheckpointIntervalMs,

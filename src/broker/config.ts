@@ -184,6 +184,9 @@ export const brokerConfigKeys: Record<string, KeyDef> = {
   "log.retention.ms": { kind: "long", default: null },
   "log.retention.bytes": { kind: "long", default: "-1" },
   "log.retention.check.interval.ms": { kind: "long", default: "300000", min: 1 },
+  // Idempotent producers' state per partition (log/producer_state.ts): how long an idle producer is kept.
+  "producer.id.expiration.ms": { kind: "int", default: "86400000", min: 1 },
+  "producer.id.expiration.check.interval.ms": { kind: "int", default: "600000", min: 1 },
   "log.segment.delete.delay.ms": { kind: "long", default: "60000", min: 0 },
   "log.cleanup.policy": { kind: "list", default: "delete", check: cleanupPolicyCheck },
   // Record timestamps on produce (protocol/record_validator.ts): the topic keys' defaults.
@@ -320,6 +323,9 @@ export interface BrokerConfig {
   logRetentionMs: number;
   logRetentionBytes: number;
   logRetentionCheckIntervalMs: number;
+  /** producer.id.expiration.ms and producer.id.expiration.check.interval.ms. */
+  producerIdExpirationMs: number;
+  producerIdExpirationCheckIntervalMs: number;
   /** log.dir.min.free.bytes (strand's): appends are refused while a log dir has less usable; 0: off. */
   logDirMinFreeBytes: number;
   logFlushIntervalMessages: number;
@@ -545,6 +551,8 @@ export function parseBrokerConfig(input: Map<string, string>): { config: BrokerC
     logRetentionMs: retentionMs < 0 ? -1 : retentionMs,
     logRetentionBytes: int("log.retention.bytes"),
     logRetentionCheckIntervalMs: int("log.retention.check.interval.ms"),
+    producerIdExpirationMs: int("producer.id.expiration.ms"),
+    producerIdExpirationCheckIntervalMs: int("producer.id.expiration.check.interval.ms"),
     logDirMinFreeBytes: int("log.dir.min.free.bytes"),
     logFlushIntervalMessages: int("log.flush.interval.messages"),
     logFlushIntervalMs: flushIntervalMs,

@@ -27,6 +27,8 @@
 //      attribute bit 6, baseTimestamp = now + delete.retention.ms).
 //   4. the checkpoint moves to endOffset and is written.
 //
+// Kept whole though every record in it is obsolete: an idempotent producer's last batch while the
+// producer has state (see isProducersLastBatch).
 // Kept as they are, unread: control and transactional batches (strand writes no transaction
 // markers yet, so nothing says which transactions were aborted), batches failing their CRC32C,
 // and batches whose records cannot be read: malformed, or decompressing past
@@ -584,7 +586,7 @@ export class LogCleaner {
       retained.push(r);
     }
     result.recordsRetained += retained.length;
-    if (retained.length === 0) return null;
+    if (retained.length === 0) return isProducersLastBatch(log, buf, pos) ? batch : null;
     const newHorizon = keptTombstone && !hasHorizon;
     const freshHorizon = addTimestamp(state.nowMs, state.deleteRetentionMs);
     if (keptTombstone) state.noteHorizon(hasHorizon ? horizonMs : freshHorizon);
@@ -739,6 +741,20 @@ export function groupSegmentsBySize(segments: readonly LogSegment[], maxBytes: n
     groups.push(group);
   }
   return groups;
+}
+
+/**
+ * Whether the batch is the last one of a producer that still has state: kept even when every
+ * record in it is obsolete, so the state rebuilds from the log after compaction (Kafka's
+ * isBatchLastRecordOfProducer). Kafka keeps it as an empty batch; strand keeps it whole (its
+ * batch builder makes no empty batch), which leaves older values of its keys readable before
+ * the newer ones, never after.
+ */
+function isProducersLastBatch(log: Log, buf: Uint8Array, pos: number): boolean {
+  if (int32At(buf, pos + BatchField.producerId) < 0) return false;
+  const dv = new DataView(buf.buffer, buf.byteOffset + pos);
+  const last = log.producerState.lastEntry(dv.getBigInt64(BatchField.producerId))?.batches.at(-1);
+  return last !== undefined && last.lastOffset === int64At(buf, pos + BatchField.baseOffset) + dv.getInt32(BatchField.lastOffsetDelta);
 }
 
 function key(log: Log): string {

@@ -48,11 +48,13 @@ import type { FileHandle, Platform, Timer } from "../platform/mod.ts";
 import { assignOffsets } from "../protocol/mod.ts";
 import { assert, ErrorCode, KafkaError, schedulerIntervalMsMax } from "../util/mod.ts";
 import type { Logger } from "../util/mod.ts";
-import { isIoError, KafkaStorageError, logDirOf, type LogDirFailureHandler, storageErrorKind } from "./log_dir_failure.ts";
+import { isIoError, KafkaStorageError, logDirOf, type LogDirFailureHandler, storageErrorFor } from "./log_dir_failure.ts";
 import { checkFetchedBatches, type FetchedBatch } from "./follower_batches.ts";
 import { type LeaderEpochFileCache, UNDEFINED_EPOCH_OFFSET } from "./leader_epoch_cache.ts";
 import { type LogConfig, logConfigDefaults } from "./log_config.ts";
 import { createdLog, loadLog, type LogLoadState } from "./log_loader.ts";
+import type { LogProducerState } from "./log_producer_state.ts";
+import type { ProducerStateManager } from "./producer_state.ts";
 import { breachedSegmentCount, readSegments, segmentIndexFor } from "./log_segments.ts";
 import { DeletedFileSuffix, LogSegment, type TimestampOffset } from "./segment.ts";
 import { SwapFileSuffix } from "./swap.ts";
@@ -66,6 +68,8 @@ export interface AppendInfo {
   lastOffset: number;
   /** When the leader appended; -1 for a follower's append (the leader's batches keep theirs). */
   logAppendTimeMs: number;
+  /** A producer's retry of a batch the log has: nothing was appended; the offsets are the original's. */
+  duplicate?: true;
 }
 
 export interface ReadResult {
@@ -108,6 +112,7 @@ export class Log {
     config: LogConfig,
     segments: LogSegment[],
     private readonly epochCache: LeaderEpochFileCache,
+    private readonly producers: LogProducerState,
     private readonly logger: Logger,
     state: LogLoadState,
   ) {
@@ -142,7 +147,7 @@ export class Log {
     platform.fs.mkdirp(dir);
     const log = logger.child({ topic, partition });
     const loaded = loadLog(platform, dir, { ...logConfigDefaults, ...config }, state, log);
-    return new Log(platform, dir, topic, partition, config, loaded.segments, loaded.leaderEpochCache, log, state);
+    return new Log(platform, dir, topic, partition, config, loaded.segments, loaded.leaderEpochCache, loaded.producerState, log, state);
   }
 
   /**
@@ -161,7 +166,7 @@ export class Log {
   ): Log {
     const log = logger.child({ topic, partition });
     const made = createdLog(platform, dir, { ...logConfigDefaults, ...config }, log, segmentLog, writtenEpoch);
-    return new Log(platform, dir, topic, partition, config, made.segments, made.leaderEpochCache, log, cleanLoad);
+    return new Log(platform, dir, topic, partition, config, made.segments, made.leaderEpochCache, made.producerState, log, cleanLoad);
   }
 
   get config(): Required<LogConfig> {
@@ -254,6 +259,10 @@ export class Log {
    */
   appendAsLeader(records: Uint8Array, offsetCount: number, leaderEpoch: number): AppendInfo {
     this.checkOnline();
+    // Kafka's analyzeAndValidateProducerState: KafkaError for a refused sequence or epoch.
+    const producerCheck = this.producers.manager.checkLeaderAppend(records, this.logEndOffset);
+    const dup = producerCheck?.duplicate ?? null;
+    if (dup !== null) return { firstOffset: dup.firstOffset, lastOffset: dup.lastOffset, logAppendTimeMs: dup.timestampMs, duplicate: true };
     this.checkAppendAllowed(records.length);
     try {
       this.maybeRoll(records.length, this.logEndOffset + offsetCount - 1);
@@ -262,6 +271,8 @@ export class Log {
       const next = assignOffsets(records, firstOffset, leaderEpoch);
       assert(next === firstOffset + offsetCount, "assigned offsets match the validated count");
       this.activeSegment.append(records, firstOffset, next - 1);
+      this.producers.manager.commit(producerCheck?.batches ?? null);
+      this.producers.manager.updateMapEndOffset(next);
       // Kafka's flush.messages: fsync once that many offsets are above the recovery point.
       if (this.logEndOffset - this._recoveryPoint >= this._config.flushMessages) this.flush();
       return { firstOffset, lastOffset: next - 1, logAppendTimeMs: this.platform.clock.nowMs() };
@@ -336,7 +347,18 @@ export class Log {
     for (let i = from; i < end; i++) this.assignEpoch(batches[i].leaderEpoch, batches[i].baseOffset);
     const run = records.subarray(first.position, first.position + bytes);
     seg.append(run, first.baseOffset, batches[end - 1].lastOffset);
+    this.producers.manager.updateFromLog(run);
+    this.producers.manager.updateMapEndOffset(seg.nextOffset);
     return end;
+  }
+
+  /** The idempotent producers' state (producer_state.ts), kept at the log end offset. */
+  get producerState(): ProducerStateManager {
+    return this.producers.manager;
+  }
+  /** The offsets of this log's `.snapshot` files (log_producer_state.ts). */
+  get producerSnapshotOffsets(): readonly number[] {
+    return this.producers.snapshotOffsets;
   }
 
   /** The leader epoch cache (`leader-epoch-checkpoint`): which epoch wrote which offsets. */
@@ -456,6 +478,7 @@ export class Log {
     this.platform.fs.syncDir(this.dir);
     this._logStartOffset = offset;
     this.epochCache.clear();
+    this.producers.onFullTruncation(offset);
     this.afterTruncation();
     this.logger.info({ ...from, offset, deletedSegments: doomed.map((d) => d.baseOffset) }, "truncated log fully; starting it at offset");
   }
@@ -469,6 +492,7 @@ export class Log {
     this._highWatermark = Math.min(Math.max(this._highWatermark, this._logStartOffset), end);
     this._recoveryPoint = Math.min(Math.max(this._recoveryPoint, this._logStartOffset), end);
     this.epochCache.truncateFromEnd(end);
+    this.producers.onTruncation(this.segments, this._logStartOffset, end);
     this.runningMax.reset();
     this.truncations++;
     this.truncationHandler?.(end);
@@ -506,6 +530,7 @@ export class Log {
       const base = Math.max(expectedNextOffset, this.logEndOffset);
       this.activeSegment.onBecomeInactive();
       this.flush();
+      this.producers.beforeRoll(base);
       this.segments.push(LogSegment.create(this.platform, this.dir, base, this._config));
       this.logger.info({ baseOffset: base }, "rolled new log segment");
     } catch (e) {
@@ -633,6 +658,7 @@ export class Log {
       if (this._recoveryPoint < this._logStartOffset) this._recoveryPoint = this._logStartOffset;
       this.epochCache.truncateFromStart(this._logStartOffset);
     }
+    this.producers.onSegmentsDeleted(this.segments[0].baseOffset);
     this.logger.info(
       { reason, segments: doomed.map((d) => d.baseOffset), logStartOffset: this._logStartOffset },
       "deleting segments",
@@ -707,8 +733,9 @@ export class Log {
     if (this.offline) return; // closeForFailure closed the files
     try {
       this.epochCache.writeIfStale(); // a new leader's entry (assignDeferred)
+      this.producers.onClose(this.logEndOffset);
     } catch (e) {
-      throw this.storageError("leader epoch checkpoint", e);
+      throw this.storageError("leader epoch checkpoint or producer snapshot", e);
     }
     for (const [seg, timer] of this.pendingRemoval) {
       timer.cancel();
@@ -751,16 +778,9 @@ export class Log {
    */
   private storageError(what: string, e: unknown): unknown {
     if (!isIoError(e)) return e;
-    const logDir = this.logDir;
-    this.logger.debug({ logDir, operation: what, err: e.message }, "log file operation failed");
-    this.ioErrorHandler?.(logDir, e);
-    const tp = `${this.topic}-${this.partition}`;
-    const kind = storageErrorKind(e);
-    if (kind === "resource") {
-      return new KafkaStorageError(logDir, `${what} of ${tp} refused: the broker is out of file descriptors or memory (${e.code}); retry later`, kind);
-    }
-    if (kind === "no-space") return new KafkaStorageError(logDir, `${what} of ${tp} refused: log dir ${logDir} is full (${e.code})`, kind);
-    return new KafkaStorageError(logDir, `${what} of ${tp} failed in log dir ${logDir}: ${e.message}`);
+    this.logger.debug({ logDir: this.logDir, operation: what, err: e.message }, "log file operation failed");
+    this.ioErrorHandler?.(this.logDir, e);
+    return storageErrorFor(this.logDir, `${what} of ${this.topic}-${this.partition}`, e);
   }
 
   /** Closes the log and deletes its directory. */

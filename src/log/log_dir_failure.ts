@@ -76,3 +76,13 @@ export function logDirOf(partitionDir: string): string {
 
 /** Told, synchronously, when a file operation under a log dir failed (the LogManager is). */
 export type LogDirFailureHandler = (logDir: string, err: Error) => void;
+
+/** The KafkaStorageError for an I/O error of `operation` ("append of t-0") in logDir, by its kind. */
+export function storageErrorFor(logDir: string, operation: string, e: Error & { code: string }): KafkaStorageError {
+  const kind = storageErrorKind(e);
+  if (kind === "resource") {
+    return new KafkaStorageError(logDir, `${operation} refused: the broker is out of file descriptors or memory (${e.code}); retry later`, kind);
+  }
+  if (kind === "no-space") return new KafkaStorageError(logDir, `${operation} refused: log dir ${logDir} is full (${e.code})`, kind);
+  return new KafkaStorageError(logDir, `${operation} failed in log dir ${logDir}: ${e.message}`);
+}

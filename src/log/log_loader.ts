@@ -23,6 +23,7 @@ import type { Logger } from "../util/mod.ts";
 import { CheckpointFormatError } from "./checkpoint.ts";
 import { type EpochEntry, LeaderEpochCheckpointFile, LeaderEpochCheckpointFileName, LeaderEpochFileCache } from "./leader_epoch_cache.ts";
 import type { LogConfig } from "./log_config.ts";
+import { LogProducerState } from "./log_producer_state.ts";
 import { type BatchHeader, DeletedFileSuffix, LogSegment, segmentFileName } from "./segment.ts";
 import { completeInterruptedSwaps } from "./swap.ts";
 
@@ -42,6 +43,8 @@ export interface LoadedLog {
   segments: LogSegment[];
   /** Consistent with the segments: no entry past their end, none before the log start offset. */
   leaderEpochCache: LeaderEpochFileCache;
+  /** Loaded from the latest snapshot, and replayed after an unclean stop (log_producer_state.ts). */
+  producerState: LogProducerState;
 }
 
 /**
@@ -67,7 +70,8 @@ function loadLogInto(
   logger: Logger,
   opened: LogSegment[],
 ): LoadedLog {
-  const bases = listSegmentFiles(platform, dir, logger);
+  const { bases, names } = listSegmentFiles(platform, dir, logger);
+  const producerState = new LogProducerState(platform, dir, logger, names);
   const checkpoint = new LeaderEpochCheckpointFile(platform, `${dir}/${LeaderEpochCheckpointFileName}`);
   const stored = readEpochCheckpoint(checkpoint, logger);
   const cache = new LeaderEpochFileCache(checkpoint, logger, stored ?? []);
@@ -81,6 +85,7 @@ function loadLogInto(
     for (const seg of segments.splice(0)) seg.remove();
     recovered.entries.length = 0; // epochs of batches that are gone
     if (stored !== null && !cache.isEmpty) cache.clear();
+    producerState.onFullTruncation(state.logStartOffset);
   }
   if (segments.length === 0) segments.push(LogSegment.create(platform, dir, state.logStartOffset, config));
   const logEndOffset = segments[segments.length - 1].nextOffset;
@@ -99,7 +104,8 @@ function loadLogInto(
   cache.truncateFromEnd(logEndOffset);
   cache.truncateFromStart(logStartOffset);
   cache.deferWrites = false;
-  return { segments, leaderEpochCache: cache };
+  producerState.load(segments, logStartOffset, state.hadCleanShutdown);
+  return { segments, leaderEpochCache: cache, producerState };
 }
 
 /** The stored entries, or null when the file is missing or does not parse (then it is rebuilt). */
@@ -133,7 +139,7 @@ class EpochStarts {
  * swap (swap.ts), `.deleted` files (a deletion whose delay had not passed) and index files whose
  * log is gone.
  */
-function listSegmentFiles(platform: Platform, dir: string, logger: Logger): number[] {
+function listSegmentFiles(platform: Platform, dir: string, logger: Logger): { bases: number[]; names: string[] } {
   let names = platform.fs.readdir(dir);
   if (completeInterruptedSwaps(platform, dir, logger, names)) names = platform.fs.readdir(dir);
   const logs = new Set(names.filter((n) => /^\d{20}\.log$/.test(n)));
@@ -143,7 +149,7 @@ function listSegmentFiles(platform: Platform, dir: string, logger: Logger): numb
     platform.fs.remove(`${dir}/${name}`);
     logger.info({ file: `${dir}/${name}` }, "removed leftover file");
   }
-  return [...logs].map((n) => Number(n.slice(0, 20))).sort((a, b) => a - b);
+  return { bases: [...logs].map((n) => Number(n.slice(0, 20))).sort((a, b) => a - b), names };
 }
 
 /**
@@ -214,7 +220,7 @@ export function createdLog(
   const checkpoint = new LeaderEpochCheckpointFile(platform, `${dir}/${LeaderEpochCheckpointFileName}`);
   const epochCache = new LeaderEpochFileCache(checkpoint, logger, writtenEpoch === null ? [] : [{ epoch: writtenEpoch, startOffset: 0 }]);
   if (writtenEpoch !== null) epochCache.writtenUnsynced();
-  return { segments: [segment], leaderEpochCache: epochCache };
+  return { segments: [segment], leaderEpochCache: epochCache, producerState: new LogProducerState(platform, dir, logger, []) };
 }
 
 /** The prefix of whole batches that start below maxOffset (the high watermark, for consumers). */

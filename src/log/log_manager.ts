@@ -112,6 +112,9 @@ export interface LogManagerConfig {
   cleaner: Partial<CleanerConfig>;
   /** log.dir.min.free.bytes (strand's): appends stop while a dir's volume has less usable; 0: never. */
   minFreeBytes: number;
+  /** producer.id.expiration.ms / producer.id.expiration.check.interval.ms (producer_state.ts). */
+  producerIdExpirationMs: number;
+  producerIdExpirationCheckMs: number;
 }
 
 /** Kafka's defaults. */
@@ -124,6 +127,8 @@ export const logManagerConfigDefaults: LogManagerConfig = {
   highWatermarkCheckpointMs: 5_000,
   cleaner: {},
   minFreeBytes: 104_857_600,
+  producerIdExpirationMs: 86_400_000,
+  producerIdExpirationCheckMs: 600_000,
 };
 
 /**
@@ -222,6 +227,10 @@ export class LogManager {
     this.schedule(this.config.highWatermarkCheckpointMs, () => this.checkpointInBackground(ReplicationOffsetCheckpointFile));
     this.checkSpace();
     this.schedule(logDirSpaceCheckMs, () => this.checkSpace());
+    this.schedule(this.config.producerIdExpirationCheckMs, () => {
+      const nowMs = this.platform.clock.nowMs();
+      for (const log of this.logs.values()) if (!log.isClosed) log.producerState.removeExpiredProducers(nowMs);
+    });
     this.cleaner.startup();
   }
 
@@ -322,6 +331,7 @@ export class LogManager {
     const exempt = reserveExemptTopics.has(topic);
     log.appendRefusal = (bytes) => this.space.appendRefusal(dir, exempt, bytes);
     log.truncationHandler = (logEndOffset) => this.onTruncation(log, dir, logEndOffset);
+    log.producerState.expirationMs = this.config.producerIdExpirationMs;
     this.logs.set(key, log);
     this.dirOf.set(key, dir);
     return log;

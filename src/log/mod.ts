@@ -41,3 +41,5 @@ export * from "./swap.ts";
 export * from "./time_index.ts";
 export * from "./timestamp.ts";
 export * from "./timestamp_search.ts";
+export * from "./producer_state.ts";
+export * from "./producer_snapshot.ts";

@@ -2,10 +2,10 @@
 // DefaultRecord's readers) does it, before anything is appended:
 //
 // - each batch: whole, magic 2, CRC32C, size within max.message.bytes, a known codec, count ==
-//   lastOffsetDelta + 1 > 0; no control bit (clients may not write markers); no transactional bit
-//   or producer id (strand keeps no producer state: InitProducerId is not offered, so no client
-//   can hold an id from it; Kafka answers INVALID_TXN_STATE for a transaction the coordinator
-//   never saw, and a producer id strand cannot deduplicate is UNKNOWN_PRODUCER_ID).
+//   lastOffsetDelta + 1 > 0; no control bit (clients may not write markers); a producer id
+//   carries a sequence >= 0; no transactional bit (strand has no transaction coordinator yet;
+//   Kafka answers INVALID_TXN_STATE for a transaction the coordinator never saw). An idempotent
+//   batch's sequence and epoch are checked by the log's producer state (log/producer_state.ts).
 // - every record of every batch, walked as bytes (decompressed first into a buffer of at most
 //   decompressedBytesMax, so a bomb stops there): its length within the bytes left, its varints
 //   no longer than 5 (10) bytes, offsetDelta equal to its index (strand stores batches as sent,
@@ -368,7 +368,7 @@ function recordErrorsFailure(walk: BatchWalk, batchIndex: number, several: boole
   );
 }
 
-/** Checks of the producer fields (Kafka's validateBatch, and the producer state strand lacks). */
+/** Checks of the producer fields (Kafka's validateBatch); sequences are the producer state's. */
 function producerFieldsError(dv: DataView, pos: number, attributes: number, tp: string): BatchSetSummary | null {
   if (attributes & BatchAttribute.control) {
     return fail(ErrorCode.INVALID_RECORD, `Clients are not allowed to write control records in topic partition ${tp}`);
@@ -381,12 +381,6 @@ function producerFieldsError(dv: DataView, pos: number, attributes: number, tp: 
   if (attributes & BatchAttribute.transactional) {
     if (producerId < 0n) return fail(ErrorCode.INVALID_RECORD, `Transactional record batch without a producer id in topic partition ${tp}`);
     return fail(ErrorCode.INVALID_TXN_STATE, `Transactional write to ${tp} that no transaction coordinator added (strand has no transactions)`);
-  }
-  if (producerId >= 0n) {
-    return fail(
-      ErrorCode.UNKNOWN_PRODUCER_ID,
-      `producer id ${producerId} is unknown: strand keeps no producer state (no InitProducerId), so idempotent writes cannot be deduplicated`,
-    );
   }
   return null;
 }

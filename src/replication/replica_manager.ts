@@ -302,6 +302,12 @@ export class ReplicaManager implements FollowerLog {
       result.baseOffset = info.firstOffset;
       result.nextOffset = info.lastOffset + 1;
       result.logStartOffset = p.log.logStartOffset;
+      if (info.duplicate) {
+        // Kafka answers a producer's retry with the original batch's offsets and timestamp;
+        // acks=all then waits for the original to be replicated (nextOffset).
+        result.logAppendTimeMs = info.logAppendTimeMs;
+        return result;
+      }
       result.recordCount = summary.recordCount;
       result.logAppendTimeMs = summary.logAppendTimeMs;
       this.topicStats.recordIn(topic, summary.recordCount, records.length);

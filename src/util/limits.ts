@@ -306,3 +306,13 @@ export const producerIdBlockSize = 1000;
  * answered retriable, when other brokers keep taking blocks in between (Kafka retries unbounded).
  */
 export const producerIdBlockWriteAttemptsMax = 20;
+/** Batches kept per producer for duplicate detection (Kafka's ProducerStateEntry.NUM_BATCHES_TO_RETAIN). */
+export const producerBatchesRetained = 5;
+/**
+ * Producers with state on one partition; past it the least recently written one without an open
+ * transaction is evicted (strand's; Kafka 3.8 has no such bound), so clients inventing producer
+ * ids cannot grow a partition's memory without end.
+ */
+export const producerStateEntriesMax = 10_000;
+/** Largest `.snapshot` file read (10,000 entries are 370 KB); a larger one is skipped as corrupt. */
+export const producerSnapshotBytesMax = 64 * 1024 * 1024;

@@ -85,7 +85,6 @@ function badSets(): [string, Uint8Array, number][] {
     ["transactional bit without a producer id", buildBatch(v, { attributes: 0x10 }), ErrorCode.INVALID_RECORD],
     ["control bit without a producer id", buildBatch(v, { attributes: 0x20 }), ErrorCode.INVALID_RECORD],
     ["transactional batch with a producer id", buildBatch(v, { attributes: 0x10, producerId: 9n, producerEpoch: 0, baseSequence: 0 }), ErrorCode.INVALID_TXN_STATE],
-    ["idempotent batch (InitProducerId is not offered)", buildBatch(v, { producerId: 9n, producerEpoch: 0, baseSequence: 0 }), ErrorCode.UNKNOWN_PRODUCER_ID],
   ];
 }
 

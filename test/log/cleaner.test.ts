@@ -686,3 +686,27 @@ test("cleaner configs: topic overrides over the log.cleaner.* broker defaults", 
   assert.deepEqual([own.deleteRetentionMs, own.minCleanableDirtyRatio, own.minCompactionLagMs], [5, 0.01, 7]);
   assert.ok((own.maxCompactionLagMs ?? 0) > Number.MAX_SAFE_INTEGER / 2);
 });
+
+test("cleaner: an idempotent producer's last batch is kept though every record in it is obsolete; its earlier ones go", async () => {
+  await withTempDir(async (dir) => {
+    const log = openLog(dir);
+    try {
+      const idem = (pid: bigint, seq: number, key: string) =>
+        buildBatch([{ key, value: `${pid}-${seq}` }], { producerId: pid, producerEpoch: 0, baseSequence: seq, baseTimestamp: BigInt(T0) });
+      for (const b of [idem(5n, 0, "a"), idem(6n, 0, "b"), idem(6n, 1, "c")]) {
+        log.appendAsLeader(b, 1, 0);
+        log.updateHighWatermark(log.logEndOffset);
+      }
+      append(log, [{ key: "a", value: "new-a" }, { key: "b", value: "new-b" }, { key: "c", value: "new-c" }]);
+      log.roll();
+      append(log, [{ key: "z", value: "active" }]);
+      const result = await cleanerFor(dir, () => [log]).cleanLog(log, T0 + 1000);
+      assert.ok(result !== null);
+      const kept = readLogFile(logPath(dir, 0)).map((b) => [b.baseOffset, b.records!.map((r) => r.value)]);
+      // 5's only batch (offset 0) and 6's last (offset 2) stay; 6's first (offset 1) goes.
+      assert.deepEqual(kept, [[0, ["5-0"]], [2, ["6-1"]], [3, ["new-a", "new-b", "new-c"]]]);
+    } finally {
+      log.close();
+    }
+  });
+});

@@ -212,7 +212,7 @@ test("record validator: a 1 GiB gzip bomb stops at the bound with MESSAGE_TOO_LA
   assert.equal(validateBatches(b, MAX, rules({ decompressedBytesMax: 1 << 20 })).errorCode, ErrorCode.MESSAGE_TOO_LARGE);
 });
 
-test("record validator: control, transactional and producer-id batches from a client are refused with Kafka's codes", () => {
+test("record validator: control and transactional batches from a client are refused with Kafka's codes; idempotent ones pass", () => {
   const v = valueRecords(2);
   const cases: [string, Uint8Array, number][] = [
     ["control bit", buildBatch(v, { attributes: 0x20 }), ErrorCode.INVALID_RECORD],
@@ -220,7 +220,6 @@ test("record validator: control, transactional and producer-id batches from a cl
     ["transactional bit, no producer id", buildBatch(v, { attributes: 0x10 }), ErrorCode.INVALID_RECORD],
     ["transactional bit with a producer id", buildBatch(v, { attributes: 0x10, producerId: 5n, producerEpoch: 0, baseSequence: 0 }), ErrorCode.INVALID_TXN_STATE],
     ["producer id, sequence -1", buildBatch(v, { producerId: 5n, producerEpoch: 0, baseSequence: -1 }), ErrorCode.INVALID_RECORD],
-    ["idempotent batch", buildBatch(v, { producerId: 5n, producerEpoch: 0, baseSequence: 0 }), ErrorCode.UNKNOWN_PRODUCER_ID],
   ];
   for (const [what, b, code] of cases) {
     const s = validateBatches(b, MAX, rules());
@@ -228,6 +227,8 @@ test("record validator: control, transactional and producer-id batches from a cl
   }
   // What librdkafka (kcat) sends without idempotence: producer id -1, epoch -1, sequence -1.
   assert.equal(validateBatches(buildBatch(v, { producerId: -1n, producerEpoch: -1, baseSequence: -1 }), MAX, rules()).errorCode, ErrorCode.NONE);
+  // An idempotent batch passes here: its sequence is the log's producer state's to check.
+  assert.equal(validateBatches(buildBatch(v, { producerId: 5n, producerEpoch: 0, baseSequence: 0 }), MAX, rules()).errorCode, ErrorCode.NONE);
 });
 
 test("record validator: keyless records on a compacted topic are INVALID_RECORD with one recordError each", () => {
