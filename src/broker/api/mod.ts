@@ -24,6 +24,7 @@ import { createTopicsHandler } from "./19_create_topics.ts";
 import { deleteTopicsHandler } from "./20_delete_topics.ts";
 import { deleteRecordsHandler } from "./21_delete_records.ts";
 import { initProducerIdHandler } from "./22_init_producer_id.ts";
+import { describeProducersHandler } from "./61_describe_producers.ts";
 import { offsetForLeaderEpochHandler } from "./23_offset_for_leader_epoch.ts";
 import { describeAclsHandler } from "./29_describe_acls.ts";
 import { createAclsHandler } from "./30_create_acls.ts";
@@ -67,6 +68,7 @@ export const apiHandlers: ApiHandler<BrokerServices>[] = [
   deleteTopicsHandler,
   deleteRecordsHandler,
   initProducerIdHandler,
+  describeProducersHandler,
   offsetForLeaderEpochHandler,
   describeConfigsHandler,
   alterConfigsHandler,
