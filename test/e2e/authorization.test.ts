@@ -25,6 +25,7 @@ import {
   DescribeConfigsApi,
   DescribeGroupsApi,
   DescribeLogDirsApi,
+  DescribeProducersApi,
   DescribeUserScramCredentialsApi,
   ElectLeadersApi,
   FetchApi,
@@ -532,6 +533,15 @@ test("authorization: every client API denied without its ACL (Kafka's code, noth
           const r = await admin.request(DescribeClientQuotasApi, 1, { components: [{ entityType: "user", matchType: 0, match: "alice" }], strict: true });
           return r.entries;
         },
+      },
+      {
+        api: DescribeProducersApi,
+        version: 0,
+        request: () => ({ topics: [{ name: "t", partitionIndexes: [0] }] }),
+        grants: [[Op.READ, Res.TOPIC, "t"]],
+        denied: (r) => assert.equal(r.topics[0].partitions[0].errorCode, ErrorCode.TOPIC_AUTHORIZATION_FAILED),
+        allowed: (r) => assert.deepEqual([r.topics[0].partitions[0].errorCode, r.topics[0].partitions[0].activeProducers], [0, []]),
+        partial: [{ grants: [[Op.DESCRIBE, Res.TOPIC, "t"]], check: (r) => assert.equal(r.topics[0].partitions[0].errorCode, ErrorCode.TOPIC_AUTHORIZATION_FAILED) }],
       },
       {
         api: InitProducerIdApi,
