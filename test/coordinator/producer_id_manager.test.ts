@@ -53,6 +53,20 @@ function wrapped(inner: Registry) {
   return w;
 }
 
+/** An embedded registry in a temp dir with Kafka's paths made, closed afterwards. */
+async function withRegistry(body: (r: Registry, store: EmbeddedRegistryStore) => Promise<void>): Promise<void> {
+  await withDir(async (dir, platform) => {
+    const store = EmbeddedRegistryStore.open(platform, dir);
+    try {
+      const r = store.session();
+      await ensureKafkaPaths(r);
+      await body(r, store);
+    } finally {
+      await store.close();
+    }
+  });
+}
+
 test("producer ids (embedded): two brokers interleaved and a restart never hand out an id twice; the node holds Kafka's JSON", async () => {
   await withDir(async (dir, platform) => {
     let store = EmbeddedRegistryStore.open(platform, dir);
@@ -84,10 +98,7 @@ test("producer ids (embedded): two brokers interleaved and a restart never hand 
 });
 
 test("producer ids: a write that loses the race to another broker is retried on the new version", async () => {
-  await withDir(async (dir, platform) => {
-    const store = EmbeddedRegistryStore.open(platform, dir);
-    const r = store.session();
-    await ensureKafkaPaths(r);
+  await withRegistry(async (r, store) => {
     const w = wrapped(r);
     // Between this broker's read and its write, broker 2 takes a block.
     let theirs = null as Awaited<ReturnType<typeof allocateProducerIdBlock>> | null;
@@ -102,15 +113,11 @@ test("producer ids: a write that loses the race to another broker is retried on 
     assert.equal(w.writes, 2, "the first write was refused (BadVersion), the second succeeded");
     const node = ProducerIdBlockZNode.decode((await r.getData(path)).data)!;
     assert.deepEqual(node, { assignedBrokerId: 1, firstProducerId: 1000n, size: 1000 });
-    await store.close();
   });
 });
 
 test("producer ids: the next block is fetched when 90% of the current one is used, so the first id of a block does not wait", async () => {
-  await withDir(async (dir, platform) => {
-    const store = EmbeddedRegistryStore.open(platform, dir);
-    const r = store.session();
-    await ensureKafkaPaths(r);
+  await withRegistry(async (r) => {
     const w = wrapped(r);
     const m = new ProducerIdManager(0, w.registry, silentLogger, 20);
     m.startup();
@@ -129,15 +136,11 @@ test("producer ids: the next block is fetched when 90% of the current one is use
     await assert.rejects(m.generateProducerId(), ProducerIdsUnavailable);
     w.fail = null;
     assert.equal(await m.generateProducerId(), 40n, "back: the next block, where the last ended");
-    await store.close();
   });
 });
 
 test("producer ids: a node that does not hold a block is refused (no id from 0 again); an empty node starts at 0", async () => {
-  await withDir(async (dir, platform) => {
-    const store = EmbeddedRegistryStore.open(platform, dir);
-    const r = store.session();
-    await ensureKafkaPaths(r);
+  await withRegistry(async (r) => {
     assert.equal((await r.getData(path)).data.length, 0, "created empty at start-up, as Kafka's createTopLevelPaths");
     assert.equal((await allocateProducerIdBlock(r, 0)).firstProducerId, 0n);
     await r.setData(path, bytes(`{"version":1,"broker":0,"block_start":"x"}`));
@@ -147,7 +150,6 @@ test("producer ids: a node that does not hold a block is refused (no id from 0 a
     // The last block possible: the next would overflow int64.
     await r.setData(path, ProducerIdBlockZNode.encode({ assignedBrokerId: 0, firstProducerId: (1n << 63n) - 1000n, size: 1000 }));
     await assert.rejects(allocateProducerIdBlock(r, 0), /every producer id has been handed out/);
-    await store.close();
   });
 });
 
