@@ -105,6 +105,7 @@ export const apiSchemas: readonly ApiSchema[] = [
   CreateTopicsApi,
   DeleteTopicsApi,
   DeleteRecordsApi,
+  InitProducerIdApi,
   OffsetForLeaderEpochApi,
   DescribeAclsApi,
   CreateAclsApi,
@@ -126,6 +127,7 @@ export const apiSchemas: readonly ApiSchema[] = [
   DescribeClientQuotasApi,
   AlterClientQuotasApi,
   AlterPartitionApi,
+  DescribeProducersApi,
 ].sort((a, b) => a.apiKey - b.apiKey);
 
 const byKey = new Map<number, ApiSchema>(apiSchemas.map((a) => [a.apiKey, a]));
