@@ -41,6 +41,9 @@
 //   KafkaStorageError of its kind, the handler is told too (it notes it, the dir stays online), and
 //   the log stays usable: a failed append leaves nothing behind (LogSegment.append takes back a
 //   partial write), so the client's retry finds the log as it was.
+// - producerState (producer_state.ts, log_producer_state.ts) covers every offset below the log end
+//   offset: a leader append is checked against it (no await between the check and the append),
+//   a follower's updates it; snapshots at rolls and close, rebuilt at open and after truncations.
 // - appendRefusal (the LogManager's free-space check) refuses appends before any byte is written
 //   while the log dir is short of space; reads go on.
 

@@ -16,6 +16,9 @@
 //   <log.dir>/.kafka_cleanshutdown                  present only between a clean stop and a start
 //   <log.dir>/cleaner-offset-checkpoint              per compacted log: its first dirty offset (cleaner.ts)
 //   <log.dir>/<topic>-<partition>/<name>.cleaned|.swap  a cleaned segment being swapped in (swap.ts)
+//   <log.dir>/<topic>-<partition>/<20-digit offset>.snapshot  Kafka's producer state snapshot: the
+//                                                   idempotent producers' state below that offset
+//                                                   (producer_snapshot.ts, log_producer_state.ts)
 //
 // Invariants (details in each file): batches are stored whole and unparsed beyond their header;
 // offsets increase; only the active (last) segment is written; every append is synchronous.
@@ -36,10 +39,10 @@ export * from "./log_loader.ts";
 export * from "./log_manager.ts";
 export * from "./offset_index.ts";
 export * from "./offset_map.ts";
+export * from "./producer_snapshot.ts";
+export * from "./producer_state.ts";
 export * from "./segment.ts";
 export * from "./swap.ts";
 export * from "./time_index.ts";
 export * from "./timestamp.ts";
 export * from "./timestamp_search.ts";
-export * from "./producer_state.ts";
-export * from "./producer_snapshot.ts";

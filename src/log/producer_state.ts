@@ -122,9 +122,11 @@ function producerBatchesOf(records: Uint8Array, firstOffset: number | null): Pro
   for (let pos = 0; pos + BatchField.recordCount <= records.length;) {
     const size = batchSizeAt(dv, pos);
     const lastOffsetDelta = dv.getInt32(pos + BatchField.lastOffsetDelta);
-    const base = firstOffset === null ? Number(dv.getBigInt64(pos + BatchField.baseOffset)) : offset;
+    // A stored batch's own base offset (a safe integer), read without making a bigint.
+    const base = firstOffset === null ? dv.getInt32(pos + BatchField.baseOffset) * 0x1_0000_0000 + dv.getUint32(pos + BatchField.baseOffset + 4) : offset;
     // producerId -1 (none) has a negative high word: no bigint is made for plain batches.
-    if (dv.getInt32(pos + BatchField.producerId) >= 0) {
+    // Control batches (transaction markers, only in a log Kafka wrote) are the next slice's.
+    if (dv.getInt32(pos + BatchField.producerId) >= 0 && (dv.getInt16(pos + BatchField.attributes) & 0x20) === 0) {
       const firstSeq = dv.getInt32(pos + BatchField.baseSequence);
       const b: ProducerBatch = {
         producerId: dv.getBigInt64(pos + BatchField.producerId),
@@ -149,6 +151,8 @@ export class ProducerStateManager {
   /** Insertion order is write order: the first entry without a transaction is the eviction victim. */
   private producers = new Map<bigint, Entry>();
   private _mapEndOffset: number;
+  /** The entry written last (the last in `producers`' order), or null. */
+  private lastWritten: Entry | null = null;
   /** Set when the entries differ from what the latest snapshot (or none: empty) holds. */
   dirty = false;
   /** producer.id.expiration.ms (set by the LogManager). */
@@ -264,11 +268,12 @@ export class ProducerStateManager {
       e = new Entry(b.producerId, b.epoch);
       this.producers.set(b.producerId, e);
       if (this.producers.size > this.entriesMax) this.evictOne();
-    } else {
-      // Moved to the end: the map's order is the order of last writes.
+    } else if (e !== this.lastWritten) {
+      // Moved to the end: the map's order is the order of last writes (already so for the last writer).
       this.producers.delete(b.producerId);
       this.producers.set(b.producerId, e);
     }
+    this.lastWritten = e;
     e.addBatch(b.epoch, { firstSeq: b.firstSeq, lastSeq: b.lastSeq, firstOffset: b.firstOffset, lastOffset: b.lastOffset, timestampMs: b.timestampMs });
     this.dirty = true;
   }
@@ -278,6 +283,7 @@ export class ProducerStateManager {
     for (const [id, e] of this.producers) {
       if (e.currentTxnFirstOffset >= 0) continue;
       this.producers.delete(id);
+      if (e === this.lastWritten) this.lastWritten = null;
       this.logger.debug({ producerId: String(id), entriesMax: this.entriesMax }, "evicted the least recently written producer");
       return;
     }
@@ -289,6 +295,7 @@ export class ProducerStateManager {
     for (const [id, e] of this.producers) {
       if (this.isExpired(e, nowMs)) {
         this.producers.delete(id);
+        if (e === this.lastWritten) this.lastWritten = null;
         removed++;
       }
     }
@@ -306,6 +313,7 @@ export class ProducerStateManager {
    */
   loadEntries(entries: readonly ProducerStateEntry[], offset: number, nowMs: number): void {
     this.producers.clear();
+    this.lastWritten = null;
     const sorted = [...entries].sort((a, b) => a.lastTimestampMs - b.lastTimestampMs);
     for (const s of sorted) {
       if (this.isExpired(s, nowMs)) continue;
@@ -325,6 +333,7 @@ export class ProducerStateManager {
   clear(offset: number): void {
     if (this.producers.size > 0) this.dirty = true;
     this.producers.clear();
+    this.lastWritten = null;
     this._mapEndOffset = offset;
   }
 }

@@ -572,14 +572,13 @@ export class LogSegment {
   /**
    * Visits the header of every batch from the start of the file, reading headers only (no CRC
    * check: the segment was opened, so its batches were checked or recovered); stops at the end or
-   * at the first header that does not look whole. `raw` is the header's 61 bytes (overwritten by
-   * the next visit), for fields BatchHeader leaves out (the producer state's).
+   * at the first header that does not look whole.
    */
-  forEachBatchHeader(visit: (h: BatchHeader, raw: Uint8Array) => void, fromPosition = 0): void {
-    for (let pos = fromPosition; ;) {
+  forEachBatchHeader(visit: (h: BatchHeader) => void): void {
+    for (let pos = 0; ;) {
       const h = this.readHeader(pos);
       if (h === null) return;
-      visit(h, this.headerBuf);
+      visit(h);
       pos += h.size;
     }
   }

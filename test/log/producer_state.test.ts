@@ -256,3 +256,42 @@ test("producer state: producers expire after producer.id.expiration.ms; past the
   assert.equal(m.removeExpiredProducers(12_200), 1); // 1's last write (11_200) is 1000 ms old
   assert.deepEqual([...m.activeProducers().keys()], [4n, 2n]);
 });
+
+test("producer state: a clean start without a snapshot is empty at the log end offset (Kafka's upgrade rule: no log walk)", async () => {
+  await withTempDir((dir) => {
+    let log = open(dir);
+    append(log, idem(8n, 0, 0));
+    append(log, buildBatch(valueRecords(2)), 2);
+    log.close();
+    for (const n of nodeFs.readdirSync(dir)) if (n.endsWith(".snapshot")) nodeFs.rmSync(`${dir}/${n}`);
+    log = open(dir);
+    assert.equal(log.producerState.activeProducers().size, 0);
+    assert.equal(log.producerState.mapEndOffset, 4);
+    log.close();
+    assert.deepEqual(nodeFs.readdirSync(dir).filter((n) => n.endsWith(".snapshot")), [], "nothing changed: no snapshot written");
+  });
+});
+
+test("producer state: segments deleted below a moved log start take their snapshots, but never the latest one; the producers stay", async () => {
+  await withTempDir((dir) => {
+    const log = open(dir);
+    append(log, idem(1n, 0, 0)); // 0-1
+    log.roll(); // snapshot 2
+    append(log, idem(1n, 0, 2)); // 2-3
+    log.roll(); // snapshot 4
+    append(log, buildBatch(valueRecords(2)), 2); // 4-5
+    log.roll(); // unchanged: none at 6
+    append(log, buildBatch(valueRecords(2)), 2); // 6-7
+    log.updateHighWatermark(log.logEndOffset);
+    assert.deepEqual(log.producerSnapshotOffsets, [2, 4]);
+    log.maybeIncrementLogStartOffset(6, "test");
+    assert.equal(log.deleteOldSegments(Date.now()), 3);
+    assert.deepEqual(log.producerSnapshotOffsets, [4], "snapshot 2 went with its segment; 4 still carries the state");
+    assert.equal(log.producerState.lastEntry(1n)!.batches.at(-1)!.lastSeq, 3, "Kafka 3.x keeps producers when the log start moves");
+    log.close();
+    // Unclean reopen: the state comes back from snapshot 4, though its segment is gone.
+    const again = open(dir, false);
+    assert.equal(again.producerState.lastEntry(1n)!.batches.at(-1)!.lastSeq, 3);
+    again.close();
+  });
+});
