@@ -2,7 +2,9 @@
 // id and epoch 0; ids never repeat across connections and a restart; the malformed id/epoch pair,
 // the empty and the (not yet supported) transactional id answered with Kafka's codes; the block
 // in the registry in Kafka's JSON. Authorization with real ACLs (KafkaApis 3.8): IDEMPOTENT_WRITE
-// on the cluster, or WRITE on any topic; a transactional id needs WRITE on it.
+// on the cluster, or WRITE on any topic; a transactional id needs WRITE on it. With ZooKeeper cut
+// off (a TCP proxy), ids come from the block at hand, then a retriable code, never a closed
+// connection.
 import assert from "node:assert/strict";
 import { test } from "node:test";
 import { AclOperation as Op, ResourceType as Res } from "../../src/authorizer/mod.ts";
@@ -13,6 +15,7 @@ import { grant, revokeAll, saslAclBroker } from "../helpers/acls.ts";
 import { startBroker, type TestBroker } from "../helpers/broker.ts";
 import { saslLogin } from "../helpers/sasl.ts";
 import { WireClient } from "../helpers/wire.ts";
+import { skipUnlessZooKeeper, startProxy, startZooKeeper } from "../helpers/zookeeper.ts";
 
 const idempotent = { transactionalId: null, transactionTimeoutMs: 60_000, producerId: -1n, producerEpoch: -1 };
 
@@ -113,5 +116,45 @@ test("InitProducerId with ACLs: IDEMPOTENT_WRITE on the cluster or WRITE on some
     alice.close();
     admin.close();
     await b.stop();
+  }
+});
+
+test("InitProducerId with ZooKeeper out of reach: the ids at hand are still handed out, then COORDINATOR_LOAD_IN_PROGRESS (retriable, connection kept); served again once it is back", { skip: skipUnlessZooKeeper(), timeout: 180_000 }, async () => {
+  const zk = await startZooKeeper();
+  const proxy = await startProxy(zk.port);
+  const b = await startBroker({ "zookeeper.connect": proxy.connectString, "zookeeper.session.timeout.ms": "6000" });
+  const c = await WireClient.connect(b.port);
+  try {
+    const ids = new Set<bigint>();
+    const take = async () => {
+      const r = await init(c, 4);
+      if (r.errorCode === 0) {
+        assert.ok(!ids.has(r.producerId), `id ${r.producerId} handed out twice`);
+        ids.add(r.producerId);
+      }
+      return r.errorCode;
+    };
+    for (let i = 0; i < 950; i++) assert.equal(await take(), 0);
+    // Past 90% of the first block the next one is taken in the background; then ZooKeeper goes.
+    await new Promise((r) => setTimeout(r, 500));
+    proxy.block();
+    let code = 0;
+    let served = 0;
+    for (; code === 0 && served < 5_000; served++) code = await take();
+    assert.equal(code, ErrorCode.COORDINATOR_LOAD_IN_PROGRESS, `after ${served} more ids`);
+    assert.ok(served >= 1_000, `the prefetched block was handed out while ZooKeeper was away (${served})`);
+    assert.equal(await take(), ErrorCode.COORDINATOR_LOAD_IN_PROGRESS, "still retriable, the connection kept");
+    proxy.unblock();
+    const deadline = Date.now() + 60_000;
+    while ((code = await take()) !== 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 250));
+    assert.equal(code, 0, "ids again once ZooKeeper is back");
+    const max = [...ids].reduce((m, x) => (x > m ? x : m), -1n);
+    // Blocks 0 and 1 used up, block 2 taken once back: every id from 0 up, none skipped, none twice.
+    assert.deepEqual([max, ids.size], [2000n, 2001]);
+  } finally {
+    c.close();
+    await b.stop();
+    await proxy.close();
+    await zk.destroy();
   }
 });
