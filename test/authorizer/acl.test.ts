@@ -217,8 +217,8 @@ test("acl: prefixed patterns added and removed in any order (nested prefixes, sh
 });
 
 test("acl: authorizeByResourceType as Kafka's AclAuthorizer (WRITE on any topic, for InitProducerId)", () => {
-  const allow = (name: string, pt = PT.LITERAL, who = "User:alice", op = Op.WRITE, host = "*"): Acl => [RT.TOPIC, name, pt, who, host, op, Perm.ALLOW];
-  const deny = (name: string, pt = PT.LITERAL, who = "User:alice", op = Op.WRITE): Acl => [RT.TOPIC, name, pt, who, "*", op, Perm.DENY];
+  const allow = (name: string, pt: PT = PT.LITERAL, who = "User:alice", op: Op = Op.WRITE, host = "*"): Acl => [RT.TOPIC, name, pt, who, host, op, Perm.ALLOW];
+  const deny = (name: string, pt: PT = PT.LITERAL, who = "User:alice", op: Op = Op.WRITE): Acl => [RT.TOPIC, name, pt, who, "*", op, Perm.DENY];
   const table: [string, Acl[], boolean, boolean?][] = [
     ["no ACL: denied", [], false],
     ["no ACL, allow.everyone: allowed", [], true, true],
