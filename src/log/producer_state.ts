@@ -29,7 +29,7 @@
 // The hot path reads batch headers only: a record set without a producer id (the high int32 of
 // producerId negative) costs one read per batch and allocates nothing.
 
-import { BatchField, batchSizeAt, view } from "../protocol/mod.ts";
+import { BatchField, batchLogOverhead, batchSizeAt, view } from "../protocol/mod.ts";
 import { assert, ErrorCode, KafkaError, type Logger, producerBatchesRetained, producerStateEntriesMax } from "../util/mod.ts";
 import { type Timestamp, timestampFromView } from "./timestamp.ts";
 
@@ -114,8 +114,24 @@ export interface ProducerBatch {
  */
 export type LeaderAppendCheck = null | { duplicate: null; batches: ProducerBatch[] } | { duplicate: BatchMetadata; batches: null };
 
+function int32At(b: Uint8Array, i: number): number {
+  return (b[i] << 24) | (b[i + 1] << 16) | (b[i + 2] << 8) | b[i + 3];
+}
+
+/** Whether any batch has a producer id: the common answer (no) costs two reads a batch, no allocation. */
+function anyProducerId(records: Uint8Array): boolean {
+  for (let pos = 0; pos + BatchField.recordCount <= records.length;) {
+    if (int32At(records, pos + BatchField.producerId) >= 0) return true;
+    const size = int32At(records, pos + BatchField.batchLength) + batchLogOverhead;
+    if (size <= batchLogOverhead) return false;
+    pos += size;
+  }
+  return false;
+}
+
 /** The producer batches of a record set whose first batch starts at firstOffset (leader) or as stamped (follower). */
 function producerBatchesOf(records: Uint8Array, firstOffset: number | null): ProducerBatch[] | null {
+  if (!anyProducerId(records)) return null;
   const dv = view(records);
   let out: ProducerBatch[] | null = null;
   let offset = firstOffset ?? 0;
