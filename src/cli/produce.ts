@@ -21,6 +21,8 @@ Options:
   --compression CODEC        none, gzip, snappy, lz4 or zstd (default none)
   --batch-size BYTES         largest batch per partition (default 16384)
   --linger-ms MS             how long a batch waits to fill (default 5)
+  --idempotence              Kafka's enable.idempotence: a producer id, and retries never
+                             write a record twice (needs --acks all)
   --bootstrap-server HOST:PORT[,...]   brokers to start from (required)
   --request-timeout-ms MS    how long one request may take (default 30000)
   --command-config FILE      Kafka client properties: security.protocol, sasl.*, ssl.truststore.*, ssl.keystore.*
@@ -36,6 +38,7 @@ const options = {
   compression: { type: "string" as const },
   "batch-size": { type: "string" as const },
   "linger-ms": { type: "string" as const },
+  idempotence: { type: "boolean" as const },
 };
 
 function indexOf(haystack: Uint8Array, needle: Uint8Array): number {
@@ -62,7 +65,9 @@ export async function produceCommand(args: string[]): Promise<never> {
       compression: compression(values),
       batchSizeBytes: int(values, "batch-size", 16_384, 1, 100 * 1024 * 1024),
       lingerMs: int(values, "linger-ms", 5, 0, 600_000),
+      idempotence: values.idempotence === true,
     };
+    if (opts.idempotence && opts.acks !== -1) throw new UsageError("--idempotence needs --acks all");
     await withCluster(values, async (c) => {
       const producer = new Producer(c, opts);
       await producer.prepareTopic(topic);

@@ -1,5 +1,5 @@
-// Producer: records in, acknowledged offsets out, as Kafka's producer does it without
-// idempotence. Records accumulate per partition in ProducerBatches; a batch closes when it
+// Producer: records in, acknowledged offsets out, as Kafka's producer does it (idempotence optional,
+// see below). Records accumulate per partition in ProducerBatches; a batch closes when it
 // reaches batchSizeBytes or has waited lingerMs; closed batches go to each partition's leader,
 // one batch per partition per Produce request, with up to maxInFlightPerBroker requests
 // pipelined on the leader's connection, so throughput is not bound by round trips.
@@ -15,12 +15,18 @@
 //   ended its batch (non-retriable, or retries spent, or deliveryTimeoutMs passed).
 // - Buffered bytes (records not yet acknowledged) are counted; `waitForSpace` lets a caller stop
 //   at bufferMemoryBytes instead of growing without bound.
+// - With `idempotence` (Kafka's enable.idempotence): an id from InitProducerId, and each batch
+//   stamped with it and its partition's next sequence when first sent, so a broker answers a
+//   retry of a batch it already has with the original offset instead of writing it twice. One
+//   batch per partition is in flight (a retry is then always the next batch sent, so sequences
+//   stay in order without Kafka's in-flight bookkeeping). A batch that fails for good leaves a
+//   gap in its partition's sequences: the producer takes a new id, and sequences start again.
 // - Keyed records without an explicit partition go where Kafka's Java client puts them (murmur2);
 //   unkeyed ones stick to one partition until its batch closes (Kafka's sticky partitioner).
-import { ProduceApi, type RecordHeader, type Struct } from "../protocol/mod.ts";
+import { InitProducerIdApi, ProduceApi, type RecordHeader, type Struct } from "../protocol/mod.ts";
 import type { Timer } from "../platform/mod.ts";
 import { ErrorCode, errorName } from "../util/mod.ts";
-import { ClientError, type ClusterClient, isRetriableCode, needsMetadataRefresh, RetriableError, type TopicInfo } from "./cluster_client.ts";
+import { ClientError, type ClusterClient, errorFor, isRetriableCode, needsMetadataRefresh, RetriableError, type TopicInfo } from "./cluster_client.ts";
 import type { KafkaConnection } from "./connection.ts";
 import { partitionForKey } from "./partitioner.ts";
 import { type DeliveryCallback, ProducerBatch } from "./producer_batch.ts";
@@ -39,6 +45,8 @@ export interface ProducerOptions {
   bufferMemoryBytes: number;
   /** Longest a record may take from send() to its acknowledgement, retries included. */
   deliveryTimeoutMs: number;
+  /** Kafka's enable.idempotence: retries never write a batch twice (needs acks -1). */
+  idempotence: boolean;
 }
 
 export const producerDefaults: ProducerOptions = {
@@ -49,6 +57,7 @@ export const producerDefaults: ProducerOptions = {
   maxInFlightPerBroker: 5,
   bufferMemoryBytes: 32 * 1024 * 1024,
   deliveryTimeoutMs: 120_000,
+  idempotence: false,
 };
 
 export interface ProducerRecord {
@@ -78,6 +87,9 @@ interface PartitionQueue {
   retryAtMs: number;
   /** Waits for a metadata refresh before sending again. */
   waitingMetadata: boolean;
+  /** Idempotence: the next batch's first sequence, and whether one of its batches is in flight. */
+  nextRecordSequence: number;
+  inFlight: boolean;
 }
 
 interface BrokerSender {
@@ -102,13 +114,19 @@ export class Producer {
   private refreshFailures = 0;
   private drainTimer: Timer | null = null;
   private closed = false;
+  /** Idempotence: the producer id and epoch (null while one is being taken), and its generation. */
+  private producerId: { id: bigint; epoch: number } | null = null;
+  private generation = 0;
+  private initializing: Promise<void> | null = null;
 
   constructor(private readonly cluster: ClusterClient, opts: Partial<ProducerOptions> = {}) {
     this.opts = { ...producerDefaults, ...opts };
+    if (this.opts.idempotence && this.opts.acks !== -1) throw new ClientError("idempotence needs acks -1 (all)");
   }
 
   /** Learns a topic's partitions (creating it when the broker auto-creates topics); needed before send(). */
   async prepareTopic(topic: string): Promise<TopicInfo> {
+    if (this.opts.idempotence) await this.takeProducerId();
     const t = await this.cluster.topicMetadata(topic, true);
     this.topics.set(topic, t);
     return t;
@@ -188,7 +206,18 @@ export class Producer {
     }
     let q = byPartition[partition];
     if (q === undefined) {
-      q = { topic, partition, open: null, lingerTimer: null, ready: [], nextSequence: 0, retryAtMs: 0, waitingMetadata: false };
+      q = {
+        topic,
+        partition,
+        open: null,
+        lingerTimer: null,
+        ready: [],
+        nextSequence: 0,
+        retryAtMs: 0,
+        waitingMetadata: false,
+        nextRecordSequence: 0,
+        inFlight: false,
+      };
       byPartition[partition] = q;
       this.queues.set(`${topic}:${partition}`, q);
     }
@@ -239,6 +268,7 @@ export class Producer {
   /** Sends what is ready to every leader with room for another request in flight. */
   private drain(): void {
     if (this.closed) return;
+    if (this.opts.idempotence && this.producerId === null) return; // takeProducerId drains once it has one
     const now = this.cluster.platform.clock.monotonicMs();
     let wakeAt = Infinity;
     const byLeader = new Map<number, PartitionQueue[]>();
@@ -288,8 +318,11 @@ export class Producer {
     while (s.inFlight < this.opts.maxInFlightPerBroker) {
       const batches: ProducerBatch[] = [];
       for (const q of qs) {
+        if (this.opts.idempotence && q.inFlight) continue;
         const b = q.ready.shift();
-        if (b !== undefined) batches.push(b);
+        if (b === undefined) continue;
+        if (this.opts.idempotence) this.stampForSend(q, b);
+        batches.push(b);
       }
       if (batches.length === 0) return;
       this.request(leader, s, s.conn, batches);
@@ -335,6 +368,8 @@ export class Producer {
       })),
     };
     s.inFlight++;
+    const queues = this.opts.idempotence ? batches.map((b) => this.queue(b.topic, b.partition)) : [];
+    for (const q of queues) q.inFlight = true;
     conn.request(ProduceApi, s.version, body, this.cluster.requestTimeoutMs + 5_000).then(
       (res) => this.onResponse(batches, res),
       (e) => {
@@ -345,7 +380,59 @@ export class Producer {
       },
     ).finally(() => {
       s.inFlight--;
+      for (const q of queues) q.inFlight = false;
       this.drain();
+    });
+  }
+
+  // --- idempotence -------------------------------------------------------------------------------
+
+  /** Takes a producer id (InitProducerId, retried as any request), unless one is being taken. */
+  private takeProducerId(): Promise<void> {
+    if (this.producerId !== null) return Promise.resolve();
+    this.initializing ??= this.cluster.retrying(async () => {
+      const conn = await this.cluster.anyConnection();
+      const { res } = await this.cluster.call(conn, InitProducerIdApi, 4, () => ({
+        transactionalId: null,
+        transactionTimeoutMs: 60_000,
+        producerId: -1n,
+        producerEpoch: -1,
+      }));
+      const code = res.errorCode as number;
+      if (code !== ErrorCode.NONE) throw errorFor(code, "InitProducerId");
+      return { id: res.producerId as bigint, epoch: res.producerEpoch as number };
+    }).then((pid) => {
+      this.producerId = pid;
+      this.generation++;
+      for (const q of this.queues.values()) q.nextRecordSequence = 0;
+    }).finally(() => {
+      this.initializing = null;
+      this.drain();
+    });
+    return this.initializing;
+  }
+
+  /**
+   * Stamps a batch about to be sent with the producer id and its partition's next sequence, unless
+   * it carries this id already (a retry keeps its sequence: the broker then knows it).
+   */
+  private stampForSend(q: PartitionQueue, b: ProducerBatch): void {
+    const pid = this.producerId!;
+    if (b.stampedGeneration === this.generation) return;
+    b.stamp(pid.id, pid.epoch, q.nextRecordSequence);
+    b.stampedGeneration = this.generation;
+    // int32 sequences wrap to 0, as Kafka's.
+    q.nextRecordSequence = (q.nextRecordSequence + b.count) % 2147483648;
+  }
+
+  /** A stamped batch failed for good: its sequences are a gap the broker would refuse after. */
+  private sequenceBroken(b: ProducerBatch): void {
+    if (!this.opts.idempotence || b.stampedGeneration !== this.generation || this.producerId === null) return;
+    this.producerId = null;
+    this.takeProducerId().catch((e: unknown) => {
+      // No id to be had: what waits fails now rather than at its delivery timeout.
+      const err = e instanceof Error ? e : new Error(String(e));
+      for (const q of this.queues.values()) for (const x of q.ready.splice(0)) this.fail(x, err);
     });
   }
 
@@ -458,6 +545,7 @@ export class Producer {
   private fail(b: ProducerBatch, err: Error): void {
     for (let i = 0; i < b.count; i++) b.callbacks[i]?.(err, b.partition, -1);
     this.done(b);
+    this.sequenceBroken(b);
   }
 
   private done(b: ProducerBatch): void {

@@ -48,6 +48,8 @@ export class ProducerBatch {
   attempts = 0;
   /** The finished bytes, once closed. */
   built: Uint8Array | null = null;
+  /** Idempotence: the producer id generation the batch was last stamped for (-1: never). */
+  stampedGeneration = -1;
 
   constructor(readonly topic: string, readonly partition: number, initialBytes: number) {
     this.buf = new Uint8Array(Math.max(initialBytes, recordBatchHeaderBytes + 256));
@@ -129,6 +131,20 @@ export class ProducerBatch {
     dv.setUint32(BatchField.crc, crc32c(out, BatchField.attributes, out.length));
     this.built = out;
     return out;
+  }
+
+  /**
+   * Idempotence: writes the producer id, epoch and base sequence into the built header and
+   * recomputes the CRC (which covers them).
+   */
+  stamp(producerId: bigint, producerEpoch: number, baseSequence: number): void {
+    const out = this.built;
+    assert(out !== null, "a batch is stamped once built");
+    const dv = new DataView(out.buffer, out.byteOffset, out.byteLength);
+    dv.setBigInt64(BatchField.producerId, producerId);
+    dv.setInt16(BatchField.producerEpoch, producerEpoch);
+    dv.setInt32(BatchField.baseSequence, baseSequence);
+    dv.setUint32(BatchField.crc, crc32c(out, BatchField.attributes, out.length));
   }
 
   private ensure(n: number): void {

@@ -5,6 +5,7 @@ import assert from "node:assert/strict";
 import { test } from "node:test";
 import { partitionForKey } from "../../src/client/mod.ts";
 import { startBroker } from "../helpers/broker.ts";
+import { assertIdempotentBatches } from "../e2e/stored_batches.ts";
 import { lines, strand, strandOk } from "./strand.ts";
 
 test("cli produce/consume: 20,000 lines round-trip in order, and --max-messages, --timeout-ms stop the consumer", async () => {
@@ -97,6 +98,22 @@ test("cli consume: unknown topic and unknown partition are one line and exit 1",
     const p = await strand(["consume", ...bs, "--topic", "one", "--partition", "3", "--timeout-ms", "500"]);
     assert.equal(p.code, 1);
     assert.equal(p.stderr, 'strand consume: topic "one" has no partition 3\n');
+  } finally {
+    await b.stop();
+  }
+});
+
+test("cli produce --idempotence: the records carry a producer id and sequences from 0; --acks 1 with it is refused", async () => {
+  const b = await startBroker();
+  const bs = ["--bootstrap-server", b.bootstrap];
+  try {
+    const input = lines(5_000, "idem-");
+    assert.equal(await strandOk(["produce", ...bs, "--topic", "idem", "--partition", "0", "--idempotence", "--batch-size", "4096"], { input }), "");
+    assertIdempotentBatches(b.logDir, "idem", 0, 5_000);
+    assert.equal(await strandOk(["consume", ...bs, "--topic", "idem", "--from-beginning", "--max-messages", "5000"]), input);
+    const refused = await strand(["produce", ...bs, "--topic", "idem", "--idempotence", "--acks", "1"], { input: "x\n" });
+    assert.notEqual(refused.code, 0);
+    assert.match(refused.stderr, /--idempotence needs --acks all/);
   } finally {
     await b.stop();
   }

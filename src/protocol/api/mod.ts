@@ -24,6 +24,7 @@ import { ApiVersionsApi } from "./18_api_versions.ts";
 import { CreateTopicsApi } from "./19_create_topics.ts";
 import { DeleteTopicsApi } from "./20_delete_topics.ts";
 import { DeleteRecordsApi } from "./21_delete_records.ts";
+import { InitProducerIdApi } from "./22_init_producer_id.ts";
 import { OffsetForLeaderEpochApi } from "./23_offset_for_leader_epoch.ts";
 import { DescribeAclsApi } from "./29_describe_acls.ts";
 import { CreateAclsApi } from "./30_create_acls.ts";
@@ -45,12 +46,15 @@ import { DescribeUserScramCredentialsApi } from "./50_describe_user_scram_creden
 import { AlterUserScramCredentialsApi } from "./51_alter_user_scram_credentials.ts";
 import { AlterPartitionApi } from "./56_alter_partition.ts";
 import { DescribeClusterApi } from "./60_describe_cluster.ts";
+import { DescribeProducersApi } from "./61_describe_producers.ts";
 
 export { ApiVersionsApi, CreateTopicsApi, DeleteTopicsApi, FetchApi, ListOffsetsApi, MetadataApi, ProduceApi };
 export { DescribeClusterApi };
 export { AlterConfigsApi, DescribeConfigsApi, IncrementalAlterConfigsApi };
 export { DeleteRecordsApi };
 export { DescribeLogDirsApi };
+// The idempotent producer: producer ids, and the producer state of each partition.
+export { DescribeProducersApi, InitProducerIdApi };
 // Client quotas (KIP-546).
 export { AlterClientQuotasApi, DescribeClientQuotasApi };
 // Authentication: SASL inside Kafka framing, and the SCRAM credentials the brokers check.
@@ -103,6 +107,7 @@ export const apiSchemas: readonly ApiSchema[] = [
   CreateTopicsApi,
   DeleteTopicsApi,
   DeleteRecordsApi,
+  InitProducerIdApi,
   OffsetForLeaderEpochApi,
   DescribeAclsApi,
   CreateAclsApi,
@@ -125,6 +130,7 @@ export const apiSchemas: readonly ApiSchema[] = [
   AlterClientQuotasApi,
   AlterPartitionApi,
   DescribeClusterApi,
+  DescribeProducersApi,
 ].sort((a, b) => a.apiKey - b.apiKey);
 
 const byKey = new Map<number, ApiSchema>(apiSchemas.map((a) => [a.apiKey, a]));
