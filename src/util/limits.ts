@@ -296,3 +296,16 @@ export const ipConnectionRatesMax = 10_000;
  * time before they are closed (Kafka's delayed close); past this they are closed at once.
  */
 export const ipThrottledClosesMax = 1_024;
+/**
+ * Bytes of tombstones one append of expired transactional ids may carry (Kafka bounds the batch
+ * by the topic's max.message.bytes, 1 MiB by default); more ids go in further batches.
+ */
+export const txnTombstoneBatchBytesMax = 1_000_000;
+/**
+ * Pause before transaction markers that failed with a retriable error (or found no live leader)
+ * are sent again, and before a failed completion record is appended again. Kafka's marker thread
+ * retries on its next poll; the pause keeps a partition without a leader from spinning the loop.
+ */
+export const txnMarkerRetryBackoffMs = 100;
+/** Markers one WriteTxnMarkers request to a broker carries; more wait for the next request. */
+export const txnMarkersPerRequestMax = 1_000;
