@@ -18,6 +18,7 @@ export * from "./group_coordinator.ts";
 export * from "./group_metadata_manager.ts";
 export * from "./group_partition.ts";
 export * from "./offsets.ts";
+export * from "./partition_replay.ts";
 export * from "./txn_config.ts";
 export * from "./txn_coordinator.ts";
 export * from "./txn_markers.ts";

@@ -18,15 +18,14 @@ import {
   decodeTransactionLogValue,
   encodeTransactionLogKey,
   encodeTransactionLogValue,
-  forEachBatch,
-  readBatchRecords,
   RecordBatchBuilder,
 } from "../protocol/mod.ts";
 import { assert, ErrorCode, type Logger, txnTombstoneBatchBytesMax } from "../util/mod.ts";
 import { offsetKey, splitOffsetKey } from "./group.ts";
 import type { OffsetsTopicLog } from "./group_metadata_manager.ts";
 import { partitionForGroup } from "./group_partition.ts";
-import type { TransactionConfig } from "./txn_config.ts";
+import { replayPartition } from "./partition_replay.ts";
+import { TRANSACTION_STATE_TOPIC, type TransactionConfig } from "./txn_config.ts";
 import { isExpirationAllowed, NO_PRODUCER_EPOCH, NO_PRODUCER_ID, TransactionMetadata, txnStateFromId, txnStateIds, type TxnTransit } from "./txn_metadata.ts";
 
 /** The broker's side of __transaction_state: the same contract as the offsets topic's. */
@@ -148,32 +147,18 @@ export class TxnStateManager {
     const stillLoading = () => this.loading.get(partition) === coordinatorEpoch;
     const t0 = this.clock.monotonicMs();
     const loaded = new Map<string, TransactionMetadata>();
-    let offset = this.log.logStartOffset(partition);
-    let records = 0;
-    for (;;) {
-      const chunk = this.log.read(partition, offset, this.config.transactionLogLoadBufferSize);
-      if (chunk === null || chunk.records.length === 0) break;
-      let next = offset;
-      forEachBatch(chunk.records, (pos) => {
-        const r = readBatchRecords(chunk.records, pos);
-        if (!r.ok) {
-          this.logger.warn({ partition, reason: r.message }, "skipped an unreadable batch of __transaction_state");
-          return;
-        }
-        next = r.batch.lastOffset + 1;
-        if (r.batch.isControl) return;
-        for (const rec of r.records) {
-          records++;
-          this.replay(loaded, partition, rec.key, rec.value);
-        }
-      });
-      if (next <= offset) break;
-      offset = next;
-      // Let other work run between chunks: a large partition must not stall the broker.
-      await new Promise<void>((res) => this.clock.setTimeout(res, 0));
-      if (!stillLoading()) return; // unloaded (or reloaded at another epoch) meanwhile
-    }
-    if (!stillLoading()) return;
+    const records = await replayPartition(
+      this.log,
+      TRANSACTION_STATE_TOPIC,
+      partition,
+      this.config.transactionLogLoadBufferSize,
+      this.clock,
+      this.logger,
+      (key, value) => this.replay(loaded, partition, key, value),
+      stillLoading,
+    );
+    // Unloaded (or reloaded at another epoch) meanwhile.
+    if (records === null || !stillLoading()) return;
     const previous = this.cache.get(partition);
     if (previous !== undefined) this.logger.warn({ partition, coordinatorEpoch, previous: previous.coordinatorEpoch }, "replaced loaded transaction metadata");
     this.cache.set(partition, { coordinatorEpoch, txns: loaded });

@@ -12,28 +12,7 @@ import {
   encodeTransactionLogValue,
   type TransactionLogValue,
 } from "../../src/protocol/mod.ts";
-
-function i16(n: number): number[] {
-  return [(n >> 8) & 0xff, n & 0xff];
-}
-function i32(n: number): number[] {
-  return [(n >>> 24) & 0xff, (n >>> 16) & 0xff, (n >>> 8) & 0xff, n & 0xff];
-}
-function i64(n: bigint): number[] {
-  const out: number[] = [];
-  const u = BigInt.asUintN(64, n);
-  for (let shift = 56n; shift >= 0n; shift -= 8n) out.push(Number((u >> shift) & 0xffn));
-  return out;
-}
-function ascii(s: string): number[] {
-  return [...s].map((c) => c.charCodeAt(0));
-}
-function str(s: string): number[] {
-  return [...i16(s.length), ...ascii(s)];
-}
-function bytes(...parts: number[][]): Uint8Array {
-  return Uint8Array.from(parts.flat());
-}
+import { ascii, bytes, i16, i32, i64, str } from "../helpers/golden_bytes.ts";
 
 const ongoing: TransactionLogValue = {
   producerId: 4001n,
