@@ -134,13 +134,10 @@ export class TxnMarkerChannel {
 
   /** Partitions with no leader anywhere (their topic was deleted) need no marker. */
   private skipDeletedPartitions(txn: PendingCompleteTxn, gone: { topic: string; partition: number }[]): void {
-    const got = this.state.getTransactionState(txn.transactionalId);
-    if (!got.ok || got.metadata === undefined || got.coordinatorEpoch !== txn.coordinatorEpoch) {
-      this.removeMarkersForTxn(txn);
-      return;
-    }
+    const m = this.preparedMetadata({ txn, marker: { producerId: -1n, producerEpoch: -1, coordinatorEpoch: txn.coordinatorEpoch, committed: txn.committed, partitions: gone } });
+    if (m === null) return;
     this.logger.info({ transactionalId: txn.transactionalId, partitions: gone.map((g) => `${g.topic}-${g.partition}`) }, "no leader known for partitions of a transaction (deleted?): no marker for them");
-    for (const tp of gone) got.metadata.removePartition(tp.topic, tp.partition);
+    for (const tp of gone) m.removePartition(tp.topic, tp.partition);
     this.maybeWriteTxnCompletion(txn.transactionalId);
   }
 
@@ -170,10 +167,11 @@ export class TxnMarkerChannel {
       const batch = queue.splice(0, txnMarkersPerRequestMax).filter((q) => this.pending.get(q.txn.transactionalId) === q.txn);
       if (batch.length === 0) continue;
       this.inFlight.add(broker);
-      this.sender.send(broker, batch.map((q) => q.marker)).then(
+      // (Through a promise: a sender that throws is a failed request, not a crash here.)
+      Promise.resolve().then(() => this.sender.send(broker, batch.map((q) => q.marker))).then(
         (errors) => this.onResponse(broker, batch, errors),
         (e) => this.onDisconnected(broker, batch, e),
-      );
+      ).catch((e) => this.logger.error({ broker, err: String(e) }, "handling a WriteTxnMarkers answer failed"));
     }
   }
 
@@ -186,6 +184,21 @@ export class TxnMarkerChannel {
       for (const q of resend) this.enqueue(q.txn, q.marker.producerId, q.marker.producerEpoch, q.marker.partitions);
     });
     this.pump();
+  }
+
+  /**
+   * The id's metadata, when it is still here under the markers' coordinator epoch and still
+   * prepared; otherwise its markers are dropped (a prepared state that changed under pending
+   * markers is a bug, logged, as Kafka's handler throws on it).
+   */
+  private preparedMetadata(q: QueuedMarker): TransactionMetadata | null {
+    if (!this.stillOurs(q)) return null;
+    const got = this.state.getTransactionState(q.txn.transactionalId) as { ok: true; metadata: TransactionMetadata };
+    const m = got.metadata;
+    if (m.state === "PrepareCommit" || m.state === "PrepareAbort") return m;
+    this.logger.error({ transactionalId: q.txn.transactionalId, state: m.state }, "transaction markers answered for a transaction no longer prepared");
+    this.removeMarkersForTxn(q.txn);
+    return null;
   }
 
   /** The id is still here under the markers' coordinator epoch; otherwise its markers are dropped. */
@@ -205,8 +218,8 @@ export class TxnMarkerChannel {
 
   private onMarkerAnswered(q: QueuedMarker, errors: number[] | undefined): void {
     const { txn, marker } = q;
-    if (!this.stillOurs(q)) return;
-    const m = this.state.getTransactionState(txn.transactionalId) as { ok: true; metadata: TransactionMetadata };
+    const m = this.preparedMetadata(q);
+    if (m === null) return;
     if (errors === undefined || errors.length !== marker.partitions.length) {
       this.logger.error({ transactionalId: txn.transactionalId }, "WriteTxnMarkers answer does not match the markers sent; stopping this transaction's markers");
       this.removeMarkersForTxn(txn);
@@ -218,7 +231,7 @@ export class TxnMarkerChannel {
       const tp = marker.partitions[j];
       if (code === ErrorCode.NONE || code === ErrorCode.UNSUPPORTED_FOR_MESSAGE_FORMAT || code === ErrorCode.UNSUPPORTED_VERSION) {
         // (The unsupported ones: the producer could not have written there either.)
-        m.metadata.removePartition(tp.topic, tp.partition);
+        m.removePartition(tp.topic, tp.partition);
       } else if (retriable.has(code)) {
         retry.push(tp);
       } else if (code === ErrorCode.INVALID_PRODUCER_EPOCH || code === ErrorCode.TRANSACTION_COORDINATOR_FENCED) {

@@ -210,8 +210,8 @@ export class TxnStateManager {
 
   /** The partition moved away (coordinatorEpoch given: only if still at that epoch), or the broker stops. */
   unloadPartition(partition: number, coordinatorEpoch?: number): void {
+    // As Kafka: a load is stopped only if it is the one at that epoch; what is loaded goes.
     if (coordinatorEpoch === undefined || this.loading.get(partition) === coordinatorEpoch) this.loading.delete(partition);
-    if (coordinatorEpoch !== undefined && this.loading.has(partition)) return;
     if (this.cache.delete(partition)) this.logger.info({ partition, coordinatorEpoch }, "unloaded __transaction_state partition");
   }
 
