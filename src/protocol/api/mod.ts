@@ -25,6 +25,10 @@ import { CreateTopicsApi } from "./19_create_topics.ts";
 import { DeleteTopicsApi } from "./20_delete_topics.ts";
 import { DeleteRecordsApi } from "./21_delete_records.ts";
 import { OffsetForLeaderEpochApi } from "./23_offset_for_leader_epoch.ts";
+import { AddPartitionsToTxnApi } from "./24_add_partitions_to_txn.ts";
+import { AddOffsetsToTxnApi } from "./25_add_offsets_to_txn.ts";
+import { EndTxnApi } from "./26_end_txn.ts";
+import { WriteTxnMarkersApi } from "./27_write_txn_markers.ts";
 import { DescribeAclsApi } from "./29_describe_acls.ts";
 import { CreateAclsApi } from "./30_create_acls.ts";
 import { DeleteAclsApi } from "./31_delete_acls.ts";
@@ -79,6 +83,10 @@ export {
   SyncGroupApi,
 };
 
+// Transactions: schemas only until the partition side lands (no handler is registered, so
+// ApiVersions does not advertise them).
+export { AddOffsetsToTxnApi, AddPartitionsToTxnApi, EndTxnApi, WriteTxnMarkersApi };
+
 export const apiSchemas: readonly ApiSchema[] = [
   ProduceApi,
   FetchApi,
@@ -102,6 +110,10 @@ export const apiSchemas: readonly ApiSchema[] = [
   DeleteTopicsApi,
   DeleteRecordsApi,
   OffsetForLeaderEpochApi,
+  AddPartitionsToTxnApi,
+  AddOffsetsToTxnApi,
+  EndTxnApi,
+  WriteTxnMarkersApi,
   DescribeAclsApi,
   CreateAclsApi,
   DeleteAclsApi,

@@ -37,6 +37,9 @@ export const TransactionLogValueSchema = message(noApiKey, "TransactionLogValue"
   transactionStartTimestampMs       int64
 `);
 
+/** Both record formats of __transaction_state, for tests and tools. */
+export const txnLogRecordSchemas = [TransactionLogKeySchema, TransactionLogValueSchema] as const;
+
 /** The versions Kafka 3.8 writes. */
 export const transactionLogKeyVersion = 0;
 export const transactionLogValueVersion = 0;
