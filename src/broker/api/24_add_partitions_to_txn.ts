@@ -7,8 +7,7 @@
 // Not registered in the dispatch table yet (see CONTRACT15.md).
 import { AclOperation, ResourceType } from "../../authorizer/mod.ts";
 import { internalTopics } from "../../controller/mod.ts";
-import type { Struct } from "../../protocol/codec.ts";
-import { AddPartitionsToTxnApi } from "../../protocol/mod.ts";
+import { AddPartitionsToTxnApi, type Struct } from "../../protocol/mod.ts";
 import { ErrorCode } from "../../util/mod.ts";
 import { allowed } from "../authorize.ts";
 import { authorizedNames, clusterAllowed } from "../authorize_checks.ts";
