@@ -13,7 +13,7 @@
 // and is never reused.
 
 import type { Clock, Timer } from "../platform/mod.ts";
-import { ErrorCode, type Logger } from "../util/mod.ts";
+import { ErrorCode, int16StringBytesMax, type Logger, utf8Length } from "../util/mod.ts";
 import { offsetKey } from "./group.ts";
 import { partitionForGroup } from "./group_partition.ts";
 import { OFFSETS_TOPIC } from "./config.ts";
@@ -86,6 +86,9 @@ export class TransactionCoordinator {
       return id === null ? initError(ErrorCode.COORDINATOR_LOAD_IN_PROGRESS) : { errorCode: ErrorCode.NONE, producerId: id, producerEpoch: 0 };
     }
     if (transactionalId === "") return initError(ErrorCode.INVALID_REQUEST);
+    // Its record's key is an int16-length string: Kafka fails writing a longer id (an exception,
+    // UNKNOWN_SERVER_ERROR); here it is refused before anything is created.
+    if (utf8Length(transactionalId) > int16StringBytesMax) return initError(ErrorCode.UNKNOWN_SERVER_ERROR);
     if (!this.state.validateTransactionTimeoutMs(txnTimeoutMs)) return initError(ErrorCode.INVALID_TRANSACTION_TIMEOUT);
 
     let got = this.state.getTransactionState(transactionalId);

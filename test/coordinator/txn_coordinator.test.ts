@@ -79,12 +79,15 @@ test("InitProducerId: a new transactional id gets a new producer id at epoch 0, 
 test("InitProducerId refuses an empty id (INVALID_REQUEST) and a timeout of 0 or above transaction.max.timeout.ms (INVALID_TRANSACTION_TIMEOUT)", async () => {
   const h = await txnHarness({ transactionMaxTimeoutMs: 120_000 });
   assert.equal((await init(h, "")).errorCode, ErrorCode.INVALID_REQUEST);
+  // An id too long for the record's int16-length key (possible in flexible request versions).
+  assert.equal((await init(h, "x".repeat(32_768))).errorCode, ErrorCode.UNKNOWN_SERVER_ERROR);
+  assert.equal((await init(h, "é".repeat(16_384))).errorCode, ErrorCode.UNKNOWN_SERVER_ERROR, "UTF-8 bytes, not characters");
   assert.equal((await init(h, TX, null, 0)).errorCode, ErrorCode.INVALID_TRANSACTION_TIMEOUT);
   assert.equal((await init(h, TX, null, -5)).errorCode, ErrorCode.INVALID_TRANSACTION_TIMEOUT);
   assert.equal((await init(h, TX, null, 120_001)).errorCode, ErrorCode.INVALID_TRANSACTION_TIMEOUT);
   const ok = await init(h, TX, null, 120_000);
   assert.equal(ok.errorCode, 0);
-  assert.deepEqual([ok.producerId, ok.producerEpoch], [-1n, -1].map((x, i) => i === 0 ? 1000n : 0));
+  assert.deepEqual([ok.producerId, ok.producerEpoch], [1000n, 0], "the maximum itself is allowed");
   assert.equal(h.ids.length, 1, "no producer id spent on refused calls");
 });
 
