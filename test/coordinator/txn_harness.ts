@@ -79,7 +79,7 @@ export interface TxnHarness {
 
 export const OFFSETS_PARTITIONS = 10;
 
-export async function txnHarness(overrides: Partial<TransactionConfig> = {}, opts: { load?: boolean } = {}): Promise<TxnHarness> {
+export async function txnHarness(overrides: Partial<TransactionConfig> = {}, opts: { load?: boolean; markerSender?: TxnMarkerSender } = {}): Promise<TxnHarness> {
   const config: TransactionConfig = { ...defaultTransactionConfig, transactionLogNumPartitions: 4, ...overrides };
   const clock = new ManualClock();
   const log = new MemoryOffsetsLog();
@@ -96,7 +96,7 @@ export async function txnHarness(overrides: Partial<TransactionConfig> = {}, opt
         ids.push(next);
         return Promise.resolve(next++);
       },
-      markerSender: sender,
+      markerSender: opts.markerSender ?? sender,
       leaderOf: (topic, partition) => leaders.get(`${topic}-${partition}`) ?? null,
       offsetsTopicNumPartitions: OFFSETS_PARTITIONS,
     }, clock, logger);
