@@ -19,7 +19,16 @@ import { partitionForGroup } from "./group_partition.ts";
 import { OFFSETS_TOPIC } from "./config.ts";
 import type { TransactionConfig } from "./txn_config.ts";
 import { type MarkerLeaderLookup, TxnMarkerChannel, type TxnMarkerSender } from "./txn_markers.ts";
-import { isEpochExhausted, NO_PRODUCER_EPOCH, NO_PRODUCER_ID, type PrepareResult, TransactionMetadata, type TxnState, type TxnTransit } from "./txn_metadata.ts";
+import {
+  isEpochExhausted,
+  NO_PRODUCER_EPOCH,
+  NO_PRODUCER_ID,
+  type PrepareResult,
+  TransactionMetadata,
+  type TxnState,
+  txnStateIds,
+  type TxnTransit,
+} from "./txn_metadata.ts";
 import type { TxnStateManager } from "./txn_state_manager.ts";
 
 export interface InitProducerIdResult {
@@ -336,12 +345,27 @@ export class TransactionCoordinator {
     return { errorCode: ErrorCode.NONE, txn: overview(got.metadata) };
   }
 
-  /** Every loaded id but Dead ones; COORDINATOR_LOAD_IN_PROGRESS while a partition loads, as Kafka. */
-  list(): { errorCode: number; txns: TxnOverview[] } {
-    if (!this.active) return { errorCode: ErrorCode.COORDINATOR_NOT_AVAILABLE, txns: [] };
-    if (this.state.loadingPartitions > 0) return { errorCode: ErrorCode.COORDINATOR_LOAD_IN_PROGRESS, txns: [] };
-    const txns = [...this.state.allTransactions()].filter((e) => e.metadata.state !== "Dead").map((e) => overview(e.metadata));
-    return { errorCode: ErrorCode.NONE, txns: txns.sort((a, b) => a.transactionalId.localeCompare(b.transactionalId)) };
+  /**
+   * ListTransactions: every loaded id but Dead ones, filtered as Kafka filters (producer ids and
+   * states when given; durationMs >= 0: only transactions running longer). State names Kafka does
+   * not know come back as unknownStateFilters. COORDINATOR_LOAD_IN_PROGRESS while a partition loads.
+   */
+  list(producerIds: ReadonlySet<bigint> = new Set(), stateNames: readonly string[] = [], durationMs = -1): { errorCode: number; unknownStateFilters: string[]; txns: TxnOverview[] } {
+    const none = (errorCode: number) => ({ errorCode, unknownStateFilters: [], txns: [] });
+    if (!this.active) return none(ErrorCode.COORDINATOR_NOT_AVAILABLE);
+    if (this.state.loadingPartitions > 0) return none(ErrorCode.COORDINATOR_LOAD_IN_PROGRESS);
+    const states = new Set<string>(stateNames.filter((n) => n in txnStateIds));
+    const unknownStateFilters = stateNames.filter((n) => !(n in txnStateIds));
+    const now = this.clock.nowMs();
+    const txns: TxnOverview[] = [];
+    for (const { metadata: m } of this.state.allTransactions()) {
+      if (m.state === "Dead") continue;
+      if (producerIds.size > 0 && !producerIds.has(m.producerId)) continue;
+      if (stateNames.length > 0 && !states.has(m.state)) continue;
+      if (durationMs >= 0 && now - m.txnStartTimestampMs <= durationMs) continue;
+      txns.push(overview(m));
+    }
+    return { errorCode: ErrorCode.NONE, unknownStateFilters, txns: txns.sort((a, b) => a.transactionalId.localeCompare(b.transactionalId)) };
   }
 
   // ---- leadership and lifecycle --------------------------------------------------------------

@@ -1,4 +1,5 @@
-// The transaction handlers AddPartitionsToTxn (24), AddOffsetsToTxn (25) and EndTxn (26), not yet
+// The transaction handlers AddPartitionsToTxn (24), AddOffsetsToTxn (25), EndTxn (26),
+// DescribeTransactions (65) and ListTransactions (66), not yet
 // in the dispatch table (CONTRACT15.md), called as the dispatcher would call them (request and
 // answer through the codec) over the real TransactionCoordinator (manual clock, in-memory
 // __transaction_state, fake marker sender) and Kafka's ACL evaluation (AclCache, as the
@@ -9,6 +10,8 @@ import { test } from "node:test";
 import { addPartitionsToTxnHandler } from "../../src/broker/api/24_add_partitions_to_txn.ts";
 import { addOffsetsToTxnHandler } from "../../src/broker/api/25_add_offsets_to_txn.ts";
 import { endTxnHandler } from "../../src/broker/api/26_end_txn.ts";
+import { describeTransactionsHandler } from "../../src/broker/api/65_describe_transactions.ts";
+import { listTransactionsHandler } from "../../src/broker/api/66_list_transactions.ts";
 import type { ApiHandler, RequestContext } from "../../src/broker/dispatch.ts";
 import { MetadataCache } from "../../src/broker/metadata_cache.ts";
 import type { BrokerServices } from "../../src/broker/services.ts";
@@ -150,4 +153,48 @@ test("EndTxn: TRANSACTIONAL_ID WRITE; commits through the coordinator; without a
   const none = { ...s, txnCoordinator: null } as BrokerServices;
   assert.equal((await call(endTxnHandler, none, 4, body)).errorCode, ErrorCode.COORDINATOR_NOT_AVAILABLE);
   assert.equal((await call(addOffsetsToTxnHandler, none, 4, { ...body, groupId: "g" })).errorCode, ErrorCode.GROUP_AUTHORIZATION_FAILED);
+});
+
+test("DescribeTransactions: DESCRIBE on each id, topics only as far as DESCRIBE on them; unknown ids TRANSACTIONAL_ID_NOT_FOUND", async () => {
+  const { h, s, acls } = await setup(true);
+  const a = await h.c.handleInitProducerId("tx", 45_000, null);
+  assert.equal(await h.c.handleAddPartitions("tx", a.producerId, 0, [{ topic: "t", partition: 1 }, { topic: "u", partition: 0 }, { topic: "t", partition: 0 }]), 0);
+  const start = h.c.describe("tx").txn!.txnStartTimestampMs;
+  allow(acls!, ResourceType.TRANSACTIONAL_ID, "tx", AclOperation.DESCRIBE);
+  allow(acls!, ResourceType.TRANSACTIONAL_ID, "nobody", AclOperation.DESCRIBE);
+  allow(acls!, ResourceType.TOPIC, "t", AclOperation.DESCRIBE);
+  const r = await call(describeTransactionsHandler, s, 0, { transactionalIds: ["tx", "nobody", "secret"] });
+  const states = r.transactionStates as Struct[];
+  assert.deepEqual(states[0], {
+    errorCode: 0,
+    transactionalId: "tx",
+    transactionState: "Ongoing",
+    transactionTimeoutMs: 45_000,
+    transactionStartTimeMs: BigInt(start),
+    producerId: a.producerId,
+    producerEpoch: 0,
+    topics: [{ topic: "t", partitions: [1, 0] }],
+  });
+  assert.deepEqual(states.slice(1).map((x) => [x.transactionalId, x.errorCode]), [["nobody", ErrorCode.TRANSACTIONAL_ID_NOT_FOUND], ["secret", ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED]]);
+});
+
+test("ListTransactions: filters by state, producer id and duration (v1) as Kafka; unknown state names reported; only ids the principal may DESCRIBE", async () => {
+  const { h, s, acls } = await setup(true);
+  const a = await h.c.handleInitProducerId("tx-a", 60_000, null);
+  await h.c.handleInitProducerId("tx-b", 60_000, null);
+  await h.c.handleInitProducerId("tx-hidden", 60_000, null);
+  assert.equal(await h.c.handleAddPartitions("tx-a", a.producerId, 0, [{ topic: "t", partition: 0 }]), 0);
+  for (const id of ["tx-a", "tx-b"]) allow(acls!, ResourceType.TRANSACTIONAL_ID, id, AclOperation.DESCRIBE);
+  const list = async (body: Struct, version = 1) => {
+    const r = await call(listTransactionsHandler, s, version, { stateFilters: [], producerIdFilters: [], durationFilter: -1n, ...body });
+    return { errorCode: r.errorCode, unknown: r.unknownStateFilters, ids: (r.transactionStates as Struct[]).map((t) => `${t.transactionalId}:${t.transactionState}`) };
+  };
+  assert.deepEqual(await list({}, 0), { errorCode: 0, unknown: [], ids: ["tx-a:Ongoing", "tx-b:Empty"] });
+  assert.deepEqual(await list({ stateFilters: ["Ongoing", "Hanging"] }), { errorCode: 0, unknown: ["Hanging"], ids: ["tx-a:Ongoing"] });
+  assert.deepEqual((await list({ producerIdFilters: [a.producerId] })).ids, ["tx-a:Ongoing"]);
+  await h.clock.advance(5_000);
+  // Running longer than 10 s: none yet (Empty ones have no start, so they count as old, as in Kafka).
+  assert.deepEqual((await list({ durationFilter: 10_000n, stateFilters: ["Ongoing"] })).ids, []);
+  assert.deepEqual((await list({ durationFilter: 1_000n, stateFilters: ["Ongoing"] })).ids, ["tx-a:Ongoing"]);
+  assert.deepEqual((await list({ durationFilter: 10_000n })).ids, ["tx-b:Empty"]);
 });

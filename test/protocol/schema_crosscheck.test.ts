@@ -71,6 +71,8 @@ const supported: Record<number, [string, number, number]> = {
   50: ["DescribeUserScramCredentials", 0, 0],
   51: ["AlterUserScramCredentials", 0, 0],
   56: ["AlterPartition", 0, 3],
+  65: ["DescribeTransactions", 0, 0],
+  66: ["ListTransactions", 0, 1],
 };
 
 interface KafkaField {

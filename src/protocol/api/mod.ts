@@ -48,6 +48,8 @@ import { AlterClientQuotasApi } from "./49_alter_client_quotas.ts";
 import { DescribeUserScramCredentialsApi } from "./50_describe_user_scram_credentials.ts";
 import { AlterUserScramCredentialsApi } from "./51_alter_user_scram_credentials.ts";
 import { AlterPartitionApi } from "./56_alter_partition.ts";
+import { DescribeTransactionsApi } from "./65_describe_transactions.ts";
+import { ListTransactionsApi } from "./66_list_transactions.ts";
 
 export { ApiVersionsApi, CreateTopicsApi, DeleteTopicsApi, FetchApi, ListOffsetsApi, MetadataApi, ProduceApi };
 export { AlterConfigsApi, DescribeConfigsApi, IncrementalAlterConfigsApi };
@@ -85,7 +87,7 @@ export {
 
 // Transactions: schemas only until the partition side lands (no handler is registered, so
 // ApiVersions does not advertise them).
-export { AddOffsetsToTxnApi, AddPartitionsToTxnApi, EndTxnApi, WriteTxnMarkersApi };
+export { AddOffsetsToTxnApi, AddPartitionsToTxnApi, DescribeTransactionsApi, EndTxnApi, ListTransactionsApi, WriteTxnMarkersApi };
 
 export const apiSchemas: readonly ApiSchema[] = [
   ProduceApi,
@@ -134,6 +136,8 @@ export const apiSchemas: readonly ApiSchema[] = [
   DescribeClientQuotasApi,
   AlterClientQuotasApi,
   AlterPartitionApi,
+  DescribeTransactionsApi,
+  ListTransactionsApi,
 ].sort((a, b) => a.apiKey - b.apiKey);
 
 const byKey = new Map<number, ApiSchema>(apiSchemas.map((a) => [a.apiKey, a]));
