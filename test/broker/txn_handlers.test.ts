@@ -12,32 +12,16 @@ import { addOffsetsToTxnHandler } from "../../src/broker/api/25_add_offsets_to_t
 import { endTxnHandler } from "../../src/broker/api/26_end_txn.ts";
 import { describeTransactionsHandler } from "../../src/broker/api/65_describe_transactions.ts";
 import { listTransactionsHandler } from "../../src/broker/api/66_list_transactions.ts";
-import type { ApiHandler, RequestContext } from "../../src/broker/dispatch.ts";
 import { MetadataCache } from "../../src/broker/metadata_cache.ts";
 import type { BrokerServices } from "../../src/broker/services.ts";
 import { AclCache, AclOperation, AclPermissionType, PatternType, ResourceType } from "../../src/authorizer/mod.ts";
-import { decode, encode, type Struct } from "../../src/protocol/codec.ts";
-import type { MessageSchema } from "../../src/protocol/schema.ts";
-import { Reader, Writer } from "../../src/util/bytes.ts";
+import type { Struct } from "../../src/protocol/codec.ts";
 import { ErrorCode } from "../../src/util/errors.ts";
 import { txnHarness } from "../coordinator/txn_harness.ts";
+import { callHandler } from "../helpers/handler_call.ts";
 
-function through(schema: MessageSchema, version: number, s: Struct): Struct {
-  const w = new Writer(256);
-  encode(schema, version, s, w);
-  const r = new Reader(w.finish().slice());
-  const out = decode(schema, version, r);
-  assert.ok(r.ok && r.remaining === 0, `${schema.name} v${version}: ${r.error}`);
-  return out;
-}
+const call = (h: Parameters<typeof callHandler>[0], s: BrokerServices, version: number, body: Struct, principal = "User:alice") => callHandler(h, s, version, body, { principal });
 
-async function call(h: ApiHandler<BrokerServices>, s: BrokerServices, version: number, body: Struct, principal = "User:alice"): Promise<Struct> {
-  const conn = { id: 1, listener: "PLAINTEXT", remote: "127.0.0.1:5555", host: "127.0.0.1", principal };
-  const ctx = { version, conn, header: { apiKey: h.api.apiKey, apiVersion: version, correlationId: 1, clientId: null } } as unknown as RequestContext;
-  const answer = await h.handle(s, ctx, through(h.api.request, version, body));
-  assert.ok(answer !== null);
-  return through(h.api.response, version, answer);
-}
 
 function allow(acls: AclCache, type: ResourceType, name: string, ...ops: AclOperation[]): void {
   acls.set(
