@@ -5,7 +5,9 @@
 // answer that leaves a partition out; then a whole commit through the coordinator.
 import assert from "node:assert/strict";
 import { test } from "node:test";
+import { MetadataCache } from "../../src/broker/metadata_cache.ts";
 import { InterBrokerTxnMarkerSender } from "../../src/broker/txn_marker_sender.ts";
+import { metadataLeaderLookup } from "../../src/broker/txn_wiring.ts";
 import type { TxnMarkerEntry } from "../../src/coordinator/mod.ts";
 import { loadPlatform } from "../../src/platform/mod.ts";
 import type { Struct } from "../../src/protocol/codec.ts";
@@ -103,4 +105,13 @@ test("a commit through the coordinator and the network sender: markers at the co
     sender.shutdown();
     await fake.stop();
   }
+});
+
+test("markers go to the leader the metadata names: a live broker's id, -1 without a live leader, null for an unknown partition", () => {
+  const metadata = new MetadataCache(0);
+  metadata.setBrokers([{ id: 1, host: "h1", port: 9092, rack: null }]);
+  const state = (partition: number, leader: number) => ({ topic: "t", partition, topicId: new Uint8Array(16), controllerEpoch: 1, leader, leaderEpoch: 0, isr: [1], replicas: [1, 2], partitionEpoch: 0 });
+  metadata.updateTopic({ name: "t", topicId: new Uint8Array(16).fill(3), isInternal: false, partitions: [state(0, 1), state(1, 2), state(2, -1)], configs: {} });
+  const leaderOf = metadataLeaderLookup(metadata);
+  assert.deepEqual([leaderOf("t", 0), leaderOf("t", 1), leaderOf("t", 2), leaderOf("t", 3), leaderOf("gone", 0)], [1, -1, -1, null, null]);
 });
