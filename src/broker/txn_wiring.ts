@@ -36,6 +36,11 @@ export interface TxnWiringDeps {
   /** WriteTxnMarkers to partition leaders (the inter-broker client, next slice). */
   markerSender: TxnMarkerSender;
   leaderOf: MarkerLeaderLookup;
+  /**
+   * __transaction_state's partition count when the topic exists (the metadata's, or the registry's
+   * as Kafka reads it); undefined: transaction.state.log.num.partitions. Asked at each election.
+   */
+  transactionTopicPartitionCount?: () => number | undefined;
 }
 
 export function createTxnCoordinator(
@@ -62,6 +67,8 @@ export function createTxnCoordinator(
     if (isLeader) {
       // The coordinator epoch is the partition's leader epoch (Kafka takes it from LeaderAndIsr).
       const epoch = replicaManager.getPartition(topic, partition)?.leaderEpoch ?? 0;
+      const count = deps.transactionTopicPartitionCount?.();
+      if (count !== undefined) state.setPartitionCount(count);
       coordinator.onElection(partition, epoch).catch((e) => logger.error({ partition, err: String(e) }, "loading transaction state partition failed"));
     } else coordinator.onResignation(partition);
   });

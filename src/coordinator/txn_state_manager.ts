@@ -60,11 +60,26 @@ export class TxnStateManager {
     readonly config: TransactionConfig,
     private readonly clock: Clock,
     private readonly logger: Logger,
-  ) {}
+  ) {
+    this.partitionCount = config.transactionLogNumPartitions;
+  }
+
+  /**
+   * Partitions of __transaction_state the placement divides by: the topic's own count when it
+   * exists (Kafka reads it from ZooKeeper at start-up), else transaction.state.log.num.partitions.
+   */
+  private partitionCount: number;
+
+  /** The topic exists with this many partitions (it may differ from the config it was created with). */
+  setPartitionCount(n: number): void {
+    assert(Number.isInteger(n) && n > 0, `__transaction_state partition count ${n}`);
+    if (n !== this.partitionCount) this.logger.info({ partitions: n, configured: this.config.transactionLogNumPartitions }, "__transaction_state partition count");
+    this.partitionCount = n;
+  }
 
   partitionFor(transactionalId: string): number {
     // Kafka's Utils.abs(transactionalId.hashCode) % partitions: the same placement as a group's.
-    return partitionForGroup(transactionalId, this.config.transactionLogNumPartitions);
+    return partitionForGroup(transactionalId, this.partitionCount);
   }
 
   validateTransactionTimeoutMs(ms: number): boolean {

@@ -412,3 +412,13 @@ test("a reload (new leader) rebuilds ids with their producer id, epoch, state an
   assert.deepEqual(history(h, TX).slice(-2), ["PrepareCommit 1000/0 [t-0,t-1]", "CompleteCommit 1000/0"]);
   noErrors(h);
 });
+
+test("placement follows __transaction_state's own partition count once known (Kafka reads the topic's count)", async () => {
+  const h = await txnHarness({ transactionLogNumPartitions: 4 });
+  const p4 = h.c.partitionFor("some-id");
+  h.c.state.setPartitionCount(50);
+  // Java: "some-id".hashCode() = -2029704044 (s[0]*31^(n-1) + ... in int32), Utils.abs = 2029704044.
+  assert.equal(h.c.partitionFor("some-id"), 2029704044 % 50);
+  assert.equal(p4, 2029704044 % 4);
+  assert.throws(() => h.c.state.setPartitionCount(0), /partition count 0/);
+});
