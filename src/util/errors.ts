@@ -112,6 +112,7 @@ export const ErrorCode = {
   FETCH_SESSION_TOPIC_ID_ERROR: 106,
   MISMATCHED_ENDPOINT_TYPE: 114,
   UNSUPPORTED_ENDPOINT_TYPE: 115,
+  TRANSACTION_ABORTABLE: 120,
 } as const;
 
 export type ErrorCodeName = keyof typeof ErrorCode;
