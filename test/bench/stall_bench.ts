@@ -178,21 +178,23 @@ for (const n of sizes) {
   });
   // The embedded registry rewrites its snapshot once its journal passes
   // registryJournalCompactBytes (and the last snapshot's size): with the topic's ~3n nodes in the
-  // tree, large writes of a bench znode push the journal past it, and the phase ends once the
-  // rewrite is done (a new snapshot.json, no older journal left beside it).
+  // tree, writes of a bench znode push the journal past it, and the phase ends once the rewrite
+  // is done (a new snapshot.json, no older journal left beside it). The znode is 100 KB, as large
+  // as the topic znode of 10,000 partitions (the largest the broker writes): with 1 MB ones, each
+  // write's own encoding (base64, CRC, copies) held the loop for tens of ms on a loaded host.
   const compaction = await phase(`compaction with ${n}`, b.port, async () => {
     const s = b.registrySession();
     const dir = `${b.logDir}/.strand-registry`;
     const snapshotIno = () => statSync(`${dir}/snapshot.json`, { throwIfNoEntry: false })?.ino ?? -1;
     const done = () => readdirSync(dir).every((f) => !f.startsWith("registry.journal.") && !f.endsWith(".tmp"));
     const before = snapshotIno();
-    const data = new Uint8Array(1_000_000).fill(0x61);
+    const data = new Uint8Array(100_000).fill(0x61);
     const deadline = performance.now() + capMs;
     try {
       await s.create("/strand-stall-bench", data);
       for (let i = 1; snapshotIno() === before || !done(); i++) {
         if (performance.now() > deadline) throw new Error("no snapshot rewrite after the cap");
-        if (i < 200) await s.setData("/strand-stall-bench", data.fill(0x61 + (i % 26)));
+        if (i < 2_000) await s.setData("/strand-stall-bench", data.fill(0x61 + (i % 26)));
         else await new Promise((r) => setTimeout(r, 20));
       }
       await s.delete("/strand-stall-bench");
