@@ -244,7 +244,7 @@ export class EmbeddedRegistryStore {
       const leftOver = this.fs.readdir(this.dir!).some(isSetAsideJournalFileName);
       const zxid = journal.size() > journalHeaderBytes || leftOver ? this.setAside() : null;
       if (zxid !== null) {
-        journal.close(); // nothing is unsynced in it: committed() above
+        if (this.journal !== journal) journal.close(); // nothing is unsynced in it: committed() above
         await this.compact(zxid);
       }
     }
@@ -505,8 +505,8 @@ export class EmbeddedRegistryStore {
       }
       this.syncing = false;
       if (setAside !== null) {
-        journal.close();
-        if (this.broken === null) this.compaction = this.compact(setAside);
+        if (this.journal !== journal) journal.close();
+        if (this.broken === null) void this.compact(setAside);
       }
     }
     const failure = this.broken === null ? null : new RegistryError("SystemError", String(this.journalPath), this.broken, this.brokenErrno);
@@ -561,8 +561,12 @@ export class EmbeddedRegistryStore {
     const journal = this.journal!;
     const zxid = this.lastZxid;
     const current = `${this.dir}/${journalFileName}`;
+    const to = `${this.dir}/${setAsideJournalFileName(zxid)}`;
     try {
-      journal.setAside(`${this.dir}/${setAsideJournalFileName(zxid)}`);
+      // A journal set aside at this zxid already (by a rewrite that failed since): no record
+      // came after it, so the journal holds none and there is nothing to set aside.
+      if (this.fs!.stat(to) !== null) return zxid;
+      journal.setAside(to);
       this.journal = RegistryJournal.create(this.fs!, this.dir!, current);
       return zxid;
     } catch (e) {
@@ -578,7 +582,15 @@ export class EmbeddedRegistryStore {
    * then removes the journals set aside at or below zxid. A failure leaves them (nothing lost:
    * open replays them) and is only logged; the next rewrite removes them.
    */
-  private async compact(zxid: bigint): Promise<void> {
+  private compact(zxid: bigint): Promise<void> {
+    const run = this.compactSteps(zxid).finally(() => {
+      if (this.compaction === run) this.compaction = null;
+    });
+    this.compaction = run;
+    return run;
+  }
+
+  private async compactSteps(zxid: bigint): Promise<void> {
     const fs = this.fs!;
     const path = this.snapshotPath!;
     try {
@@ -592,8 +604,6 @@ export class EmbeddedRegistryStore {
       this.compactRetryAtMs = this.clock.nowMs() + registryCompactRetryMs;
       const level = isTransientErrno(errnoOf(e) ?? "") ? "warn" : "error";
       this.logger[level]({ err: String(e), file: path }, "registry snapshot rewrite failed; the journals keep every change");
-    } finally {
-      this.compaction = null;
     }
   }
 

@@ -147,3 +147,25 @@ test("compaction: a rewrite that fails half-way through the snapshot (disk full)
     await reopened.close();
   });
 });
+
+test("compaction: a clean stop while the disk stays full keeps the journal a failed rewrite set aside, and the next start has every change", async () => {
+  await withDir(async (dir) => {
+    const faulty = faultyPlatform(await loadPlatform());
+    const store = EmbeddedRegistryStore.open(faulty, dir, { journalCompactBytes: 300_000 });
+    const r = store.session();
+    await bigTree(r);
+    faulty.inject(`${dir}/${snapshotFileName}.tmp`, "ENOSPC", { ops: ["write"] });
+    // One write takes the journal past its bound: the rewrite starts, and fails, with no write after.
+    await r.setData("/t0", bytes("x".repeat(100_000)));
+    while (faulty.failures.length === 0) await tick();
+    assert.equal(setAsideFiles(dir).length, 1);
+    // No write since the failed rewrite: the stop's own rewrite (failing too) must not put the
+    // empty journal in place of the set-aside one, which has the same zxid.
+    const tree = await dump(r);
+    await store.close();
+    assert.equal(setAsideFiles(dir).length, 1);
+    const reopened = EmbeddedRegistryStore.open(faulty, dir);
+    assert.deepEqual(await dump(reopened.session()), tree);
+    await reopened.close();
+  });
+});
