@@ -7,16 +7,13 @@
 // Invariants: the rename is atomic and makes the delete durable (a crash mid-delete never leaves
 // a half log that looks live; start-up removes `-delete` dirs, log_dir_startup.ts); until it is
 // done the partition's path is not free (isRenaming; renamesSettled). At most
-// logDeletionsInFlightMax renames and removals run at a time, the others waiting in order, and
-// each is issued in a turn of the event loop's TimeSlice: under Deno, issuing one costs the loop
-// a fraction of a ms on a loaded host, and the completions of a group, each issuing the next,
-// arrive together (held it for 15-60 ms). A
+// logDeletionsInFlightMax renames and removals run at a time, the others waiting in order. A
 // transient failure of the rename is tried again every logDirLoadRetryMs until the LogManager
 // stops; any other I/O error goes to onIoError (which takes the dir offline); anything else is
 // logged and the deletion given up.
 
 import type { Platform } from "../platform/mod.ts";
-import { fileNameBytesMax, logDeletionsInFlightMax, logDirLoadRetryMs, TimeSlice } from "../util/mod.ts";
+import { fileNameBytesMax, logDeletionsInFlightMax, logDirLoadRetryMs } from "../util/mod.ts";
 import type { Logger } from "../util/mod.ts";
 import { isIoError, isTransientIoError } from "./log_dir_failure.ts";
 
@@ -97,11 +94,10 @@ export class AsyncDelete {
   }
 }
 
-/** Runs async operations at most `max` at a time, the others waiting in order; each issued in a slice. */
+/** Runs async operations at most `max` at a time, the others waiting in order. */
 class InFlightLimit {
   private running = 0;
   private waiting: (() => void)[] = [];
-  private readonly slice = new TimeSlice();
 
   constructor(private readonly max: number) {}
 
@@ -110,7 +106,6 @@ class InFlightLimit {
     if (this.running >= this.max) await new Promise<void>((resolve) => this.waiting.push(resolve));
     else this.running++;
     try {
-      await this.slice.yield();
       return await op();
     } finally {
       const next = this.waiting.shift();

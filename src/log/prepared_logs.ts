@@ -9,15 +9,11 @@
 // Invariants: a key is prepared at most once at a time; a prepared log holds its open `.log`
 // until taken or discarded (a discarded one's empty files stay, as after a crash: start-up loads
 // them); a preparing or prepared log counts as held by its dir when a dir is chosen for a new
-// log. Each file call is issued in a turn of the event loop's TimeSlice: under Deno, issuing an
-// open or a mkdir runs much of it on the loop (0.2-0.5 ms on a loaded host), and the
-// completions of a group, each issuing the next call, arrive together (held it for 40-100 ms).
-// Files are opened create-new: a file already there (a leftover) makes the preparation fail,
+// log. Files are opened create-new: a file already there (a leftover) makes the preparation fail,
 // leaving the partition to getOrCreateLog's synchronous path, which loads what is there. A
 // preparation never throws; whatever it opened is closed when it fails or is no longer needed.
 
 import type { FileHandle, Platform } from "../platform/mod.ts";
-import { TimeSlice } from "../util/mod.ts";
 import { formatLeaderEpochCheckpoint, LeaderEpochCheckpointFileName } from "./leader_epoch_cache.ts";
 import { segmentFileName } from "./segment.ts";
 
@@ -34,7 +30,6 @@ export class PreparedLogs {
   private prepared = new Map<string, PreparedLog>();
   /** Keys whose preparation is under way, with the dir chosen (counted as holding them). */
   private preparing = new Map<string, string>();
-  private readonly slice = new TimeSlice();
 
   constructor(private readonly fs: Platform["fs"]) {}
 
@@ -75,9 +70,7 @@ export class PreparedLogs {
     this.preparing.set(key, dir);
     const opened: FileHandle[] = [];
     try {
-      await this.slice.yield();
       await this.fs.mkdirpAsync(path);
-      await this.slice.yield();
       // create-new: a file already there (a leftover) is for the synchronous path to load.
       const files = await Promise.allSettled(
         [".log", ".index", ".timeindex"].map((ext) => this.fs.openAsync(`${path}/${segmentFileName(0, ext)}`, "create-new")),
@@ -88,7 +81,6 @@ export class PreparedLogs {
       opened[1].close();
       opened[2].close();
       if (leaderEpoch !== null) {
-        await this.slice.yield();
         // Written in place, not renamed over: there is no older file to keep whole, and a torn
         // one (a crash now) is rebuilt from the (empty) log at the next start-up.
         const checkpoint = await this.fs.openAsync(`${path}/${LeaderEpochCheckpointFileName}`, "create-new");
