@@ -15,7 +15,7 @@
 // at the first segment) and so does strand's.
 
 import type { FileSystem, Platform } from "../platform/mod.ts";
-import { checkpointEntriesMax, type TimeSlice } from "../util/mod.ts";
+import { checkpointEntriesMax, checkpointLinesPerStep, type TimeSlice } from "../util/mod.ts";
 
 export const RecoveryPointCheckpointFile = "recovery-point-offset-checkpoint";
 export const ReplicationOffsetCheckpointFile = "replication-offset-checkpoint";
@@ -76,18 +76,15 @@ export function parseCheckpoint(text: string): CheckpointEntries {
   }
 }
 
-/** Lines parsed between two points where parseCheckpointSteps may be paused. */
-const linesPerStep = 512;
-
 /**
- * parseCheckpoint's work with a `yield` every linesPerStep lines (start-up parses three files of
- * 10,000 lines, before the parser is warmed up, on the event loop).
+ * parseCheckpoint's work with a `yield` every checkpointLinesPerStep lines (start-up parses three
+ * files of 10,000 lines, before the parser is warmed up, on the event loop).
  */
 function* parseCheckpointSteps(text: string): Generator<void, CheckpointEntries> {
   const out: CheckpointEntries = new Map();
   let n = 0;
   for (const line of parseCheckpointLines(text)) {
-    if (++n % linesPerStep === 0) yield;
+    if (++n % checkpointLinesPerStep === 0) yield;
     const parts = line.trim().split(/\s+/);
     const partition = Number(parts[1]);
     const offset = Number(parts[2]);

@@ -26,10 +26,14 @@
 //   waiting call fails with SystemError and the store refuses all later writes until reopened,
 //   as a database stops after a failed fsync (the kernel may have dropped the dirty pages).
 // - Once the journal is larger than registryJournalCompactBytes and than the last snapshot, the
-//   snapshot is rewritten (writeFileAtomic) after a group commit and the journal emptied; a
-//   rewrite that fails (a full disk) is tried again only after registryCompactRetryMs. Open
-//   reads the snapshot, then replays the journal records with a larger zxid (a crash between the
-//   two steps leaves records the snapshot already holds).
+//   snapshot is rewritten (compaction): at a group commit the journal is set aside (renamed
+//   `registry.journal.<zxid>`, journal.ts) and a new one started, and the snapshot is written
+//   a slice at a time while writes go on (snapshot_writer.ts: fuzzy, headed by that zxid); once
+//   it is durable the set-aside journals are removed. One rewrite runs at a time; one that
+//   fails (a full disk) is tried again only after registryCompactRetryMs. Open reads the
+//   snapshot, then replays the records of the set-aside journals (oldest first) and of the
+//   journal with a larger zxid than the snapshot's: a crash at any step leaves either the old
+//   snapshot with every journal since it, or the new one with records it may already hold.
 //
 // On open the zxid epoch (high 32 bits) is bumped, as a new ZooKeeper leader does, so zxids stay
 // unique even though changes to ephemerals after the last snapshot were not saved.
@@ -44,24 +48,16 @@ import {
   nodeDataBytesMax,
   registryCompactRetryMs,
   registryJournalCompactBytes,
+  registryLoadNodesPerStep,
   silentLogger,
   TimeSlice,
-  utf8Bytes,
 } from "../util/mod.ts";
 import { isTransientErrno } from "../log/mod.ts";
 import { EmbeddedSession } from "./embedded_session.ts";
-import { journalFileName, journalHeaderBytes, readJournal, RegistryJournal } from "./journal.ts";
+import { isSetAsideJournalFileName, journalFileName, journalHeaderBytes, readJournal, RegistryJournal, setAsideJournalFileName } from "./journal.ts";
 import { baseName, parentPath, validatePath } from "./paths.ts";
-import {
-  encodeSnapshot,
-  journalRecord,
-  newNode,
-  parseJournalRecord,
-  parseSnapshotGradually,
-  snapshotEntry,
-  snapshotHead,
-  type ZNode,
-} from "./snapshot.ts";
+import { journalRecord, newNode, parseJournalRecord, parseSnapshotGradually, type ZNode } from "./snapshot.ts";
+import { writeSnapshotGradually } from "./snapshot_writer.ts";
 import {
   type CreateMode,
   type Op,
@@ -124,6 +120,10 @@ export class EmbeddedRegistryStore {
   private brokenErrno = "EIO";
   /** A failed snapshot rewrite (disk full) is not tried again before this time. */
   private compactRetryAtMs = -Infinity;
+  /** The snapshot rewrite under way, or null. */
+  private compaction: Promise<void> | null = null;
+  /** The registry dir (null for a store that is never saved). */
+  private dir: string | null = null;
   // The group commit: watch deliveries and callers waiting for the next fsync.
   private pendingDeliveries: Array<[Watcher, WatchEvent]> = [];
   private waiters: Array<{ resolve: () => void; reject: (e: unknown) => void }> = [];
@@ -188,11 +188,21 @@ export class EmbeddedRegistryStore {
       file,
       options.logger ?? silentLogger,
     );
+    store.dir = base;
     const bytes = platform.fs.readFile(file);
+    // Journals set aside by a rewrite that did not finish (a crash, a full disk), oldest first,
+    // then the journal. Each was whole when set aside; only the journal may have a torn tail.
+    const setAside = platform.fs.readdir(base).filter(isSetAsideJournalFileName).sort();
+    const older: Array<{ file: string; payloads: Uint8Array[] }> = [];
+    for (const name of setAside) {
+      const path = `${base}/${name}`;
+      older.push({ file: path, payloads: readJournal(path, platform.fs.readFile(path) ?? new Uint8Array(0)).payloads });
+      yield;
+    }
     const journalBytes = platform.fs.readFile(journalFile);
     // A dir written before the journal existed has only snapshot.json: it opens as it is.
     const journal = journalBytes === null ? { payloads: [], validBytes: 0 } : readJournal(journalFile, journalBytes);
-    yield* store.load(file, bytes, journalFile, journal.payloads);
+    yield* store.load(file, bytes, [...older, { file: journalFile, payloads: journal.payloads }]);
     store.snapshotBytesLast = bytes?.length ?? 0;
     store.journalCompactBytes = options.journalCompactBytes ?? registryJournalCompactBytes;
     store.journal = RegistryJournal.open(platform.fs, base, journalFile, journal.validBytes);
@@ -226,8 +236,18 @@ export class EmbeddedRegistryStore {
     for (const session of [...this.sessions.values()]) await session.close();
     this.closed = true;
     await this.committed().catch(() => {}); // a failed fsync was reported to its callers
+    await this.compaction;
     // A clean stop leaves a snapshot and an empty journal: the next start has nothing to replay.
-    if (this.broken === null && this.journal !== null && this.journal.size() > journalHeaderBytes) await this.compactAtClose();
+    // Every session is closed, so the tree no longer changes.
+    const journal = this.journal;
+    if (this.broken === null && journal !== null && this.fs !== null) {
+      const leftOver = this.fs.readdir(this.dir!).some(isSetAsideJournalFileName);
+      const zxid = journal.size() > journalHeaderBytes || leftOver ? this.setAside() : null;
+      if (zxid !== null) {
+        if (this.journal !== journal) journal.close(); // nothing is unsynced in it: committed() above
+        await this.compact(zxid);
+      }
+    }
     this.journal?.close();
   }
 
@@ -471,16 +491,23 @@ export class EmbeddedRegistryStore {
     this.pendingDeliveries = [];
     this.waiters = [];
     if (this.broken === null && this.journal !== null && this.journal.dirty) {
+      // The journal this group's records are in: a rewrite starting now sets it aside, and the
+      // records appended meanwhile go to the next one, for the next group.
+      const journal = this.journal;
+      const setAside = this.compactionDue() ? this.setAside() : null;
       this.syncing = true;
       try {
-        await this.journal.sync();
+        await journal.sync();
       } catch (e) {
         this.broken = `registry journal fsync failed (${e}); the broker must be restarted`;
         this.brokenErrno = errnoOf(e) ?? "EIO";
-        this.logger.error({ err: String(e), file: this.journalPath }, "registry journal fsync failed; refusing registry writes");
+        this.logger.error({ err: String(e), file: journal.path }, "registry journal fsync failed; refusing registry writes");
       }
       this.syncing = false;
-      if (this.broken === null) this.maybeCompact();
+      if (setAside !== null) {
+        if (this.journal !== journal) journal.close();
+        if (this.broken === null) void this.compact(setAside);
+      }
     }
     const failure = this.broken === null ? null : new RegistryError("SystemError", String(this.journalPath), this.broken, this.brokenErrno);
     if (deliveries.length > 0) this.deliver(deliveries);
@@ -515,100 +542,73 @@ export class EmbeddedRegistryStore {
     }
   }
 
-  /**
-   * Rewrites the snapshot and empties the journal once the journal outgrew both the bound and
-   * the snapshot. Runs right after a successful fsync, so the journal holds everything the
-   * snapshot will; a failure leaves the journal as it is (nothing lost) and is only logged.
-   */
-  private maybeCompact(): void {
+  /** Whether the journal outgrew both the bound and the last snapshot, with no rewrite under way. */
+  private compactionDue(): boolean {
     const journal = this.journal;
-    if (journal === null || this.fs === null || this.snapshotPath === null) return;
+    if (journal === null || this.fs === null || this.snapshotPath === null || this.compaction !== null) return false;
     const size = journal.size();
-    if (size < this.journalCompactBytes || size < this.snapshotBytesLast) return;
+    if (size < this.journalCompactBytes || size < this.snapshotBytesLast) return false;
     // After a failed rewrite (a full disk), not at every commit: each try writes the whole tree.
-    if (this.clock.nowMs() < this.compactRetryAtMs) return;
-    this.compact();
+    return this.clock.nowMs() >= this.compactRetryAtMs;
   }
 
-  private compact(): void {
-    const journal = this.journal;
-    if (journal === null || this.fs === null || this.snapshotPath === null) return;
+  /**
+   * Sets the journal aside and starts a new one (called at a group commit, which then fsyncs the
+   * set-aside one); returns the zxid every set-aside record is at or below, or null when the new
+   * journal could not be made (the old one, renamed or not, goes on; open reads it either way).
+   */
+  private setAside(): bigint | null {
+    const journal = this.journal!;
+    const zxid = this.lastZxid;
+    const current = `${this.dir}/${journalFileName}`;
+    const to = `${this.dir}/${setAsideJournalFileName(zxid)}`;
     try {
-      const bytes = encodeSnapshot(this.nodes, this.lastZxid);
-      this.fs.writeFileAtomic(this.snapshotPath, bytes);
-      this.snapshotBytesLast = bytes.length;
-      journal.reset();
-      this.compactRetryAtMs = -Infinity;
+      // A journal set aside at this zxid already (by a rewrite that failed since): no record
+      // came after it, so the journal holds none and there is nothing to set aside.
+      if (this.fs!.stat(to) !== null) return zxid;
+      journal.setAside(to);
+      this.journal = RegistryJournal.create(this.fs!, this.dir!, current);
+      return zxid;
     } catch (e) {
-      // Nothing is lost: the journal keeps every change, and the rewrite is tried again later.
+      this.compactRetryAtMs = this.clock.nowMs() + registryCompactRetryMs;
+      const level = isTransientErrno(errnoOf(e) ?? "") ? "warn" : "error";
+      this.logger[level]({ err: String(e), file: current }, "registry journal could not be set aside for a snapshot rewrite; trying later");
+      return null;
+    }
+  }
+
+  /**
+   * Writes the snapshot a slice at a time (the tree may change meanwhile: snapshot_writer.ts),
+   * then removes the journals set aside at or below zxid. A failure leaves them (nothing lost:
+   * open replays them) and is only logged; the next rewrite removes them.
+   */
+  private compact(zxid: bigint): Promise<void> {
+    const run = this.compactSteps(zxid).finally(() => {
+      if (this.compaction === run) this.compaction = null;
+    });
+    this.compaction = run;
+    return run;
+  }
+
+  private async compactSteps(zxid: bigint): Promise<void> {
+    const fs = this.fs!;
+    const path = this.snapshotPath!;
+    try {
+      this.snapshotBytesLast = await writeSnapshotGradually(fs, path, this.nodes, zxid, new TimeSlice());
+      this.compactRetryAtMs = -Infinity;
+      for (const name of fs.readdir(this.dir!).filter(isSetAsideJournalFileName).sort()) {
+        if (name <= setAsideJournalFileName(zxid)) await fs.removeAsync(`${this.dir}/${name}`);
+      }
+    } catch (e) {
       // A full disk (or no descriptor) passes by itself: warn; anything else is a failing disk.
       this.compactRetryAtMs = this.clock.nowMs() + registryCompactRetryMs;
       const level = isTransientErrno(errnoOf(e) ?? "") ? "warn" : "error";
-      this.logger[level]({ err: String(e), file: this.snapshotPath }, "registry snapshot rewrite failed; the journal keeps every change");
+      this.logger[level]({ err: String(e), file: path }, "registry snapshot rewrite failed; the journals keep every change");
     }
   }
 
-  /**
-   * compact() as close() runs it: every session is closed, so the tree no longer changes, and the
-   * snapshot is built a slice at a time (TimeSlice) and written off the event loop (the async
-   * platform calls and fsync). For 10,000 partitions it is some 30,000 nodes and megabytes, which
-   * held the loop for a quarter to half a second in one piece; the process may still be serving
-   * (the broker's tests, a tool that embeds the store).
-   */
-  private async compactAtClose(): Promise<void> {
-    const journal = this.journal;
-    const fs = this.fs;
-    const path = this.snapshotPath;
-    if (journal === null || fs === null || path === null) return;
-    try {
-      const slice = new TimeSlice();
-      // writeFileAtomic's steps, each off the loop: temp file, fsync, rename, fsync of the dir.
-      // The text (snapshotText's, byte for byte) is written as it is made, a slice's lines at a
-      // time: joined and encoded whole, megabytes took tens of ms in one piece.
-      const tmp = `${path}.tmp`;
-      const file = await fs.openAsync(tmp, "readwrite");
-      let size = 0;
-      try {
-        file.truncate(0);
-        let text = `${snapshotHead(this.lastZxid)}\n`;
-        let first = true;
-        for (const [nodePath, node] of this.nodes) {
-          if (node.ephemeralOwner !== 0n) continue;
-          text += `${first ? "" : ",\n"}${JSON.stringify(snapshotEntry(nodePath, node))}`;
-          first = false;
-          if (!slice.due) continue;
-          const bytes = utf8Bytes(text);
-          file.writeAt(bytes, size);
-          size += bytes.length;
-          text = "";
-          await slice.yield();
-        }
-        const bytes = utf8Bytes(`${text}\n]}\n`);
-        file.writeAt(bytes, size);
-        size += bytes.length;
-        await (file.syncAsync?.() ?? file.sync());
-      } finally {
-        file.close();
-      }
-      await fs.renameAsync(tmp, path);
-      const dir = path.slice(0, path.lastIndexOf("/")) || "/";
-      const dirHandle = await fs.openAsync(dir, "read");
-      try {
-        await (dirHandle.syncAsync?.() ?? dirHandle.sync());
-      } finally {
-        dirHandle.close();
-      }
-      this.snapshotBytesLast = size;
-      journal.reset();
-    } catch (e) {
-      // Nothing is lost: the journal keeps every change, replayed at the next start.
-      const level = isTransientErrno(errnoOf(e) ?? "") ? "warn" : "error";
-      this.logger[level]({ err: String(e), file: path }, "registry snapshot rewrite failed; the journal keeps every change");
-    }
-  }
-
-  /** The snapshot (if any), then the journal's records with a larger zxid. */
-  private *load(file: string, bytes: Uint8Array | null, journalFile: string, records: Uint8Array[]): Generator<void> {
+  /** The snapshot (if any), then the journals' records (in order) with a larger zxid. */
+  private *load(file: string, bytes: Uint8Array | null, journals: Array<{ file: string; payloads: Uint8Array[] }>): Generator<void> {
     const fail = (why: string): never => {
       throw new Error(
         `registry snapshot ${file} is corrupt (${why}); restore it from a backup, or move it aside to ` +
@@ -624,17 +624,18 @@ export class EmbeddedRegistryStore {
       for (const { path, node } of snapshot.entries) {
         if (this.nodes.has(path)) fail(`node ${path} appears twice`);
         this.nodes.set(path, node);
-        if (++n % loadStepNodes === 0) yield;
+        if (++n % registryLoadNodesPerStep === 0) yield;
       }
       yield;
     }
     if (!this.nodes.has("/")) fail("no root node");
-    zxid = yield* this.replay(journalFile, records, zxid);
+    const snapshotZxid = zxid;
+    for (const journal of journals) zxid = yield* this.replay(journal.file, journal.payloads, snapshotZxid, zxid);
     yield;
     // Nothing but this load touches the nodes until open resolves: the steps may be spread.
     let n = 0;
     for (const path of this.nodes.keys()) {
-      if (++n % loadStepNodes === 0) yield;
+      if (++n % registryLoadNodesPerStep === 0) yield;
       if (path === "/") continue;
       const parent = this.nodes.get(parentPath(path));
       if (parent === undefined) fail(`node ${path} has no parent`);
@@ -643,14 +644,14 @@ export class EmbeddedRegistryStore {
     let maxZxid = zxid;
     for (const node of this.nodes.values()) {
       for (const z of [node.czxid, node.mzxid, node.pzxid]) if (z > maxZxid) maxZxid = z;
-      if (++n % loadStepNodes === 0) yield;
+      if (++n % registryLoadNodesPerStep === 0) yield;
     }
     this.lastZxid = ((maxZxid >> 32n) + 1n) << 32n;
   }
 
-  /** Applies the journal's records newer than the snapshot; returns the last zxid. */
-  private *replay(file: string, records: Uint8Array[], snapshotZxid: bigint): Generator<void, bigint> {
-    let zxid = snapshotZxid;
+  /** Applies the journal's records newer than the snapshot and than lastZxid; returns the last zxid. */
+  private *replay(file: string, records: Uint8Array[], snapshotZxid: bigint, lastZxid: bigint): Generator<void, bigint> {
+    let zxid = lastZxid;
     for (const [i, payload] of records.entries()) {
       const fail = (why: string): never => {
         throw new Error(
@@ -676,9 +677,6 @@ export class EmbeddedRegistryStore {
 
 // ---------------------------------------------------------------------------------------------
 // Helpers
-
-/** Nodes handled at start-up between two checks of the time slice. */
-const loadStepNodes = 1024;
 
 /**
  * The next sequential suffix: how many children were ever created. ZooKeeper keeps that count

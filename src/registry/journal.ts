@@ -18,11 +18,27 @@
 // - A failed append is cut off again (truncate to the size before it; if that fails too, before
 //   the next append), so a later record never follows a partial one. A full disk therefore
 //   refuses the transaction and leaves the file as it was: the next one succeeds once there is room.
+//
+// A snapshot rewrite sets the journal aside (renames it `registry.journal.<zxid, 16 hex digits>`,
+// every record in it at or below that zxid) and starts a new one, so writes go on while the
+// snapshot is written; the set-aside files are removed once a snapshot at or past their zxid is
+// durable. Open replays them, oldest first, before the current journal (embedded.ts).
 
+import { syncDirAsync } from "../log/mod.ts";
 import type { FileHandle, FileSystem } from "../platform/mod.ts";
 import { assert, crc32c, registryJournalRecordBytesMax, utf8Bytes } from "../util/mod.ts";
 
 export const journalFileName = "registry.journal";
+
+/** The name of a journal set aside by a snapshot rewrite at zxid: the names sort as the zxids do. */
+export function setAsideJournalFileName(zxid: bigint): string {
+  return `${journalFileName}.${zxid.toString(16).padStart(16, "0")}`;
+}
+
+/** Whether name is a journal set aside by a snapshot rewrite (setAsideJournalFileName). */
+export function isSetAsideJournalFileName(name: string): boolean {
+  return /^registry\.journal\.[0-9a-f]{16}$/.test(name);
+}
 const header = utf8Bytes("strand-registry-journal v1\n");
 export const journalHeaderBytes = header.length;
 const recordHeaderBytes = 8;
@@ -75,9 +91,12 @@ export class RegistryJournal {
   private closed = false;
   /** Where a failed append must be cut off, when cutting it failed too; null otherwise. */
   private tornAt: number | null = null;
+  /** The dir whose entry for this file is not yet durable (a journal made by create()), or null. */
+  private dirToSync: string | null = null;
 
   private constructor(
-    readonly path: string,
+    /** Where the file is now (setAside renames it). */
+    public path: string,
     private readonly fs: FileSystem,
     private readonly handle: FileHandle,
   ) {}
@@ -99,6 +118,36 @@ export class RegistryJournal {
       handle.sync();
     }
     return journal;
+  }
+
+  /**
+   * A new, empty journal at path (any file there is emptied), made without waiting on the disk:
+   * its header and its dir entry become durable with its first sync(), which comes before any
+   * of its records is acknowledged. A crash before then leaves no file, or a header, or nothing
+   * past one: each opens as an empty journal.
+   */
+  static create(fs: FileSystem, dir: string, path: string): RegistryJournal {
+    const handle = fs.open(path, "readwrite");
+    try {
+      handle.truncate(0);
+      handle.append(header);
+    } catch (e) {
+      handle.close();
+      throw e;
+    }
+    const journal = new RegistryJournal(path, fs, handle);
+    journal.dirToSync = dir;
+    journal.unsynced = true;
+    return journal;
+  }
+
+  /**
+   * Renames the file to `to` (in the same dir); appends and syncs go on as before. The rename is
+   * durable once the dir is fsynced (the next journal's first sync does it).
+   */
+  setAside(to: string): void {
+    this.fs.rename(this.path, to);
+    this.path = to;
   }
 
   /** Bytes of the file: header and records. */
@@ -150,16 +199,13 @@ export class RegistryJournal {
   async sync(): Promise<void> {
     if (!this.unsynced || this.closed) return;
     this.unsynced = false;
+    const dir = this.dirToSync;
     if (this.handle.syncAsync) await this.handle.syncAsync();
     else this.handle.sync();
-  }
-
-  /** Empties the journal (after a snapshot that holds every record was made durable). */
-  reset(): void {
-    this.handle.truncate(header.length);
-    this.tornAt = null; // the torn tail went with the rest
-    this.handle.sync();
-    this.unsynced = false;
+    if (dir !== null) {
+      await syncDirAsync(this.fs, dir);
+      this.dirToSync = null;
+    }
   }
 
   close(): void {

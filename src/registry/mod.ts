@@ -17,7 +17,8 @@
 // Embedded registry: `<first log dir>/.strand-registry/registry.journal` (journal.ts), one
 // CRC-checked record per transaction that changes persistent state, group-committed (one fsync
 // per turn of the event loop) before the call returns; and `snapshot.json`, rewritten atomically
-// (writeFileAtomic) when the journal has grown past its bound, which then starts over:
+// a slice at a time (snapshot_writer.ts) when the journal has grown past its bound, the journal
+// set aside meanwhile as `registry.journal.<zxid>` and a new one started:
 //   {"format":"strand-registry-snapshot","version":1,"zxid":"<decimal>","nodes":[
 //   {"path":"/brokers","data":"<base64>","czxid":"1","mzxid":"1","pzxid":"4","ctime":<ms>,
 //    "mtime":<ms>,"version":0,"cversion":2},

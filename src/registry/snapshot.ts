@@ -16,7 +16,7 @@
 // bounded by nodeDataBytesMax, zxids below 2^63) and a problem is reported through `fail`,
 // which names the file to the operator.
 
-import { base64Decode, base64Encode, nodeDataBytesMax, utf8Bytes } from "../util/mod.ts";
+import { base64Decode, base64Encode, nodeDataBytesMax, registryLoadNodesPerStep, utf8Bytes } from "../util/mod.ts";
 import { pathProblem } from "./paths.ts";
 
 const snapshotFormat = "strand-registry-snapshot";
@@ -134,7 +134,7 @@ export function* parseSnapshotGradually(
     lines.push(bytes.subarray(from, nl < 0 ? bytes.length : nl));
     if (nl < 0) break;
     from = nl + 1;
-    if (lines.length % 1024 === 0) yield;
+    if (lines.length % registryLoadNodesPerStep === 0) yield;
   }
   let head: Record<string, unknown>;
   try {

@@ -222,6 +222,22 @@ export const registryJournalCompactBytes = 16 * 1024 * 1024;
  */
 export const registryCompactRetryMs = 10_000;
 /**
+ * Characters of snapshot text the embedded registry encodes and writes at a time while it
+ * rewrites its snapshot (registry/snapshot_writer.ts): encoding megabytes in one piece took tens
+ * of ms; a chunk this size takes well under one.
+ */
+export const registrySnapshotChunkChars = 64 * 1024;
+/**
+ * Long tasks that loop over many small items ask their TimeSlice whether the slice is used up
+ * once per this many items, not at each one (reading the clock costs more than the item). Each
+ * step stays far under eventLoopSliceMs: nodes of the embedded registry's snapshot and journal
+ * loaded at start-up (registry/embedded.ts, snapshot.ts), lines of an offset checkpoint parsed
+ * (log/checkpoint.ts), partitions of a Metadata answer built (broker/api/03_metadata.ts).
+ */
+export const registryLoadNodesPerStep = 1024;
+export const checkpointLinesPerStep = 512;
+export const metadataPartitionsPerStep = 256;
+/**
  * The controller reads everything again after an event failed half-way; while the registry keeps
  * failing (its disk full) the pause doubles from 1 s up to this, so a full disk does not make it
  * re-send every partition's state every second.

@@ -1,13 +1,14 @@
 // Event-loop stalls of a real broker (embedded registry, one node) while it creates, describes,
-// restarts with and deletes a topic of many partitions. Run by test/bench/stall.mjs under Bun and
-// Deno; prints figures and one `RESULT {json}` line.
+// restarts with and deletes a topic of many partitions, and while its registry rewrites its
+// snapshot with that topic in it. Run by test/bench/stall.mjs under Bun and Deno; prints figures
+// and one `RESULT {json}` line.
 //
 // A 5 ms interval timer runs in the broker's own process (this one: the broker is started in
 // process, as the tests do) and records how late each tick fired: the longest lateness is the
 // longest stretch during which no request of any client could have been answered. A second
 // connection sends ApiVersions every 10 ms meanwhile and counts its answers (it runs in the
 // same process, so its latency figure is bounded by the stall, not a separate measure).
-import { readFileSync } from "node:fs";
+import { readdirSync, readFileSync, statSync } from "node:fs";
 import { parseArgs } from "node:util";
 import { ApiVersionsApi, CreateTopicsApi, DeleteTopicsApi, MetadataApi } from "../../src/protocol/api/mod.ts";
 import { startBroker } from "../helpers/broker.ts";
@@ -175,6 +176,32 @@ for (const n of sizes) {
     await untilAllLed(c2, topic, n);
     c2.close();
   });
+  // The embedded registry rewrites its snapshot once its journal passes
+  // registryJournalCompactBytes (and the last snapshot's size): with the topic's ~3n nodes in the
+  // tree, writes of a bench znode push the journal past it, and the phase ends once the rewrite
+  // is done (a new snapshot.json, no older journal left beside it). The znode is 100 KB, as large
+  // as the topic znode of 10,000 partitions (the largest the broker writes): with 1 MB ones, each
+  // write's own encoding (base64, CRC, copies) held the loop for tens of ms on a loaded host.
+  const compaction = await phase(`compaction with ${n}`, b.port, async () => {
+    const s = b.registrySession();
+    const dir = `${b.logDir}/.strand-registry`;
+    const snapshotIno = () => statSync(`${dir}/snapshot.json`, { throwIfNoEntry: false })?.ino ?? -1;
+    const done = () => readdirSync(dir).every((f) => !f.startsWith("registry.journal.") && !f.endsWith(".tmp"));
+    const before = snapshotIno();
+    const data = new Uint8Array(100_000).fill(0x61);
+    const deadline = performance.now() + capMs;
+    try {
+      await s.create("/strand-stall-bench", data);
+      for (let i = 1; snapshotIno() === before || !done(); i++) {
+        if (performance.now() > deadline) throw new Error("no snapshot rewrite after the cap");
+        if (i < 2_000) await s.setData("/strand-stall-bench", data.fill(0x61 + (i % 26)));
+        else await new Promise((r) => setTimeout(r, 20));
+      }
+      await s.delete("/strand-stall-bench");
+    } finally {
+      await s.close();
+    }
+  });
   const c3 = await WireClient.connect(b.port);
   const del = await phase(`delete ${n}`, b.port, async () => {
     const res = await c3.request(DeleteTopicsApi, 4, { topicNames: [topic], timeoutMs: capMs }, capMs);
@@ -188,7 +215,7 @@ for (const n of sizes) {
   });
   c3.close();
   await b.stop();
-  results.push({ partitions: n, create, meta, restart, del });
+  results.push({ partitions: n, create, meta, restart, compaction, del });
 }
 console.log(`RESULT ${JSON.stringify({ runtime, results })}`);
 // The interval timer keeps the loop alive.

@@ -18,7 +18,7 @@ import { MetadataApi } from "../../protocol/mod.ts";
 import type { Struct } from "../../protocol/mod.ts";
 import { internalTopics, topicNameError } from "../../controller/mod.ts";
 import { isRegistryUnavailable } from "../../registry/mod.ts";
-import { bytesEqual, ErrorCode, TimeSlice, zeroUuid } from "../../util/mod.ts";
+import { bytesEqual, ErrorCode, metadataPartitionsPerStep, TimeSlice, zeroUuid } from "../../util/mod.ts";
 import { AUTHORIZED_OPERATIONS_OMITTED, authorizedOperations, clusterAllowed } from "../authorize_checks.ts";
 import { allowed } from "../authorize.ts";
 import type { ApiHandler, RequestContext } from "../dispatch.ts";
@@ -51,13 +51,10 @@ async function topicEntryGradually(s: BrokerServices, view: ClientView, name: st
   if (t === undefined) return base;
   for (let i = 0; i < t.partitions.length; i++) {
     base.partitions.push(partitionEntry(s, view, name, t.partitions[i]));
-    if (i % partitionsPerStep === partitionsPerStep - 1) await slice.yield();
+    if (i % metadataPartitionsPerStep === metadataPartitionsPerStep - 1) await slice.yield();
   }
   return base;
 }
-
-/** Partitions answered between two checks of the time slice. */
-const partitionsPerStep = 256;
 
 function topicBase(name: string, topicId: Uint8Array, errorCode: number) {
   return {
