@@ -398,6 +398,46 @@ export class AclCache implements Authorizer {
     return bits;
   }
 
+  /**
+   * Kafka's AclAuthorizer.authorizeByResourceType: a DENY on the wildcard resource denies;
+   * otherwise allow.everyone.if.no.acl.found allows; otherwise some ALLOW (literal or prefixed)
+   * must name a resource that no DENY literal of the same name or DENY prefix of it covers. Only
+   * the operation itself and ALL count (no implied operations), principal and host exact or
+   * wildcard. Scans the type's patterns: asked once per InitProducerId, not per record.
+   */
+  authorizeByResourceType(who: RequestPrincipal, operation: AclOperation, resourceType: ResourceType): boolean {
+    if (this.superUsers.has(who.principal)) return true;
+    const host = aclHost(who.host);
+    const names = (patternType: PatternType, permission: AclPermissionType): Set<string> => {
+      const out = new Set<string>();
+      const t = this.table(resourceType, patternType, false);
+      if (t === undefined) return out;
+      for (const s of t.byName.values()) {
+        for (const e of s.entries) {
+          if (e.permissionType === permission && (e.principal === who.principal || e.principal === wildcardPrincipal) &&
+            (e.operation === operation || e.operation === AclOperation.ALL) && (e.host === wildcardHost || e.host === host)) {
+            out.add(s.pattern.name);
+            break;
+          }
+        }
+      }
+      return out;
+    };
+    const denyLiterals = names(PatternType.LITERAL, AclPermissionType.DENY);
+    if (denyLiterals.has(wildcardResource)) return false;
+    if (this.settings.allowEveryoneIfNoAclFound) return true;
+    const denyPrefixes = names(PatternType.PREFIXED, AclPermissionType.DENY);
+    const deniedByPrefix = (name: string) => {
+      for (const p of denyPrefixes) if (name.startsWith(p)) return true;
+      return false;
+    };
+    for (const p of names(PatternType.PREFIXED, AclPermissionType.ALLOW)) if (!deniedByPrefix(p)) return true;
+    for (const l of names(PatternType.LITERAL, AclPermissionType.ALLOW)) {
+      if (l === wildcardResource || (!denyLiterals.has(l) && !deniedByPrefix(l))) return true;
+    }
+    return false;
+  }
+
   private allowedBy(matched: readonly (readonly AccessControlEntry[])[], principal: string, host: string, operation: AclOperation): boolean {
     let any = false;
     for (const entries of matched) if (entries.length > 0) any = true;

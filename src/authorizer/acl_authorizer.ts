@@ -157,6 +157,10 @@ export class AclAuthorizer implements Authorizer, AclStore {
     return this.cache.authorizedOperations(who, resourceType, name);
   }
 
+  authorizeByResourceType(who: RequestPrincipal, operation: AclOperation, resourceType: ResourceType): boolean {
+    return this.cache.authorizeByResourceType(who, operation, resourceType);
+  }
+
   /** Creates Kafka's ACL paths, watches the change paths, then loads every ACL. */
   async start(): Promise<void> {
     for (const path of aclPersistentPaths) await this.registry.ensurePath(path);

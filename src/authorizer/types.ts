@@ -75,4 +75,10 @@ export interface Authorizer {
    * return (bit n set = AclOperation n allowed), over the operations Kafka lists for that type.
    */
   authorizedOperations(who: RequestPrincipal, resourceType: ResourceType, name: string): number;
+  /**
+   * True when `who` may perform `operation` on at least one resource of `resourceType` that no
+   * DENY covers (Kafka's Authorizer.authorizeByResourceType; InitProducerId asks it for WRITE
+   * on any topic).
+   */
+  authorizeByResourceType(who: RequestPrincipal, operation: AclOperation, resourceType: ResourceType): boolean;
 }

@@ -44,6 +44,7 @@ import { LocalControllerChannel } from "./local_channel.ts";
 import { ControlFence, registeredBroker } from "./control_fence.ts";
 import { MetadataCache } from "./metadata_cache.ts";
 import { createCoordinator, offsetsTopicEnsurer } from "./group_wiring.ts";
+import { ProducerIdManager } from "../coordinator/mod.ts";
 import { type ConnectionLimits, type NetworkStats, SocketServer } from "./server.ts";
 import type { BrokerServices } from "./services.ts";
 
@@ -248,6 +249,7 @@ export class Broker {
       topicAdmin,
       configAdmin,
       coordinator,
+      producerIds: new ProducerIdManager(brokerId, registry, log),
       ensureOffsetsTopic: offsetsTopicEnsurer(config, metadata, topicAdmin, log),
       controlPlane: local,
       controller,
@@ -340,6 +342,7 @@ export class Broker {
     };
     await configWatcher.startup();
     coordinator.startup();
+    services.producerIds.startup();
     await controller.startup();
     log.info({ clusterId, ports: bound.map((b) => b.port) }, "broker started");
     self = new Broker(config, brokerId, clusterId, bound, services, server, controller, logManager, registry, log, configWatcher, platform, {

@@ -80,7 +80,7 @@ export interface RequestThrottler {
  */
 const clientThrottlesFrom: ReadonlyMap<number, number> = new Map([
   [0, 6], [1, 8], [2, 3], [3, 6], [8, 4], [9, 4], [10, 2], [11, 3], [12, 2], [13, 2], [14, 2], [15, 2], [16, 2],
-  [18, 2], [19, 3], [20, 2], [21, 1], [23, 2], [32, 2], [33, 1], [35, 1], [36, 1], [37, 1], [42, 1], [43, 1],
+  [18, 2], [19, 3], [20, 2], [21, 1], [22, 1], [23, 2], [32, 2], [33, 1], [35, 1], [36, 1], [37, 1], [42, 1], [43, 1],
 ]);
 
 /** Told of every request a handler ran for (Kafka's RequestMetrics). Must be cheap and not throw. */

@@ -3,7 +3,7 @@
 
 import type { Authorizer } from "../authorizer/mod.ts";
 import type { ConfigAdmin, ControllerChannel, KafkaController, TopicAdmin } from "../controller/mod.ts";
-import type { Coordinator } from "../coordinator/mod.ts";
+import type { Coordinator, ProducerIdManager } from "../coordinator/mod.ts";
 import type { LogManager } from "../log/mod.ts";
 import type { Clock } from "../platform/mod.ts";
 import type { Registry } from "../registry/mod.ts";
@@ -28,6 +28,8 @@ export interface BrokerServices {
   topicAdmin: TopicAdmin;
   configAdmin: ConfigAdmin;
   coordinator: Coordinator;
+  /** Producer ids for InitProducerId, in blocks from /latest_producer_id_block. */
+  producerIds: ProducerIdManager;
   /** Creates __consumer_offsets if it does not exist; true once it is in the metadata. */
   ensureOffsetsTopic(): Promise<boolean>;
   /** Applies the controller's LeaderAndIsr / UpdateMetadata / StopReplica here (local_channel.ts). */

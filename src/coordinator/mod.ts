@@ -15,3 +15,4 @@ export * from "./group_coordinator.ts";
 export * from "./group_metadata_manager.ts";
 export * from "./group_partition.ts";
 export * from "./offsets.ts";
+export * from "./producer_id_manager.ts";

@@ -296,6 +296,16 @@ export const ipConnectionRatesMax = 10_000;
  * time before they are closed (Kafka's delayed close); past this they are closed at once.
  */
 export const ipThrottledClosesMax = 1_024;
+/**
+ * Producer ids a broker takes from /latest_producer_id_block at once (Kafka's
+ * ProducerIdsBlock.PRODUCER_ID_BLOCK_SIZE); the ids of a block it does not use are never handed out.
+ */
+export const producerIdBlockSize = 1000;
+/**
+ * Tries of one producer id block allocation (read, conditional write) before InitProducerId is
+ * answered retriable, when other brokers keep taking blocks in between (Kafka retries unbounded).
+ */
+export const producerIdBlockWriteAttemptsMax = 20;
 /** Batches kept per producer for duplicate detection (Kafka's ProducerStateEntry.NUM_BATCHES_TO_RETAIN). */
 export const producerBatchesRetained = 5;
 /**

@@ -215,3 +215,37 @@ test("acl: prefixed patterns added and removed in any order (nested prefixes, sh
   assert.equal(can("payments-eu"), true, "a path removed and made again works");
   assert.equal(c.authorize(alice, Op.READ, RT.GROUP, "payments-eu"), false, "prefixes are per resource type");
 });
+
+test("acl: authorizeByResourceType as Kafka's AclAuthorizer (WRITE on any topic, for InitProducerId)", () => {
+  const allow = (name: string, pt: PT = PT.LITERAL, who = "User:alice", op: Op = Op.WRITE, host = "*"): Acl => [RT.TOPIC, name, pt, who, host, op, Perm.ALLOW];
+  const deny = (name: string, pt: PT = PT.LITERAL, who = "User:alice", op: Op = Op.WRITE): Acl => [RT.TOPIC, name, pt, who, "*", op, Perm.DENY];
+  const table: [string, Acl[], boolean, boolean?][] = [
+    ["no ACL: denied", [], false],
+    ["no ACL, allow.everyone: allowed", [], true, true],
+    ["allow.everyone, but a DENY on every topic: denied", [deny("*")], false, true],
+    ["a literal allow", [allow("t")], true],
+    ["a literal allow denied by a literal deny of the same name", [allow("t"), deny("t")], false],
+    ["a literal allow denied by a prefixed deny of its prefix", [allow("topic"), deny("top", PT.PREFIXED)], false],
+    ["a prefixed deny longer than the literal does not cover it", [allow("t"), deny("tx", PT.PREFIXED)], true],
+    ["a prefixed allow", [allow("ab", PT.PREFIXED)], true],
+    ["a prefixed allow under a shorter prefixed deny", [allow("ab", PT.PREFIXED), deny("a", PT.PREFIXED)], false],
+    ["a prefixed allow is not covered by a literal deny of its name", [allow("ab", PT.PREFIXED), deny("ab")], true],
+    ["one of two allows still open", [allow("t"), allow("u"), deny("t")], true],
+    ["the wildcard allow, beside a literal deny", [allow("*"), deny("t")], true],
+    ["the wildcard deny beats any allow", [allow("t"), allow("*"), deny("*")], false],
+    ["ALL allows WRITE", [allow("t", PT.LITERAL, "User:alice", Op.ALL)], true],
+    ["READ does not imply WRITE", [allow("t", PT.LITERAL, "User:alice", Op.READ)], false],
+    ["a DENY of READ does not deny WRITE", [allow("t"), deny("t", PT.LITERAL, "User:alice", Op.READ)], true],
+    ["a DENY of ALL denies WRITE", [allow("t"), deny("t", PT.LITERAL, "User:alice", Op.ALL)], false],
+    ["another principal's allow", [allow("t", PT.LITERAL, "User:bob")], false],
+    ["User:* allows alice", [allow("t", PT.LITERAL, "User:*")], true],
+    ["User:* deny covers alice", [allow("t"), deny("t", PT.LITERAL, "User:*")], false],
+    ["an allow for another host", [allow("t", PT.LITERAL, "User:alice", Op.WRITE, "10.9.9.9")], false],
+    ["an allow for alice's host", [allow("t", PT.LITERAL, "User:alice", Op.WRITE, "10.0.0.1")], true],
+    ["an allow on a group, not a topic", [[RT.GROUP, "t", PT.LITERAL, "User:alice", "*", Op.WRITE, Perm.ALLOW]], false],
+  ];
+  for (const [name, acls, want, everyone] of table) {
+    assert.equal(cacheWith(acls, everyone ?? false).authorizeByResourceType(alice, Op.WRITE, RT.TOPIC), want, name);
+  }
+  assert.equal(cacheWith([deny("*")]).authorizeByResourceType(admin, Op.WRITE, RT.TOPIC), true, "a super user");
+});

@@ -216,6 +216,7 @@ test("single node, with an authorizer that allows CLUSTER_ACTION: still refused,
           return true;
         },
         authorizedOperations: () => 0,
+        authorizeByResourceType: () => true,
       };
       b.broker.services.authorizer = authorizer;
       const denied = ErrorCode.CLUSTER_AUTHORIZATION_FAILED;

@@ -264,6 +264,7 @@ test("cluster: inter-broker attacks on the client and the inter-broker listener 
         return op !== AclOperation.CLUSTER_ACTION || who.listener === "BROKER";
       },
       authorizedOperations: () => 0,
+      authorizeByResourceType: () => true,
     };
     for (const n of nodes) n.b.broker.services.authorizer = authorizer;
     const c = await WireClient.connect(follower.b.port);

@@ -60,7 +60,24 @@ function errorType(e: unknown): string {
   return name;
 }
 
-export class NumberedProducer {
+/**
+ * What the checks and the bounce rounds need of a producer of numbered records: how each number
+ * ended, and a way to wait for acks. NumberedProducer (kafkajs, here) is one; a librdkafka
+ * idempotent producer in a child process (idempotent_failover.test.ts) is another.
+ */
+export interface NumberedRecords {
+  readonly topic: string;
+  readonly prefix: string;
+  readonly partitions: number[];
+  readonly acked: ReadonlyMap<number, { partition: number; offset: number }>;
+  readonly refused: ReadonlyMap<number, { partition: number; error: string }>;
+  readonly indeterminate: ReadonlyMap<number, { partition: number; error: string }>;
+  readonly external: ReadonlySet<number>;
+  summary(): string;
+  waitAcks(cluster: Cluster, count: number, timeoutMs: number, what?: string): Promise<void>;
+}
+
+export class NumberedProducer implements NumberedRecords {
   readonly acked = new Map<number, { partition: number; offset: number }>();
   readonly refused = new Map<number, { partition: number; error: string }>();
   readonly indeterminate = new Map<number, { partition: number; error: string }>();
@@ -263,11 +280,13 @@ export interface CheckSummary {
   read: number;
   indeterminateRead: number;
   indeterminateMissing: number;
+  /** Records read more than once (0, or checkNumbered fails). */
+  duplicates: number;
 }
 
 /** The no-loss, no-duplicate, in-order checks over what was read back. Throws naming the first breach. */
 export function checkNumbered(
-  producer: NumberedProducer,
+  producer: NumberedRecords,
   contents: PartitionContents[],
   opts: {
     /** Only acked numbers passing it must be present (e.g. not those a simulated power loss took). */
@@ -278,6 +297,7 @@ export function checkNumbered(
 ): CheckSummary {
   const where = new Map<number, { partition: number; offset: number }>();
   const problems: string[] = [];
+  let duplicates = 0;
   const prefix = producer.prefix;
   for (const pc of contents) {
     let last = -1;
@@ -290,6 +310,7 @@ export function checkNumbered(
       }
       const n = Number(v.slice(prefix.length));
       const before = where.get(n);
+      if (before !== undefined) duplicates++;
       if (before !== undefined) problems.push(`${n} appears twice: ${producer.topic}-${before.partition}@${before.offset} and -${pc.partition}@${r.offset}`);
       where.set(n, { partition: pc.partition, offset: r.offset });
       // Order among acked records: an indeterminate send (no answer) may land later than the
@@ -316,9 +337,9 @@ export function checkNumbered(
   for (const n of producer.indeterminate.keys()) if (where.has(n)) indeterminateRead++;
   if (problems.length > 0) {
     const more = problems.length > 20 ? `\n... and ${problems.length - 20} more` : "";
-    assert.fail(`${problems.length} problems (${producer.summary()}):\n${problems.slice(0, 20).join("\n")}${more}`);
+    assert.fail(`${problems.length} problems, ${duplicates} duplicates (${producer.summary()}):\n${problems.slice(0, 20).join("\n")}${more}`);
   }
-  return { acked, read: where.size, indeterminateRead, indeterminateMissing: producer.indeterminate.size - indeterminateRead };
+  return { acked, read: where.size, indeterminateRead, indeterminateMissing: producer.indeterminate.size - indeterminateRead, duplicates };
 }
 
 /**
@@ -355,7 +376,7 @@ export function assertReplicasIdentical(cluster: Cluster, topic: string, partiti
  * The end-of-scenario check of a topic: each partition fully replicated (bounded), its replicas'
  * files identical, and the numbered records all there. Returns a one-line summary.
  */
-export async function finalCheck(cluster: Cluster, producer: NumberedProducer, partitions = producer.partitions, timeoutMs = 90_000): Promise<string> {
+export async function finalCheck(cluster: Cluster, producer: NumberedRecords, partitions = producer.partitions, timeoutMs = 90_000): Promise<string> {
   const contents: PartitionContents[] = [];
   for (const p of partitions) {
     // A send that ended without an answer (indeterminate) may still be appended afterwards (it
@@ -374,7 +395,7 @@ export async function finalCheck(cluster: Cluster, producer: NumberedProducer, p
     }
   }
   const s = checkNumbered(producer, contents);
-  const line = `${producer.summary()}; read ${s.read} (indeterminate: ${s.indeterminateRead} read, ${s.indeterminateMissing} absent)`;
+  const line = `${producer.summary()}; read ${s.read}, duplicates ${s.duplicates} (indeterminate: ${s.indeterminateRead} read, ${s.indeterminateMissing} absent)`;
   cluster.note(`final check: ${line}`);
   return line;
 }
@@ -388,7 +409,7 @@ export interface BounceOptions {
   signal: "SIGKILL" | "SIGTERM";
   /** Whom to hit: the leader of one of the partitions (round robin) or the active controller. */
   victim: "leader" | "controller";
-  producer: NumberedProducer;
+  producer: NumberedRecords;
   /** Acks required after each failover, while the victim is down (default 5). */
   acksWhileDown?: number;
   /** Pause after each round, once the ISR is whole again (default 1000 ms). */

@@ -25,10 +25,12 @@ import {
   DescribeConfigsApi,
   DescribeGroupsApi,
   DescribeLogDirsApi,
+  DescribeProducersApi,
   DescribeUserScramCredentialsApi,
   ElectLeadersApi,
   FetchApi,
   FindCoordinatorApi,
+  InitProducerIdApi,
   HeartbeatApi,
   IncrementalAlterConfigsApi,
   JoinGroupApi,
@@ -531,6 +533,32 @@ test("authorization: every client API denied without its ACL (Kafka's code, noth
           const r = await admin.request(DescribeClientQuotasApi, 1, { components: [{ entityType: "user", matchType: 0, match: "alice" }], strict: true });
           return r.entries;
         },
+      },
+      {
+        api: DescribeProducersApi,
+        version: 0,
+        request: () => ({ topics: [{ name: "t", partitionIndexes: [0] }] }),
+        grants: [[Op.READ, Res.TOPIC, "t"]],
+        denied: (r) => assert.equal(r.topics[0].partitions[0].errorCode, ErrorCode.TOPIC_AUTHORIZATION_FAILED),
+        allowed: (r) => assert.deepEqual([r.topics[0].partitions[0].errorCode, r.topics[0].partitions[0].activeProducers], [0, []]),
+        partial: [{ grants: [[Op.DESCRIBE, Res.TOPIC, "t"]], check: (r) => assert.equal(r.topics[0].partitions[0].errorCode, ErrorCode.TOPIC_AUTHORIZATION_FAILED) }],
+      },
+      {
+        api: InitProducerIdApi,
+        version: 4,
+        request: () => ({ transactionalId: null, transactionTimeoutMs: 60000, producerId: -1n, producerEpoch: -1 }),
+        grants: [[Op.IDEMPOTENT_WRITE, Res.CLUSTER, "kafka-cluster"]],
+        denied: (r) => assert.deepEqual([r.errorCode, r.producerId], [ErrorCode.CLUSTER_AUTHORIZATION_FAILED, -1n]),
+        allowed: (r) => assert.deepEqual([r.errorCode, r.producerEpoch], [0, 0]),
+        partial: [
+          { grants: [[Op.WRITE, Res.TOPIC, "t"]], check: (r) => assert.equal(r.errorCode, 0) },
+          { grants: [[Op.DESCRIBE, Res.TOPIC, "t"]], check: (r) => assert.equal(r.errorCode, ErrorCode.CLUSTER_AUTHORIZATION_FAILED) },
+          {
+            grants: [[Op.IDEMPOTENT_WRITE, Res.CLUSTER, "kafka-cluster"]],
+            request: () => ({ transactionalId: "tx", transactionTimeoutMs: 60000, producerId: -1n, producerEpoch: -1 }),
+            check: (r) => assert.equal(r.errorCode, ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED),
+          },
+        ],
       },
     ];
 

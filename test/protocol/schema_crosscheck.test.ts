@@ -46,6 +46,7 @@ const supported: Record<number, [string, number, number]> = {
   19: ["CreateTopics", 2, 7],
   20: ["DeleteTopics", 1, 6],
   21: ["DeleteRecords", 0, 2],
+  22: ["InitProducerId", 0, 4],
   23: ["OffsetForLeaderEpoch", 0, 4],
   29: ["DescribeAcls", 0, 3],
   30: ["CreateAcls", 0, 3],
@@ -66,6 +67,7 @@ const supported: Record<number, [string, number, number]> = {
   50: ["DescribeUserScramCredentials", 0, 0],
   51: ["AlterUserScramCredentials", 0, 0],
   56: ["AlterPartition", 0, 3],
+  61: ["DescribeProducers", 0, 0],
 };
 
 interface KafkaField {

@@ -23,6 +23,8 @@ import { apiVersionsHandler } from "./18_api_versions.ts";
 import { createTopicsHandler } from "./19_create_topics.ts";
 import { deleteTopicsHandler } from "./20_delete_topics.ts";
 import { deleteRecordsHandler } from "./21_delete_records.ts";
+import { initProducerIdHandler } from "./22_init_producer_id.ts";
+import { describeProducersHandler } from "./61_describe_producers.ts";
 import { offsetForLeaderEpochHandler } from "./23_offset_for_leader_epoch.ts";
 import { describeAclsHandler } from "./29_describe_acls.ts";
 import { createAclsHandler } from "./30_create_acls.ts";
@@ -65,6 +67,8 @@ export const apiHandlers: ApiHandler<BrokerServices>[] = [
   createTopicsHandler,
   deleteTopicsHandler,
   deleteRecordsHandler,
+  initProducerIdHandler,
+  describeProducersHandler,
   offsetForLeaderEpochHandler,
   describeConfigsHandler,
   alterConfigsHandler,

@@ -24,6 +24,7 @@ import { ApiVersionsApi } from "./18_api_versions.ts";
 import { CreateTopicsApi } from "./19_create_topics.ts";
 import { DeleteTopicsApi } from "./20_delete_topics.ts";
 import { DeleteRecordsApi } from "./21_delete_records.ts";
+import { InitProducerIdApi } from "./22_init_producer_id.ts";
 import { OffsetForLeaderEpochApi } from "./23_offset_for_leader_epoch.ts";
 import { DescribeAclsApi } from "./29_describe_acls.ts";
 import { CreateAclsApi } from "./30_create_acls.ts";
@@ -44,11 +45,14 @@ import { AlterClientQuotasApi } from "./49_alter_client_quotas.ts";
 import { DescribeUserScramCredentialsApi } from "./50_describe_user_scram_credentials.ts";
 import { AlterUserScramCredentialsApi } from "./51_alter_user_scram_credentials.ts";
 import { AlterPartitionApi } from "./56_alter_partition.ts";
+import { DescribeProducersApi } from "./61_describe_producers.ts";
 
 export { ApiVersionsApi, CreateTopicsApi, DeleteTopicsApi, FetchApi, ListOffsetsApi, MetadataApi, ProduceApi };
 export { AlterConfigsApi, DescribeConfigsApi, IncrementalAlterConfigsApi };
 export { DeleteRecordsApi };
 export { DescribeLogDirsApi };
+// The idempotent producer: producer ids, and the producer state of each partition.
+export { DescribeProducersApi, InitProducerIdApi };
 // Client quotas (KIP-546).
 export { AlterClientQuotasApi, DescribeClientQuotasApi };
 // Authentication: SASL inside Kafka framing, and the SCRAM credentials the brokers check.
@@ -101,6 +105,7 @@ export const apiSchemas: readonly ApiSchema[] = [
   CreateTopicsApi,
   DeleteTopicsApi,
   DeleteRecordsApi,
+  InitProducerIdApi,
   OffsetForLeaderEpochApi,
   DescribeAclsApi,
   CreateAclsApi,
@@ -122,6 +127,7 @@ export const apiSchemas: readonly ApiSchema[] = [
   DescribeClientQuotasApi,
   AlterClientQuotasApi,
   AlterPartitionApi,
+  DescribeProducersApi,
 ].sort((a, b) => a.apiKey - b.apiKey);
 
 const byKey = new Map<number, ApiSchema>(apiSchemas.map((a) => [a.apiKey, a]));

@@ -10,7 +10,8 @@
 # lists it in ApiVersions, which strand does not yet: the group stays in state query-coord ("no
 # broker available for coordinator query", debug-level only, no error callback), and fetching an
 # assigned partition goes on regardless; close() does not wait on the group.
-# Usage: confluent_roundtrip.py BOOTSTRAP TOPIC [N] [COMPRESSION]
+# Usage: confluent_roundtrip.py BOOTSTRAP TOPIC [N] [COMPRESSION] [KEY=VALUE ...] (extra producer config,
+# e.g. enable.idempotence=true)
 # Prints one JSON line: {"client": ..., "sent": N, "received": N, "ok": bool, ...}
 import json
 import sys
@@ -23,8 +24,9 @@ def main():
     bootstrap, topic = sys.argv[1], sys.argv[2]
     n = int(sys.argv[3]) if len(sys.argv) > 3 else 1000
     compression = sys.argv[4] if len(sys.argv) > 4 else "none"
+    extra = dict(a.split("=", 1) for a in sys.argv[5:])
     summary = {"client": "confluent-kafka", "librdkafka": libversion()[0], "topic": topic, "compression": compression,
-               "sent": 0, "received": 0}
+               "sent": 0, "received": 0, "producer_config": extra}
     logs = []
 
     def log(kind):
@@ -40,6 +42,7 @@ def main():
         "linger.ms": 5,
         "message.timeout.ms": 30000,
         "error_cb": log("producer"),
+        **extra,
     })
     delivered = []
     failures = []
