@@ -4,7 +4,7 @@
 // value throws ConfigError naming the key.
 
 import { type AclAuthorizerSettings, parseSuperUsers } from "../authorizer/mod.ts";
-import type { GroupCoordinatorConfig } from "../coordinator/mod.ts";
+import type { GroupCoordinatorConfig, TransactionConfig } from "../coordinator/mod.ts";
 import { parseConnectString, ZkError } from "../zk/mod.ts";
 import {
   isListenerPrefixedSecurityKey,
@@ -234,6 +234,16 @@ export const brokerConfigKeys: Record<string, KeyDef> = {
   "offsets.retention.minutes": { kind: "int", default: "10080", min: 1 },
   "offsets.retention.check.interval.ms": { kind: "long", default: "600000", min: 1 },
   "offset.metadata.max.bytes": { kind: "int", default: "4096", min: 0 },
+  // The transaction coordinator (src/coordinator/txn_*.ts).
+  "transactional.id.expiration.ms": { kind: "int", default: "604800000", min: 1 },
+  "transaction.max.timeout.ms": { kind: "int", default: "900000", min: 1 },
+  "transaction.state.log.num.partitions": { kind: "int", default: "50", min: 1, max: 10_000 },
+  "transaction.state.log.replication.factor": { kind: "int", default: "3", min: 1, max: 255 },
+  "transaction.state.log.segment.bytes": { kind: "int", default: "104857600", min: 1 },
+  "transaction.state.log.load.buffer.size": { kind: "int", default: "5242880", min: 1 },
+  "transaction.state.log.min.isr": { kind: "int", default: "2", min: 1 },
+  "transaction.abort.timed.out.transaction.cleanup.interval.ms": { kind: "int", default: "10000", min: 1 },
+  "transaction.remove.expired.transaction.cleanup.interval.ms": { kind: "int", default: "3600000", min: 1 },
   // The admin HTTP listener (strand's, as Redpanda's admin API): "" turns it off.
   "admin.listeners": { kind: "list", default: "http://127.0.0.1:9644", check: adminListenerCheck },
   "admin.auth.token": { kind: "password", default: null },
@@ -358,6 +368,7 @@ export interface BrokerConfig {
   /** Cluster id to use when the registry has none yet (strand extension; Kafka generates one). */
   clusterId: string | null;
   groupCoordinator: GroupCoordinatorConfig;
+  transactions: TransactionConfig;
   /** Where the admin HTTP API and /metrics listen; empty when admin.listeners is "". */
   adminListeners: { host: string; port: number; tls?: true }[];
   /**
@@ -612,6 +623,17 @@ export function parseBrokerConfig(input: Map<string, string>): { config: BrokerC
       offsetsRetentionMs: int("offsets.retention.minutes") * 60_000,
       offsetsRetentionCheckIntervalMs: int("offsets.retention.check.interval.ms"),
       offsetMetadataMaxBytes: int("offset.metadata.max.bytes"),
+    },
+    transactions: {
+      transactionalIdExpirationMs: int("transactional.id.expiration.ms"),
+      transactionMaxTimeoutMs: int("transaction.max.timeout.ms"),
+      transactionLogNumPartitions: int("transaction.state.log.num.partitions"),
+      transactionLogReplicationFactor: int("transaction.state.log.replication.factor"),
+      transactionLogSegmentBytes: int("transaction.state.log.segment.bytes"),
+      transactionLogLoadBufferSize: int("transaction.state.log.load.buffer.size"),
+      transactionLogMinInsyncReplicas: int("transaction.state.log.min.isr"),
+      abortTimedOutTransactionsIntervalMs: int("transaction.abort.timed.out.transaction.cleanup.interval.ms"),
+      removeExpiredTransactionalIdsIntervalMs: int("transaction.remove.expired.transaction.cleanup.interval.ms"),
     },
     adminListeners,
     adminSsl: adminListeners.some((l) => l.tls) ? parseListenerSsl(input, "ADMIN", false) : null,

@@ -3,7 +3,7 @@
 
 import type { Authorizer } from "../authorizer/mod.ts";
 import type { ConfigAdmin, ControllerChannel, KafkaController, TopicAdmin } from "../controller/mod.ts";
-import type { Coordinator, ProducerIdManager } from "../coordinator/mod.ts";
+import type { Coordinator, ProducerIdManager, TransactionCoordinator } from "../coordinator/mod.ts";
 import type { LogManager } from "../log/mod.ts";
 import type { Clock } from "../platform/mod.ts";
 import type { Registry } from "../registry/mod.ts";
@@ -61,6 +61,11 @@ export interface BrokerServices {
    * absent or null: not enforced.
    */
   controllerMutationQuota?: ControllerMutationQuotaManager | null;
+  /**
+   * The transaction coordinator (txn_wiring.ts); absent or null: transactions are not served
+   * (the handlers of AddPartitionsToTxn, AddOffsetsToTxn and EndTxn answer COORDINATOR_NOT_AVAILABLE).
+   */
+  txnCoordinator?: TransactionCoordinator | null;
 }
 
 /** Thrown by a handler when Kafka would close the connection (e.g. acks=0 produce that failed). */

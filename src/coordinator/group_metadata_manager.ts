@@ -19,14 +19,13 @@ import {
   encodeGroupMetadataValue,
   encodeOffsetCommitKey,
   encodeOffsetCommitValue,
-  forEachBatch,
-  readBatchRecords,
   RecordBatchBuilder,
 } from "../protocol/mod.ts";
 import { ErrorCode, int16StringBytesMax, type Logger, utf8Length } from "../util/mod.ts";
-import type { GroupCoordinatorConfig } from "./config.ts";
+import { type GroupCoordinatorConfig, OFFSETS_TOPIC } from "./config.ts";
 import { type CommittedOffset, GroupMetadata, MemberMetadata, offsetKey, splitOffsetKey } from "./group.ts";
 import { partitionForGroup } from "./group_partition.ts";
+import { replayPartition } from "./partition_replay.ts";
 
 /** The broker's side of __consumer_offsets, as the coordinator needs it. */
 export interface OffsetsTopicLog {
@@ -215,35 +214,22 @@ export class GroupMetadataManager {
     this.loading.add(partition);
     const t0 = this.clock.monotonicMs();
     const loaded = new Map<string, GroupMetadata>();
-    let offset = this.log.logStartOffset(partition);
-    let records = 0;
+    let records: number | null;
     try {
-      for (;;) {
-        const chunk = this.log.read(partition, offset, LOAD_READ_BYTES);
-        if (chunk === null || chunk.records.length === 0) break;
-        let last = offset;
-        forEachBatch(chunk.records, (pos) => {
-          const r = readBatchRecords(chunk.records, pos);
-          if (!r.ok) {
-            this.logger.warn({ partition, reason: r.message }, "skipped an unreadable batch of __consumer_offsets");
-            return;
-          }
-          last = r.batch.lastOffset + 1;
-          if (r.batch.isControl) return;
-          for (const rec of r.records) {
-            records++;
-            this.replay(loaded, partition, rec.key, rec.value);
-          }
-        });
-        if (last <= offset) break;
-        offset = last;
-        // Let other work run between chunks: a large partition must not stall the broker.
-        await new Promise<void>((res) => this.clock.setTimeout(res, 0));
-        if (!this.owned.has(partition)) return; // unloaded meanwhile
-      }
+      records = await replayPartition(
+        this.log,
+        OFFSETS_TOPIC,
+        partition,
+        LOAD_READ_BYTES,
+        this.clock,
+        this.logger,
+        (key, value) => this.replay(loaded, partition, key, value),
+        () => this.owned.has(partition),
+      );
     } finally {
       this.loading.delete(partition);
     }
+    if (records === null) return; // unloaded meanwhile
     for (const g of loaded.values()) {
       if (g.is("Dead")) continue;
       this.groups.set(g.groupId, g);

@@ -13,7 +13,8 @@
 //   and answers an error code instead of throwing.
 // - message_set.ts: legacy message sets (magic 0/1, Produce v0-2) up-converted to one v2 batch.
 // - internal/offsets_records.ts: the __consumer_offsets key and value formats (version-prefixed);
-//   internal/consumer_protocol.ts: consumer subscription and assignment bytes (JoinGroup, SyncGroup).
+//   internal/consumer_protocol.ts: consumer subscription and assignment bytes (JoinGroup, SyncGroup);
+//   internal/txn_log.ts: the __transaction_state key and value formats (version-prefixed).
 //
 // Invariants: every length read from the wire is checked against the bytes left and a named
 // limit before allocating; records stay bytes (walked with a cursor, never decoded into objects), except on the
@@ -24,6 +25,7 @@ export * from "./compression.ts";
 export * from "./headers.ts";
 export * from "./internal/consumer_protocol.ts";
 export * from "./internal/offsets_records.ts";
+export * from "./internal/txn_log.ts";
 export * from "./message_set.ts";
 export * from "./record_batch.ts";
 export * from "./record_batch_builder.ts";

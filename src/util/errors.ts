@@ -110,6 +110,7 @@ export const ErrorCode = {
   INCONSISTENT_CLUSTER_ID: 104,
   TRANSACTIONAL_ID_NOT_FOUND: 105,
   FETCH_SESSION_TOPIC_ID_ERROR: 106,
+  TRANSACTION_ABORTABLE: 120,
 } as const;
 
 export type ErrorCodeName = keyof typeof ErrorCode;

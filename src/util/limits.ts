@@ -316,3 +316,15 @@ export const producerBatchesRetained = 5;
 export const producerStateEntriesMax = 10_000;
 /** Largest `.snapshot` file read (10,000 entries are 370 KB); a larger one is skipped as corrupt. */
 export const producerSnapshotBytesMax = 64 * 1024 * 1024;
+ * Bytes of tombstones one append of expired transactional ids may carry (Kafka bounds the batch
+ * by the topic's max.message.bytes, 1 MiB by default); more ids go in further batches.
+ */
+export const txnTombstoneBatchBytesMax = 1_000_000;
+/**
+ * Pause before transaction markers that failed with a retriable error (or found no live leader)
+ * are sent again, and before a failed completion record is appended again. Kafka's marker thread
+ * retries on its next poll; the pause keeps a partition without a leader from spinning the loop.
+ */
+export const txnMarkerRetryBackoffMs = 100;
+/** Markers one WriteTxnMarkers request to a broker carries; more wait for the next request. */
+export const txnMarkersPerRequestMax = 1_000;

@@ -9,7 +9,7 @@ import { stopReplicaHandler } from "../../src/broker/api/05_stop_replica.ts";
 import { updateMetadataHandler } from "../../src/broker/api/06_update_metadata.ts";
 import { controlledShutdownHandler } from "../../src/broker/api/07_controlled_shutdown.ts";
 import { offsetForLeaderEpochHandler } from "../../src/broker/api/23_offset_for_leader_epoch.ts";
-import type { ApiHandler, RequestContext } from "../../src/broker/dispatch.ts";
+import type { ApiHandler } from "../../src/broker/dispatch.ts";
 import type { BrokerServices } from "../../src/broker/services.ts";
 import { ControlFence } from "../../src/broker/control_fence.ts";
 import { type Registry, RegistryError } from "../../src/registry/mod.ts";
@@ -21,30 +21,15 @@ import {
   updateMetadataRequest,
 } from "../../src/controller/control_requests.ts";
 import type { BrokerInfo, TopicInfo } from "../../src/controller/mod.ts";
-import { decode, encode, type Struct } from "../../src/protocol/codec.ts";
-import type { MessageSchema } from "../../src/protocol/schema.ts";
+import type { Struct } from "../../src/protocol/codec.ts";
 import type { PartitionState } from "../../src/replication/mod.ts";
-import { Reader, Writer } from "../../src/util/bytes.ts";
 import { ErrorCode, KafkaError } from "../../src/util/errors.ts";
 import { silentLogger } from "../../src/util/logger.ts";
+import { callHandler } from "../helpers/handler_call.ts";
 
-function through(schema: MessageSchema, version: number, s: Struct): Struct {
-  const w = new Writer(256);
-  encode(schema, version, s, w);
-  const r = new Reader(w.finish().slice());
-  const out = decode(schema, version, r);
-  assert.ok(r.ok && r.remaining === 0, `${schema.name} v${version}: ${r.error}`);
-  return out;
-}
 
 /** Runs a handler as the dispatcher would: request and answer through the codec. */
-async function call(h: ApiHandler<BrokerServices>, s: BrokerServices, version: number, body: Struct, listener = "PLAINTEXT"): Promise<Struct> {
-  const conn = { id: 1, listener, remote: "127.0.0.1:5555", host: "127.0.0.1", principal: "User:ANONYMOUS" };
-  const ctx = { version, conn, header: { apiKey: h.api.apiKey, apiVersion: version, correlationId: 1, clientId: null } } as unknown as RequestContext;
-  const answer = await h.handle(s, ctx, through(h.api.request, version, body));
-  assert.ok(answer !== null);
-  return through(h.api.response, version, answer);
-}
+const call = (h: ApiHandler<BrokerServices>, s: BrokerServices, version: number, body: Struct, listener = "PLAINTEXT") => callHandler(h, s, version, body, { listener });
 
 interface Calls {
   leaderAndIsr: unknown[][];

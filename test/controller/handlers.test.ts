@@ -7,31 +7,17 @@ import { createPartitionsHandler } from "../../src/broker/api/37_create_partitio
 import { electLeadersHandler } from "../../src/broker/api/43_elect_leaders.ts";
 import { alterPartitionReassignmentsHandler } from "../../src/broker/api/45_alter_partition_reassignments.ts";
 import { listPartitionReassignmentsHandler } from "../../src/broker/api/46_list_partition_reassignments.ts";
-import type { ApiHandler, RequestContext } from "../../src/broker/dispatch.ts";
+import type { ApiHandler } from "../../src/broker/dispatch.ts";
 import type { BrokerServices } from "../../src/broker/services.ts";
 import { type KafkaController, ZkTopicAdmin } from "../../src/controller/mod.ts";
-import { decode, encode, type Struct } from "../../src/protocol/codec.ts";
-import type { MessageSchema } from "../../src/protocol/schema.ts";
-import { Reader, Writer } from "../../src/util/bytes.ts";
+import type { Struct } from "../../src/protocol/codec.ts";
 import { ErrorCode } from "../../src/util/errors.ts";
 import { testPlatform } from "../registry/helpers.ts";
 import { eventually, type Harness, withHarness } from "./harness.ts";
+import { callHandler } from "../helpers/handler_call.ts";
 
-function through(schema: MessageSchema, version: number, s: Struct): Struct {
-  const w = new Writer(256);
-  encode(schema, version, s, w);
-  const r = new Reader(w.finish().slice());
-  const out = decode(schema, version, r);
-  assert.ok(r.ok && r.remaining === 0, `${schema.name} v${version}: ${r.error}`);
-  return out;
-}
+const call = (h: ApiHandler<BrokerServices>, s: BrokerServices, version: number, body: Struct) => callHandler(h, s, version, body, { conn: false });
 
-async function call(h: ApiHandler<BrokerServices>, s: BrokerServices, version: number, body: Struct): Promise<Struct> {
-  const ctx = { version, header: { apiKey: h.api.apiKey, apiVersion: version, correlationId: 1, clientId: null } } as unknown as RequestContext;
-  const answer = await h.handle(s, ctx, through(h.api.request, version, body));
-  assert.ok(answer !== null);
-  return through(h.api.response, version, answer);
-}
 
 async function services(h: Harness, controller: KafkaController = h.controller): Promise<BrokerServices> {
   const topicAdmin = new ZkTopicAdmin(await testPlatform(), h.admin, { getTopic: () => undefined, waitUntil: () => Promise.resolve(true) });

@@ -16,39 +16,9 @@ import {
   GroupMetadataValueSchema,
   OffsetCommitValueSchema,
 } from "../../src/protocol/mod.ts";
+import { ascii, byt, bytes, cstr, i16, i32, i64, str } from "../helpers/golden_bytes.ts";
 
-// ---- hand-built bytes, independent of the codec -------------------------------------------------
-
-function i16(n: number): number[] {
-  return [(n >> 8) & 0xff, n & 0xff];
-}
-function i32(n: number): number[] {
-  return [(n >>> 24) & 0xff, (n >>> 16) & 0xff, (n >>> 8) & 0xff, n & 0xff];
-}
-function i64(n: bigint): number[] {
-  const out: number[] = [];
-  const u = BigInt.asUintN(64, n);
-  for (let shift = 56n; shift >= 0n; shift -= 8n) out.push(Number((u >> shift) & 0xffn));
-  return out;
-}
-function ascii(s: string): number[] {
-  return [...s].map((c) => c.charCodeAt(0));
-}
-/** Non-compact string: int16 length (-1 for null), bytes. */
-function str(s: string | null): number[] {
-  return s === null ? i16(-1) : [...i16(s.length), ...ascii(s)];
-}
-/** Non-compact bytes: int32 length, bytes. */
-function byt(b: number[]): number[] {
-  return [...i32(b.length), ...b];
-}
-/** Compact string: unsigned varint length + 1 (lengths below 127 here), bytes. */
-function cstr(s: string): number[] {
-  return [s.length + 1, ...ascii(s)];
-}
-function bytes(...parts: number[][]): Uint8Array {
-  return Uint8Array.from(parts.flat());
-}
+// Hand-built bytes, independent of the codec: test/helpers/golden_bytes.ts.
 
 // ---- keys ---------------------------------------------------------------------------------------
 

@@ -8,6 +8,7 @@ import { fileURLToPath } from "node:url";
 import { apiSchemaByKey, apiSchemas } from "../../src/protocol/api/mod.ts";
 import { consumerProtocolSchemas } from "../../src/protocol/internal/consumer_protocol.ts";
 import { offsetsRecordSchemas } from "../../src/protocol/internal/offsets_records.ts";
+import { txnLogRecordSchemas } from "../../src/protocol/internal/txn_log.ts";
 import { decode, encode, type Struct } from "../../src/protocol/codec.ts";
 import { defaultOf, type Field, inRange, type MessageSchema } from "../../src/protocol/schema.ts";
 import { Reader, Writer } from "../../src/util/bytes.ts";
@@ -48,6 +49,10 @@ const supported: Record<number, [string, number, number]> = {
   21: ["DeleteRecords", 0, 2],
   22: ["InitProducerId", 0, 4],
   23: ["OffsetForLeaderEpoch", 0, 4],
+  24: ["AddPartitionsToTxn", 0, 5],
+  25: ["AddOffsetsToTxn", 0, 4],
+  26: ["EndTxn", 0, 4],
+  27: ["WriteTxnMarkers", 0, 1],
   29: ["DescribeAcls", 0, 3],
   30: ["CreateAcls", 0, 3],
   31: ["DeleteAcls", 0, 3],
@@ -68,6 +73,8 @@ const supported: Record<number, [string, number, number]> = {
   51: ["AlterUserScramCredentials", 0, 0],
   56: ["AlterPartition", 0, 3],
   61: ["DescribeProducers", 0, 0],
+  65: ["DescribeTransactions", 0, 0],
+  66: ["ListTransactions", 0, 1],
 };
 
 interface KafkaField {
@@ -219,7 +226,7 @@ for (const a of apiSchemas) {
   }
 }
 
-for (const schema of [...offsetsRecordSchemas, ...consumerProtocolSchemas]) {
+for (const schema of [...offsetsRecordSchemas, ...consumerProtocolSchemas, ...txnLogRecordSchemas]) {
   test(`${schema.name} v${schema.versions.min}-${schema.versions.max} matches Kafka 3.8`, { skip }, () => {
     compareMessage(schema, loadKafka(schema.name), "data");
   });

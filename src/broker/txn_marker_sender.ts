@@ -1,0 +1,120 @@
+// The transaction coordinator's TxnMarkerSender over the network: WriteTxnMarkers v1 (Kafka 3.8's
+// version since IBP 2.8) to a partition leader, on the inter-broker listener with its TLS and SASL
+// settings, one connection per broker kept open between requests. The channel
+// (coordinator/txn_markers.ts) sends at most one request per broker at a time and retries; this
+// only carries it: a broker with no known endpoint, a connection or request failure, or an answer
+// that does not cover every partition sent rejects, and the channel sends those markers again.
+
+import { KafkaConnection, type SaslCredentials } from "../client/mod.ts";
+import type { TxnMarkerEntry, TxnMarkerSender } from "../coordinator/mod.ts";
+import type { Platform, TlsClientOptions } from "../platform/mod.ts";
+import { type Struct, WriteTxnMarkersApi } from "../protocol/mod.ts";
+import type { Logger } from "../util/mod.ts";
+
+/** Kafka 3.8 sends v1 (flexible) to brokers at IBP 2.8 or later. */
+const WRITE_TXN_MARKERS_VERSION = 1;
+
+export interface InterBrokerMarkerOptions {
+  /** request.timeout.ms of the marker channel (Kafka's: the broker's request.timeout.ms, 30000). */
+  requestTimeoutMs: number;
+  sasl?: SaslCredentials;
+  tls?: TlsClientOptions;
+}
+
+export class InterBrokerTxnMarkerSender implements TxnMarkerSender {
+  private readonly conns = new Map<number, KafkaConnection>();
+  private stopped = false;
+
+  constructor(
+    private readonly platform: Platform,
+    private readonly localBrokerId: number,
+    /** The broker's inter-broker endpoint, or undefined when it is not live. */
+    private readonly endpointOf: (brokerId: number) => { host: string; port: number } | undefined,
+    private readonly options: InterBrokerMarkerOptions,
+    private readonly logger: Logger,
+  ) {}
+
+  async send(brokerId: number, markers: TxnMarkerEntry[]): Promise<number[][]> {
+    if (this.stopped) throw new Error("marker sender stopped");
+    const conn = await this.connection(brokerId);
+    let body: Struct;
+    try {
+      body = await conn.request(WriteTxnMarkersApi, WRITE_TXN_MARKERS_VERSION, requestBody(markers), this.options.requestTimeoutMs);
+    } catch (e) {
+      this.drop(brokerId, conn, (e as Error).message);
+      throw e;
+    }
+    return errorsOf(markers, body);
+  }
+
+  private async connection(brokerId: number): Promise<KafkaConnection> {
+    const open = this.conns.get(brokerId);
+    if (open !== undefined && !open.closed) return open;
+    const ep = this.endpointOf(brokerId);
+    if (ep === undefined) throw new Error(`broker ${brokerId} has no known endpoint`);
+    const conn = await KafkaConnection.connect(this.platform, {
+      host: ep.host,
+      port: ep.port,
+      clientId: `strand-txn-markers-${this.localBrokerId}`,
+      connectTimeoutMs: this.options.requestTimeoutMs,
+      sasl: this.options.sasl,
+      tls: this.options.tls,
+    });
+    if (this.stopped) {
+      conn.close("marker sender stopped");
+      throw new Error("marker sender stopped");
+    }
+    this.conns.set(brokerId, conn);
+    return conn;
+  }
+
+  private drop(brokerId: number, conn: KafkaConnection, why: string): void {
+    conn.close(`WriteTxnMarkers failed: ${why}`);
+    if (this.conns.get(brokerId) === conn) this.conns.delete(brokerId);
+    this.logger.debug({ broker: brokerId, err: why }, "WriteTxnMarkers failed; the connection is closed");
+  }
+
+  shutdown(): void {
+    this.stopped = true;
+    for (const c of this.conns.values()) c.close("marker sender stopped");
+    this.conns.clear();
+  }
+}
+
+export function requestBody(markers: TxnMarkerEntry[]): Struct {
+  return {
+    markers: markers.map((m) => {
+      const topics = new Map<string, number[]>();
+      for (const p of m.partitions) {
+        let list = topics.get(p.topic);
+        if (list === undefined) topics.set(p.topic, (list = []));
+        list.push(p.partition);
+      }
+      return {
+        producerId: m.producerId,
+        producerEpoch: m.producerEpoch,
+        transactionResult: m.committed,
+        topics: [...topics].map(([name, partitionIndexes]) => ({ name, partitionIndexes })),
+        coordinatorEpoch: m.coordinatorEpoch,
+      };
+    }),
+  };
+}
+
+/**
+ * Each marker's per-partition error codes, in the order sent. The answer is keyed by producer id
+ * (as Kafka's errorsByProducerId reads it); a partition it does not answer for is an error.
+ */
+export function errorsOf(markers: TxnMarkerEntry[], body: Struct): number[][] {
+  const answered = new Map<string, number>();
+  for (const m of body.markers as { producerId: bigint; topics: { name: string; partitions: { partitionIndex: number; errorCode: number }[] }[] }[]) {
+    for (const t of m.topics) for (const p of t.partitions) answered.set(`${m.producerId}:${p.partitionIndex}:${t.name}`, p.errorCode);
+  }
+  return markers.map((m) =>
+    m.partitions.map((p) => {
+      const code = answered.get(`${m.producerId}:${p.partition}:${p.topic}`);
+      if (code === undefined) throw new Error(`WriteTxnMarkers answer has no result for producer ${m.producerId} on ${p.topic}-${p.partition}`);
+      return code;
+    })
+  );
+}
