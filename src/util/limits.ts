@@ -316,6 +316,7 @@ export const producerBatchesRetained = 5;
 export const producerStateEntriesMax = 10_000;
 /** Largest `.snapshot` file read (10,000 entries are 370 KB); a larger one is skipped as corrupt. */
 export const producerSnapshotBytesMax = 64 * 1024 * 1024;
+/**
  * Bytes of tombstones one append of expired transactional ids may carry (Kafka bounds the batch
  * by the topic's max.message.bytes, 1 MiB by default); more ids go in further batches.
  */
