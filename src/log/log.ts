@@ -128,6 +128,7 @@ export class Log {
     const recoveryPoint = state.hadCleanShutdown ? this.logEndOffset : Math.min(state.recoveryPoint, this.logEndOffset);
     this._recoveryPoint = Math.max(this._logStartOffset, recoveryPoint);
     this._highWatermark = Math.min(Math.max(state.highWatermark ?? this._logStartOffset, this._logStartOffset), this.logEndOffset);
+    producers.manager.onHighWatermarkUpdated(this._highWatermark); // markers the replay completed below it are stable
     this.lastFlushTimeMs = platform.clock.nowMs();
   }
 
