@@ -166,7 +166,7 @@ test("aborted ranges: collected over the read's range across segments, stopping 
   });
 });
 
-test("markers: an older producer epoch is INVALID_PRODUCER_EPOCH, an older coordinator epoch TRANSACTION_COORDINATOR_FENCED; an unknown producer's is written", async () => {
+test("markers: an older producer epoch is INVALID_PRODUCER_EPOCH, an older coordinator epoch TRANSACTION_COORDINATOR_FENCED; an unknown producer's is written; a plain batch inside a transaction is INVALID_TXN_STATE", async () => {
   await withTempDir((dir) => {
     const log = open(dir);
     log.appendAsLeader(txn(1n, 2, 0), 2, 0);
@@ -188,6 +188,10 @@ test("markers: an older producer epoch is INVALID_PRODUCER_EPOCH, an older coord
     assert.equal(log.producerState.lastEntry(1n)?.producerEpoch, 3);
     assert.equal(log.producerState.lastEntry(1n)?.coordinatorEpoch, 6);
     assert.equal(code(() => log.appendTxnMarkerAsLeader(555n, 0, marker(false, 0), 0)), ErrorCode.NONE);
+    // A plain (idempotent) batch of a producer whose transaction is open: INVALID_TXN_STATE (Kafka's appendDataBatch).
+    log.appendAsLeader(txn(8n, 0, 0), 2, 0);
+    const idem = buildBatch(valueRecords(1, "i"), { producerId: 8n, producerEpoch: 0, baseSequence: 2, baseTimestamp: BigInt(Date.now()) });
+    assert.equal(code(() => log.appendAsLeader(idem, 1, 0)), ErrorCode.INVALID_TXN_STATE);
     log.close();
   });
 });
