@@ -35,7 +35,7 @@
 // follower's or a replayed one is not. A completed transaction stays unstable until the high
 // watermark passes its marker (Kafka's unreplicatedTxns), so firstUnstableOffset is the first
 // offset of the oldest ongoing or unreplicated transaction: the last stable offset is the high
-// watermark capped by it (txn_state.ts). A marker of a producer with no open transaction
+// watermark capped by it (Log.lastStableOffset). A marker of a producer with no open transaction
 // completes nothing (Kafka writes it, and it does not touch the last stable offset or the index).
 //
 // The hot path reads batch headers only: a record set without a producer id (the high int32 of
