@@ -26,6 +26,7 @@ import { deleteRecordsHandler } from "./21_delete_records.ts";
 import { initProducerIdHandler } from "./22_init_producer_id.ts";
 import { describeProducersHandler } from "./61_describe_producers.ts";
 import { offsetForLeaderEpochHandler } from "./23_offset_for_leader_epoch.ts";
+import { writeTxnMarkersHandler } from "./27_write_txn_markers.ts";
 import { describeAclsHandler } from "./29_describe_acls.ts";
 import { createAclsHandler } from "./30_create_acls.ts";
 import { deleteAclsHandler } from "./31_delete_acls.ts";
@@ -71,6 +72,7 @@ export const apiHandlers: ApiHandler<BrokerServices>[] = [
   initProducerIdHandler,
   describeProducersHandler,
   offsetForLeaderEpochHandler,
+  writeTxnMarkersHandler,
   describeConfigsHandler,
   alterConfigsHandler,
   describeLogDirsHandler,
