@@ -66,21 +66,8 @@ import { findOffsetForTimestamp, RunningMaxTimestamps } from "./timestamp_search
 
 const cleanLoad: LogLoadState = { hadCleanShutdown: true, recoveryPoint: Number.MAX_SAFE_INTEGER, logStartOffset: 0, highWatermark: null };
 
-export interface AppendInfo {
-  firstOffset: number;
-  lastOffset: number;
-  /** When the leader appended; -1 for a follower's append (the leader's batches keep theirs). */
-  logAppendTimeMs: number;
-  /** A producer's retry of a batch the log has: nothing was appended; the offsets are the original's. */
-  duplicate?: true;
-}
-
-export interface ReadResult {
-  records: Uint8Array;
-  /** The log end offset when the read ran. */
-  logEndOffset: number;
-  logStartOffset: number;
-}
+export type { AppendInfo, ReadResult } from "./log_types.ts";
+import type { AppendInfo, ReadResult } from "./log_types.ts";
 
 export class Log {
   private segments: LogSegment[];
