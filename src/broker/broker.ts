@@ -45,6 +45,8 @@ import { ControlFence, registeredBroker } from "./control_fence.ts";
 import { MetadataCache } from "./metadata_cache.ts";
 import { createCoordinator, offsetsTopicEnsurer } from "./group_wiring.ts";
 import { ProducerIdManager } from "../coordinator/mod.ts";
+import { createTxnCoordinator, metadataLeaderLookup, transactionTopicEnsurer } from "./txn_wiring.ts";
+import { InterBrokerTxnMarkerSender } from "./txn_marker_sender.ts";
 import { type ConnectionLimits, type NetworkStats, SocketServer } from "./server.ts";
 import type { BrokerServices } from "./services.ts";
 
@@ -239,6 +241,18 @@ export class Broker {
       deleteTopicEnable: config.deleteTopicEnable,
     }, log);
     let brokerEpoch = -1n;
+    const producerIds = new ProducerIdManager(brokerId, registry, log);
+    const markerSender = new InterBrokerTxnMarkerSender(platform, brokerId, (id) => local.brokerEndpoint(id), {
+      requestTimeoutMs: config.replication.controllerSocketTimeoutMs,
+      sasl: interBrokerSasl,
+      tls: interBrokerTls,
+    }, log);
+    const txnCoordinator = createTxnCoordinator(platform, config, replicaManager, log, {
+      generateProducerId: () => producerIds.generateProducerId(),
+      markerSender,
+      leaderOf: metadataLeaderLookup(metadata),
+      transactionTopicPartitionCount: () => metadata.getTopic("__transaction_state")?.partitions.length,
+    });
     const services: BrokerServices = {
       config,
       dynamicConfig,
@@ -249,8 +263,11 @@ export class Broker {
       topicAdmin,
       configAdmin,
       coordinator,
-      producerIds: new ProducerIdManager(brokerId, registry, log),
+      producerIds,
       ensureOffsetsTopic: offsetsTopicEnsurer(config, metadata, topicAdmin, log),
+      ensureTransactionTopic: transactionTopicEnsurer(config, metadata, topicAdmin, log),
+      txnCoordinator,
+      txnMarkerSender: markerSender,
       controlPlane: local,
       controller,
       brokerEpoch: () => brokerEpoch,
@@ -343,6 +360,7 @@ export class Broker {
     await configWatcher.startup();
     coordinator.startup();
     services.producerIds.startup();
+    txnCoordinator.startup();
     await controller.startup();
     log.info({ clusterId, ports: bound.map((b) => b.port) }, "broker started");
     self = new Broker(config, brokerId, clusterId, bound, services, server, controller, logManager, registry, log, configWatcher, platform, {
@@ -430,6 +448,8 @@ export class Broker {
     for (const w of this.network.tlsWatchers) w.stop();
     await this.server.stop();
     this.services.coordinator.shutdown();
+    this.services.txnCoordinator?.shutdown();
+    this.services.txnMarkerSender?.shutdown();
     this.services.replicaManager.shutdown();
     await this.logManager.shutdownGradually();
     try {

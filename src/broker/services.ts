@@ -66,6 +66,10 @@ export interface BrokerServices {
    * (the handlers of AddPartitionsToTxn, AddOffsetsToTxn and EndTxn answer COORDINATOR_NOT_AVAILABLE).
    */
   txnCoordinator?: TransactionCoordinator | null;
+  /** Creates __transaction_state if it does not exist; true once it is in the metadata (FindCoordinator key type 1). */
+  ensureTransactionTopic?: () => Promise<boolean>;
+  /** The coordinator's WriteTxnMarkers connections to partition leaders, closed at shutdown. */
+  txnMarkerSender?: { shutdown(): void } | null;
 }
 
 /** Thrown by a handler when Kafka would close the connection (e.g. acks=0 produce that failed). */

@@ -1,0 +1,195 @@
+// The transaction coordinator wired into a real broker, over real sockets: ApiVersions advertises
+// AddPartitionsToTxn, AddOffsetsToTxn, EndTxn, DescribeTransactions and ListTransactions;
+// FindCoordinator key type 1 creates __transaction_state and names this broker; InitProducerId
+// with a transactional id bumps the epoch and fences (PRODUCER_FENCED, INVALID_PRODUCER_EPOCH below
+// v4); AddPartitionsToTxn / AddOffsetsToTxn / EndTxn move the transaction as Kafka's coordinator
+// does. Then the same APIs with real ACLs (KafkaApis 3.8's checks): FindCoordinator key type 1
+// needs TRANSACTIONAL_ID DESCRIBE, InitProducerId/AddPartitionsToTxn/AddOffsetsToTxn/EndTxn
+// TRANSACTIONAL_ID WRITE (+ topic WRITE, group READ), DescribeTransactions / ListTransactions
+// TRANSACTIONAL_ID DESCRIBE.
+import assert from "node:assert/strict";
+import { test } from "node:test";
+import { AclOperation as Op, ResourceType as Res } from "../../src/authorizer/mod.ts";
+import {
+  AddOffsetsToTxnApi,
+  AddPartitionsToTxnApi,
+  ApiVersionsApi,
+  DescribeTransactionsApi,
+  EndTxnApi,
+  FindCoordinatorApi,
+  InitProducerIdApi,
+  ListTransactionsApi,
+} from "../../src/protocol/api/mod.ts";
+import { ErrorCode } from "../../src/util/errors.ts";
+import { grant, revokeAll, saslAclBroker } from "../helpers/acls.ts";
+import { startBroker, type TestBroker } from "../helpers/broker.ts";
+import { saslLogin } from "../helpers/sasl.ts";
+import { createTopic, WireClient } from "../helpers/wire.ts";
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+const retriable: number[] = [ErrorCode.COORDINATOR_NOT_AVAILABLE, ErrorCode.COORDINATOR_LOAD_IN_PROGRESS, ErrorCode.NOT_COORDINATOR, ErrorCode.CONCURRENT_TRANSACTIONS];
+
+/** FindCoordinator key type 1 until it names a node (bounded: __transaction_state is created and loaded first). */
+async function findTxnCoordinator(c: WireClient, id: string, version = 3): Promise<{ errorCode: number; nodeId: number; port: number }> {
+  let r: { errorCode: number; nodeId: number; port: number } = { errorCode: -1, nodeId: -1, port: -1 };
+  for (let i = 0; i < 200; i++) {
+    if (version >= 4) {
+      const b = await c.request(FindCoordinatorApi, 4, { keyType: 1, coordinatorKeys: [id] });
+      r = (b.coordinators as typeof r[])[0];
+    } else r = await c.request(FindCoordinatorApi, version, { key: id, keyType: 1 }) as typeof r;
+    if (!retriable.includes(r.errorCode)) return r;
+    await sleep(50);
+  }
+  return r;
+}
+
+type Init = { errorCode: number; producerId: bigint; producerEpoch: number };
+/** InitProducerId for a transactional id, retried while the coordinator loads (as clients retry). */
+async function initTxn(c: WireClient, id: string, version = 4, expected = { producerId: -1n, producerEpoch: -1 }, timeoutMs = 60_000): Promise<Init> {
+  let r: Init = { errorCode: -1, producerId: -1n, producerEpoch: -1 };
+  for (let i = 0; i < 200; i++) {
+    r = await c.request(InitProducerIdApi, version, { transactionalId: id, transactionTimeoutMs: timeoutMs, ...expected }) as Init;
+    if (!retriable.includes(r.errorCode)) return r;
+    await sleep(50);
+  }
+  return r;
+}
+
+function addPartitions(c: WireClient, id: string, p: Init, topics: { name: string; partitions: number[] }[], version = 3) {
+  return c.request(AddPartitionsToTxnApi, version, {
+    v3AndBelowTransactionalId: id,
+    v3AndBelowProducerId: p.producerId,
+    v3AndBelowProducerEpoch: p.producerEpoch,
+    v3AndBelowTopics: topics,
+  });
+}
+
+function partitionCodes(answer: Record<string, unknown>): Record<string, number> {
+  const out: Record<string, number> = {};
+  for (const t of answer.resultsByTopicV3AndBelow as { name: string; resultsByPartition: { partitionIndex: number; partitionErrorCode: number }[] }[]) {
+    for (const p of t.resultsByPartition) out[`${t.name}-${p.partitionIndex}`] = p.partitionErrorCode;
+  }
+  return out;
+}
+
+async function describe(c: WireClient, id: string) {
+  const r = await c.request(DescribeTransactionsApi, 0, { transactionalIds: [id] });
+  return (r.transactionStates as { errorCode: number; transactionState: string; producerEpoch: number; topics: { topic: string; partitions: number[] }[] }[])[0];
+}
+
+test("transactions wired: advertised APIs, FindCoordinator key type 1, InitProducerId epoch bumps and fencing, AddPartitions/AddOffsets/EndTxn, Describe/List", async () => {
+  const b = await startBroker();
+  const c = await WireClient.connect(b.port);
+  try {
+    const versions = await c.request(ApiVersionsApi, 3, { clientSoftwareName: "t", clientSoftwareVersion: "1" });
+    const keys = new Map((versions.apiKeys as { apiKey: number; minVersion: number; maxVersion: number }[]).map((k) => [k.apiKey, [k.minVersion, k.maxVersion]]));
+    assert.deepEqual([24, 25, 26, 65, 66].map((k) => keys.get(k)), [[0, 5], [0, 4], [0, 4], [0, 0], [0, 1]]);
+
+    const found = await findTxnCoordinator(c, "tx");
+    assert.deepEqual([found.errorCode, found.nodeId, found.port], [0, 0, b.port], "this broker coordinates tx");
+    const batched = await findTxnCoordinator(c, "other-tx", 4);
+    assert.deepEqual([batched.errorCode, batched.nodeId], [0, 0], "v4 batched keys");
+    assert.ok(b.broker.services.metadata.getTopic("__transaction_state") !== undefined, "__transaction_state created on first use");
+    const badType = await c.request(FindCoordinatorApi, 3, { key: "tx", keyType: 7 });
+    assert.equal(badType.errorCode, ErrorCode.INVALID_REQUEST);
+
+    const first = await initTxn(c, "tx");
+    assert.deepEqual([first.errorCode, first.producerEpoch], [0, 0]);
+    const second = await initTxn(c, "tx");
+    assert.deepEqual([second.errorCode, second.producerId, second.producerEpoch], [0, first.producerId, 1], "same id, epoch bumped");
+    // KIP-360: naming the current id/epoch bumps; naming an older epoch is fenced.
+    const third = await initTxn(c, "tx", 4, { producerId: second.producerId, producerEpoch: 1 });
+    assert.deepEqual([third.errorCode, third.producerEpoch], [0, 2]);
+    assert.equal((await initTxn(c, "tx", 4, { producerId: 999_999n, producerEpoch: 0 })).errorCode, ErrorCode.PRODUCER_FENCED);
+    assert.equal((await initTxn(c, "tx", 3, { producerId: 999_999n, producerEpoch: 0 })).errorCode, ErrorCode.INVALID_PRODUCER_EPOCH, "v3 does not know PRODUCER_FENCED");
+    assert.equal((await initTxn(c, "tx", 4, { producerId: -1n, producerEpoch: 0 })).errorCode, ErrorCode.INVALID_REQUEST, "half a pair");
+    assert.equal((await initTxn(c, "tx", 4, undefined, 2_000_000_000)).errorCode, ErrorCode.INVALID_TRANSACTION_TIMEOUT, "past transaction.max.timeout.ms");
+
+    assert.equal((await createTopic(c, "t", { numPartitions: 2 })).errorCode, 0);
+    assert.deepEqual(partitionCodes(await addPartitions(c, "tx", third, [{ name: "t", partitions: [0, 1] }])), { "t-0": 0, "t-1": 0 });
+    assert.deepEqual(partitionCodes(await addPartitions(c, "tx", { ...third, producerEpoch: 1 }, [{ name: "t", partitions: [0] }], 1)), { "t-0": ErrorCode.INVALID_PRODUCER_EPOCH });
+    assert.deepEqual(partitionCodes(await addPartitions(c, "tx", third, [{ name: "nope", partitions: [0] }, { name: "t", partitions: [0] }])), {
+      "nope-0": ErrorCode.UNKNOWN_TOPIC_OR_PARTITION,
+      "t-0": ErrorCode.OPERATION_NOT_ATTEMPTED,
+    });
+    const offsets = await c.request(AddOffsetsToTxnApi, 3, { transactionalId: "tx", producerId: third.producerId, producerEpoch: third.producerEpoch, groupId: "g" });
+    assert.equal(offsets.errorCode, 0);
+    let d = await describe(c, "tx");
+    assert.equal(d.transactionState, "Ongoing");
+    assert.deepEqual(d.topics.map((t) => t.topic).sort(), ["__consumer_offsets", "t"]);
+    assert.deepEqual(d.topics.find((t) => t.topic === "t")!.partitions.sort(), [0, 1]);
+    const listed = await c.request(ListTransactionsApi, 1, { stateFilters: ["Ongoing", "Bogus"], producerIdFilters: [], durationFilter: -1n });
+    assert.deepEqual(listed.unknownStateFilters, ["Bogus"]);
+    assert.deepEqual((listed.transactionStates as { transactionalId: string }[]).map((t) => t.transactionalId), ["tx"]);
+    assert.equal((await describe(c, "never")).errorCode, ErrorCode.TRANSACTIONAL_ID_NOT_FOUND);
+
+    // EndTxn: answered once PrepareCommit is in __transaction_state; a fenced epoch is refused.
+    const fenced = await c.request(EndTxnApi, 3, { transactionalId: "tx", producerId: third.producerId, producerEpoch: 1, committed: true });
+    assert.equal(fenced.errorCode, ErrorCode.PRODUCER_FENCED);
+    const end = await c.request(EndTxnApi, 3, { transactionalId: "tx", producerId: third.producerId, producerEpoch: third.producerEpoch, committed: true });
+    assert.equal(end.errorCode, 0);
+    d = await describe(c, "tx");
+    assert.ok(["PrepareCommit", "CompleteCommit"].includes(d.transactionState), d.transactionState);
+    const again = await c.request(EndTxnApi, 3, { transactionalId: "tx", producerId: third.producerId, producerEpoch: third.producerEpoch, committed: false });
+    assert.ok([ErrorCode.INVALID_TXN_STATE, ErrorCode.CONCURRENT_TRANSACTIONS].includes(again.errorCode as number), `aborting a commit: ${again.errorCode}`);
+  } finally {
+    c.close();
+    await b.stop();
+  }
+});
+
+async function login(b: TestBroker, user: string, password: string): Promise<WireClient> {
+  const c = await WireClient.connect(b.port);
+  assert.equal((await saslLogin(c, "PLAIN", user, password)).errorCode, 0, `login of ${user}`);
+  return c;
+}
+
+test("transaction APIs with real ACLs: TRANSACTIONAL_ID DESCRIBE for FindCoordinator/Describe/List, WRITE for Init/AddPartitions/AddOffsets/EndTxn, topic WRITE, group READ", async () => {
+  const b = await startBroker(saslAclBroker);
+  const alice = await login(b, "alice", "alice-secret");
+  const admin = await login(b, "admin", "admin-secret");
+  try {
+    await revokeAll(b);
+    assert.equal((await createTopic(admin, "t")).errorCode, 0);
+    const denied = await alice.request(FindCoordinatorApi, 3, { key: "tx", keyType: 1 });
+    assert.deepEqual([denied.errorCode, denied.nodeId], [ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED, -1]);
+    assert.equal((await findTxnCoordinator(admin, "tx")).errorCode, 0, "the super user");
+    assert.equal((await initTxn(alice, "tx")).errorCode, ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED);
+    await grant(b, "User:alice", Op.DESCRIBE, Res.TRANSACTIONAL_ID, "tx");
+    assert.equal((await findTxnCoordinator(alice, "tx")).errorCode, 0, "DESCRIBE is enough to find it");
+    assert.equal((await initTxn(alice, "tx")).errorCode, ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED, "DESCRIBE is not WRITE");
+    await grant(b, "User:alice", Op.WRITE, Res.TRANSACTIONAL_ID, "tx");
+    const p = await initTxn(alice, "tx");
+    assert.deepEqual([p.errorCode, p.producerEpoch], [0, 0]);
+
+    assert.deepEqual(partitionCodes(await addPartitions(alice, "tx", p, [{ name: "t", partitions: [0] }])), { "t-0": ErrorCode.TOPIC_AUTHORIZATION_FAILED });
+    assert.deepEqual(partitionCodes(await addPartitions(alice, "tx2", p, [{ name: "t", partitions: [0] }])), { "t-0": ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED });
+    await grant(b, "User:alice", Op.WRITE, Res.TOPIC, "t");
+    assert.deepEqual(partitionCodes(await addPartitions(alice, "tx", p, [{ name: "t", partitions: [0] }])), { "t-0": 0 });
+    // v4 (a partition leader's verification) needs CLUSTER_ACTION.
+    const v4 = await alice.request(AddPartitionsToTxnApi, 4, { transactions: [{ transactionalId: "tx", producerId: p.producerId, producerEpoch: p.producerEpoch, verifyOnly: true, topics: [{ name: "t", partitions: [0] }] }] });
+    assert.equal(v4.errorCode, ErrorCode.CLUSTER_AUTHORIZATION_FAILED);
+    const v4admin = await admin.request(AddPartitionsToTxnApi, 4, { transactions: [{ transactionalId: "tx", producerId: p.producerId, producerEpoch: p.producerEpoch, verifyOnly: true, topics: [{ name: "t", partitions: [0] }] }] });
+    assert.equal(v4admin.errorCode, 0);
+
+    const addOffsets = () => alice.request(AddOffsetsToTxnApi, 3, { transactionalId: "tx", producerId: p.producerId, producerEpoch: p.producerEpoch, groupId: "g" });
+    assert.equal((await addOffsets()).errorCode, ErrorCode.GROUP_AUTHORIZATION_FAILED);
+    await grant(b, "User:alice", Op.READ, Res.GROUP, "g");
+    assert.equal((await addOffsets()).errorCode, 0);
+
+    const endOther = await alice.request(EndTxnApi, 3, { transactionalId: "tx2", producerId: p.producerId, producerEpoch: p.producerEpoch, committed: false });
+    assert.equal(endOther.errorCode, ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED);
+
+    // Describe / List: only ids the principal may DESCRIBE.
+    assert.equal((await initTxn(admin, "hidden")).errorCode, 0);
+    assert.equal((await describe(alice, "hidden")).errorCode, ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED);
+    assert.equal((await describe(alice, "tx")).transactionState, "Ongoing");
+    const list = (c: WireClient) => c.request(ListTransactionsApi, 0, { stateFilters: [], producerIdFilters: [] });
+    assert.deepEqual(((await list(alice)).transactionStates as { transactionalId: string }[]).map((t) => t.transactionalId), ["tx"]);
+    assert.deepEqual(((await list(admin)).transactionStates as { transactionalId: string }[]).map((t) => t.transactionalId), ["hidden", "tx"]);
+  } finally {
+    alice.close();
+    admin.close();
+    await b.stop();
+  }
+});
