@@ -50,6 +50,14 @@ export class ReplicaTopicLog implements OffsetsTopicLog {
   logStartOffset(partition: number): number {
     return this.replicaManager.getPartition(this.topic, partition)?.log.logStartOffset ?? 0;
   }
+
+  nextSequence(partition: number, producerId: bigint, producerEpoch: number): number {
+    const entry = this.replicaManager.getPartition(this.topic, partition)?.log.producerState.lastEntry(producerId);
+    const last = entry?.batches.at(-1);
+    if (entry === undefined || last === undefined || entry.producerEpoch !== producerEpoch) return 0;
+    // int32 sequences wrap to 0, as the leader's check expects.
+    return last.lastSeq === 0x7fff_ffff ? 0 : last.lastSeq + 1;
+  }
 }
 
 export function createCoordinator(

@@ -87,20 +87,24 @@ export class OffsetsOps {
 
   /**
    * Committed offsets of a group: for the partitions asked, or all when topics is null. A partition
-   * with no commit answers offset -1 with no error, as Kafka does.
+   * with no commit answers offset -1 with no error, as Kafka does. requireStable (OffsetFetch v7+,
+   * read_committed consumers): a partition with an offset in an open transaction answers
+   * UNSTABLE_OFFSET_COMMIT (offset -1) and the client retries, as Kafka's handleFetchOffsets.
    */
-  fetch(groupId: string, topics: { topic: string; partitions: number[] }[] | null) {
+  fetch(groupId: string, topics: { topic: string; partitions: number[] }[] | null, requireStable = false) {
     const err = this.manager.coordinatorError(groupId);
     const group = err === ErrorCode.NONE ? this.manager.getGroup(groupId) : undefined;
     const entry = (topic: string, partition: number) => {
-      const o = group?.offsets.get(offsetKey(topic, partition));
+      const k = offsetKey(topic, partition);
+      const unstable = requireStable && group !== undefined && group.hasPendingTxnOffset(k);
+      const o = unstable ? undefined : group?.offsets.get(k);
       return {
         topic,
         partition,
         offset: o?.offset ?? -1n,
         leaderEpoch: o?.leaderEpoch ?? -1,
         metadata: o?.metadata ?? "",
-        errorCode: ErrorCode.NONE,
+        errorCode: unstable ? ErrorCode.UNSTABLE_OFFSET_COMMIT : ErrorCode.NONE,
       };
     };
     if (err !== ErrorCode.NONE) return { errorCode: err, partitions: [] as ReturnType<typeof entry>[] };

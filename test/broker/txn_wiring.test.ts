@@ -17,43 +17,16 @@ import {
   DescribeTransactionsApi,
   EndTxnApi,
   FindCoordinatorApi,
-  InitProducerIdApi,
   ListTransactionsApi,
 } from "../../src/protocol/api/mod.ts";
 import { ErrorCode } from "../../src/util/errors.ts";
 import { grant, revokeAll, saslAclBroker } from "../helpers/acls.ts";
 import { startBroker, type TestBroker } from "../helpers/broker.ts";
 import { saslLogin } from "../helpers/sasl.ts";
+import { findTxnCoordinator, type InitAnswer, initTxn } from "../helpers/txn.ts";
 import { createTopic, WireClient } from "../helpers/wire.ts";
 
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-const retriable: number[] = [ErrorCode.COORDINATOR_NOT_AVAILABLE, ErrorCode.COORDINATOR_LOAD_IN_PROGRESS, ErrorCode.NOT_COORDINATOR, ErrorCode.CONCURRENT_TRANSACTIONS];
-
-/** FindCoordinator key type 1 until it names a node (bounded: __transaction_state is created and loaded first). */
-async function findTxnCoordinator(c: WireClient, id: string, version = 3): Promise<{ errorCode: number; nodeId: number; port: number }> {
-  let r: { errorCode: number; nodeId: number; port: number } = { errorCode: -1, nodeId: -1, port: -1 };
-  for (let i = 0; i < 200; i++) {
-    if (version >= 4) {
-      const b = await c.request(FindCoordinatorApi, 4, { keyType: 1, coordinatorKeys: [id] });
-      r = (b.coordinators as typeof r[])[0];
-    } else r = await c.request(FindCoordinatorApi, version, { key: id, keyType: 1 }) as typeof r;
-    if (!retriable.includes(r.errorCode)) return r;
-    await sleep(50);
-  }
-  return r;
-}
-
-type Init = { errorCode: number; producerId: bigint; producerEpoch: number };
-/** InitProducerId for a transactional id, retried while the coordinator loads (as clients retry). */
-async function initTxn(c: WireClient, id: string, version = 4, expected = { producerId: -1n, producerEpoch: -1 }, timeoutMs = 60_000): Promise<Init> {
-  let r: Init = { errorCode: -1, producerId: -1n, producerEpoch: -1 };
-  for (let i = 0; i < 200; i++) {
-    r = await c.request(InitProducerIdApi, version, { transactionalId: id, transactionTimeoutMs: timeoutMs, ...expected }) as Init;
-    if (!retriable.includes(r.errorCode)) return r;
-    await sleep(50);
-  }
-  return r;
-}
+type Init = InitAnswer;
 
 function addPartitions(c: WireClient, id: string, p: Init, topics: { name: string; partitions: number[] }[], version = 3) {
   return c.request(AddPartitionsToTxnApi, version, {
@@ -131,7 +104,7 @@ test("transactions wired: advertised APIs, FindCoordinator key type 1, InitProdu
     d = await describe(c, "tx");
     assert.ok(["PrepareCommit", "CompleteCommit"].includes(d.transactionState), d.transactionState);
     const again = await c.request(EndTxnApi, 3, { transactionalId: "tx", producerId: third.producerId, producerEpoch: third.producerEpoch, committed: false });
-    assert.ok([ErrorCode.INVALID_TXN_STATE, ErrorCode.CONCURRENT_TRANSACTIONS].includes(again.errorCode as number), `aborting a commit: ${again.errorCode}`);
+    assert.ok(([ErrorCode.INVALID_TXN_STATE, ErrorCode.CONCURRENT_TRANSACTIONS] as number[]).includes(again.errorCode as number), `aborting a commit: ${again.errorCode}`);
   } finally {
     c.close();
     await b.stop();

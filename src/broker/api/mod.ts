@@ -28,6 +28,7 @@ import { describeProducersHandler } from "./61_describe_producers.ts";
 import { addPartitionsToTxnHandler } from "./24_add_partitions_to_txn.ts";
 import { addOffsetsToTxnHandler } from "./25_add_offsets_to_txn.ts";
 import { endTxnHandler } from "./26_end_txn.ts";
+import { txnOffsetCommitHandler } from "./28_txn_offset_commit.ts";
 import { describeTransactionsHandler } from "./65_describe_transactions.ts";
 import { listTransactionsHandler } from "./66_list_transactions.ts";
 import { offsetForLeaderEpochHandler } from "./23_offset_for_leader_epoch.ts";
@@ -77,6 +78,7 @@ export const apiHandlers: ApiHandler<BrokerServices>[] = [
   addPartitionsToTxnHandler,
   addOffsetsToTxnHandler,
   endTxnHandler,
+  txnOffsetCommitHandler,
   describeTransactionsHandler,
   listTransactionsHandler,
   offsetForLeaderEpochHandler,
