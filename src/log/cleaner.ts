@@ -29,8 +29,10 @@
 //
 // Kept whole though every record in it is obsolete: an idempotent producer's last batch while the
 // producer has state (see isProducersLastBatch).
-// Kept as they are, unread: control and transactional batches (strand writes no transaction
-// markers yet, so nothing says which transactions were aborted), batches failing their CRC32C,
+// Kept as they are, unread: control and transactional batches (transaction markers and the data
+// they commit or abort: the cleaned segment takes the `.txnindex` entries of its group, so
+// read_committed readers still skip aborted data; removing aborted data and markers, as Kafka's
+// cleaner does, is not done yet), batches failing their CRC32C,
 // and batches whose records cannot be read: malformed, or decompressing past
 // cleanerDecompressedBytesMax (a decompression bomb is refused by the bounded decompressor, never
 // allocated). Records without a key are kept too: Kafka's produce path refuses them on compacted
@@ -524,7 +526,7 @@ export class LogCleaner {
   /** Rewrites one group of segments into one `.cleaned` segment, then swaps it in. */
   private async cleanSegments(log: Log, group: LogSegment[], map: OffsetMap, state: PassState, result: CleanResult): Promise<void> {
     const base = group[0].baseOffset;
-    for (const ext of [".log", ".index", ".timeindex"]) this.platform.fs.remove(`${log.dir}/${segmentFileName(base, ext)}${CleanedFileSuffix}`);
+    for (const ext of [".log", ".index", ".timeindex", ".txnindex"]) this.platform.fs.remove(`${log.dir}/${segmentFileName(base, ext)}${CleanedFileSuffix}`);
     const cleaned = LogSegment.create(this.platform, log.dir, base, log.config, CleanedFileSuffix);
     try {
       const out = new OutputBuffer(cleaned, this.config.ioBufferBytes);
@@ -537,6 +539,8 @@ export class LogCleaner {
         });
       }
       out.flush();
+      // Every marker is kept (see the file comment), so every aborted transaction stays indexed.
+      for (const seg of group) for (const t of seg.txnIndex.all) cleaned.txnIndex.append(t);
       cleaned.onBecomeInactive();
       cleaned.flush();
       result.bytesWritten += cleaned.sizeBytes;

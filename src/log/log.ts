@@ -48,7 +48,7 @@
 //   while the log dir is short of space; reads go on.
 
 import type { FileHandle, Platform, Timer } from "../platform/mod.ts";
-import { assignOffsets } from "../protocol/mod.ts";
+import { assignOffsets, buildEndTxnMarkerBatch, type EndTxnMarker } from "../protocol/mod.ts";
 import { assert, ErrorCode, KafkaError, schedulerIntervalMsMax } from "../util/mod.ts";
 import type { Logger } from "../util/mod.ts";
 import { isIoError, KafkaStorageError, logDirOf, type LogDirFailureHandler, storageErrorFor } from "./log_dir_failure.ts";
@@ -57,7 +57,7 @@ import { type LeaderEpochFileCache, UNDEFINED_EPOCH_OFFSET } from "./leader_epoc
 import { type LogConfig, logConfigDefaults } from "./log_config.ts";
 import { createdLog, loadLog, type LogLoadState } from "./log_loader.ts";
 import type { LogProducerState } from "./log_producer_state.ts";
-import type { ProducerStateManager } from "./producer_state.ts";
+import type { ProducerBatch, ProducerStateManager } from "./producer_state.ts";
 import { breachedSegmentCount, readSegments, segmentIndexFor } from "./log_segments.ts";
 import { DeletedFileSuffix, LogSegment, type TimestampOffset } from "./segment.ts";
 import { SwapFileSuffix } from "./swap.ts";
@@ -128,6 +128,7 @@ export class Log {
     const recoveryPoint = state.hadCleanShutdown ? this.logEndOffset : Math.min(state.recoveryPoint, this.logEndOffset);
     this._recoveryPoint = Math.max(this._logStartOffset, recoveryPoint);
     this._highWatermark = Math.min(Math.max(state.highWatermark ?? this._logStartOffset, this._logStartOffset), this.logEndOffset);
+    producers.manager.onHighWatermarkUpdated(this._highWatermark); // markers the replay completed below it are stable
     this.lastFlushTimeMs = platform.clock.nowMs();
   }
 
@@ -228,7 +229,14 @@ export class Log {
   /** Sets the high watermark, kept within [logStartOffset, logEndOffset] (the Partition owns it). */
   updateHighWatermark(offset: number): number {
     this._highWatermark = Math.min(Math.max(offset, this._logStartOffset), this.logEndOffset);
+    this.producers.manager.onHighWatermarkUpdated(this._highWatermark);
     return this._highWatermark;
+  }
+
+  /** Kafka's lastStableOffset: the high watermark, capped by the first unstable offset (producer_state.ts). */
+  get lastStableOffset(): number {
+    const first = this.producers.manager.firstUnstableOffset;
+    return first !== null && first < this._highWatermark ? Math.max(first, this._logStartOffset) : this._highWatermark;
   }
 
   /**
@@ -266,6 +274,18 @@ export class Log {
     const producerCheck = this.producers.manager.checkLeaderAppend(records, this.logEndOffset);
     const dup = producerCheck?.duplicate ?? null;
     if (dup !== null) return { firstOffset: dup.firstOffset, lastOffset: dup.lastOffset, logAppendTimeMs: dup.timestampMs, duplicate: true };
+    return this.appendChecked(records, offsetCount, leaderEpoch, producerCheck?.batches ?? null);
+  }
+
+  /** A transaction marker, as the leader (origin COORDINATOR); KafkaError as checkMarker (producer_state.ts). */
+  appendTxnMarkerAsLeader(producerId: bigint, producerEpoch: number, marker: EndTxnMarker, leaderEpoch: number): AppendInfo {
+    this.checkOnline();
+    this.producers.manager.checkMarker(producerId, producerEpoch, marker.coordinatorEpoch);
+    const records = buildEndTxnMarkerBatch(producerId, producerEpoch, marker, this.platform.clock.nowMs());
+    return this.appendChecked(records, 1, leaderEpoch, this.producers.manager.markerBatches(records, this.logEndOffset));
+  }
+
+  private appendChecked(records: Uint8Array, offsetCount: number, leaderEpoch: number, producerBatches: ProducerBatch[] | null): AppendInfo {
     this.checkAppendAllowed(records.length);
     try {
       this.maybeRoll(records.length, this.logEndOffset + offsetCount - 1);
@@ -274,7 +294,7 @@ export class Log {
       const next = assignOffsets(records, firstOffset, leaderEpoch);
       assert(next === firstOffset + offsetCount, "assigned offsets match the validated count");
       this.activeSegment.append(records, firstOffset, next - 1);
-      this.producers.manager.commit(producerCheck?.batches ?? null);
+      this.producers.commit(producerBatches, this.activeSegment);
       this.producers.manager.updateMapEndOffset(next);
       // Kafka's flush.messages: fsync once that many offsets are above the recovery point.
       if (this.logEndOffset - this._recoveryPoint >= this._config.flushMessages) this.flush();
@@ -350,7 +370,7 @@ export class Log {
     for (let i = from; i < end; i++) this.assignEpoch(batches[i].leaderEpoch, batches[i].baseOffset);
     const run = records.subarray(first.position, first.position + bytes);
     seg.append(run, first.baseOffset, batches[end - 1].lastOffset);
-    this.producers.manager.updateFromLog(run);
+    this.producers.updateFromLog(run, seg);
     this.producers.manager.updateMapEndOffset(seg.nextOffset);
     return end;
   }
@@ -466,11 +486,7 @@ export class Log {
   truncateFullyAndStartAt(offset: number): void {
     this.checkOnline();
     assert(Number.isSafeInteger(offset) && offset >= 0, "a log starts at a non-negative offset");
-    try {
-      this.startFullyAt(offset);
-    } catch (e) {
-      throw this.storageError("truncation", e);
-    }
+    this.guarded("truncation", () => this.startFullyAt(offset));
   }
 
   private startFullyAt(offset: number): void {
@@ -528,17 +544,14 @@ export class Log {
    * file calls are synchronous, so here).
    */
   roll(expectedNextOffset = this.logEndOffset): void {
-    this.checkOnline();
-    try {
+    this.guarded("roll", () => {
       const base = Math.max(expectedNextOffset, this.logEndOffset);
       this.activeSegment.onBecomeInactive();
       this.flush();
       this.producers.beforeRoll(base);
       this.segments.push(LogSegment.create(this.platform, this.dir, base, this._config));
       this.logger.info({ baseOffset: base }, "rolled new log segment");
-    } catch (e) {
-      throw this.storageError("roll", e);
-    }
+    });
   }
 
   /**
@@ -546,11 +559,16 @@ export class Log {
    * minOneBatch). Throws OFFSET_OUT_OF_RANGE outside [logStartOffset, logEndOffset].
    */
   read(fetchOffset: number, maxBytes: number, minOneBatch: boolean, maxOffset = this.logEndOffset): ReadResult {
+    return this.guarded("read", () => readSegments(this.segments, this.logStartOffset, `${this.topic}-${this.partition}`, fetchOffset, maxBytes, minOneBatch, maxOffset));
+  }
+
+  /** Runs fn on an online log; its I/O errors become KafkaStorageErrors (storageError). */
+  private guarded<T>(what: string, fn: () => T): T {
     this.checkOnline();
     try {
-      return readSegments(this.segments, this.logStartOffset, `${this.topic}-${this.partition}`, fetchOffset, maxBytes, minOneBatch, maxOffset);
+      return fn();
     } catch (e) {
-      throw this.storageError("read", e);
+      throw this.storageError(what, e);
     }
   }
 
@@ -561,12 +579,7 @@ export class Log {
    * through its time index (LogSegment.findOffsetByTimestamp).
    */
   offsetForTimestamp(timestampMs: Timestamp): TimestampOffset | null {
-    this.checkOnline();
-    try {
-      return findOffsetForTimestamp(this.segments, this.runningMax, this._logStartOffset, timestampMs);
-    } catch (e) {
-      throw this.storageError("timestamp lookup", e);
-    }
+    return this.guarded("timestamp lookup", () => findOffsetForTimestamp(this.segments, this.runningMax, this._logStartOffset, timestampMs));
   }
 
   /**
@@ -574,14 +587,9 @@ export class Log {
    * segment with the largest max timestamp; null when no batch carries a timestamp.
    */
   maxTimestampOffset(): TimestampOffset | null {
-    this.checkOnline();
     let best: LogSegment | null = null;
     for (const seg of this.segments) if (best === null || seg.maxTimestampMs > best.maxTimestampMs) best = seg;
-    try {
-      return best === null ? null : best.maxTimestampAndOffset();
-    } catch (e) {
-      throw this.storageError("timestamp lookup", e);
-    }
+    return this.guarded("timestamp lookup", () => best === null ? null : best.maxTimestampAndOffset());
   }
 
   /**
@@ -618,12 +626,7 @@ export class Log {
    * how many segments were deleted.
    */
   deleteOldSegments(nowMs: number): number {
-    this.checkOnline();
-    try {
-      return this.deleteRetainedSegments(nowMs);
-    } catch (e) {
-      throw this.storageError("retention", e);
-    }
+    return this.guarded("retention", () => this.deleteRetainedSegments(nowMs));
   }
 
   private deleteRetainedSegments(nowMs: number): number {

@@ -144,7 +144,7 @@ function listSegmentFiles(platform: Platform, dir: string, logger: Logger): { ba
   if (completeInterruptedSwaps(platform, dir, logger, names)) names = platform.fs.readdir(dir);
   const logs = new Set(names.filter((n) => /^\d{20}\.log$/.test(n)));
   for (const name of names) {
-    const stray = name.endsWith(DeletedFileSuffix) || (/^\d{20}\.(time)?index$/.test(name) && !logs.has(name.slice(0, 20) + ".log"));
+    const stray = name.endsWith(DeletedFileSuffix) || (/^\d{20}\.(time|txn)?index$/.test(name) && !logs.has(name.slice(0, 20) + ".log"));
     if (!stray) continue;
     platform.fs.remove(`${dir}/${name}`);
     logger.info({ file: `${dir}/${name}` }, "removed leftover file");

@@ -17,10 +17,13 @@
 //   Batch contents never fail a load: the replay reads headers that the segment's load checked.
 // - A truncation (follower) deletes snapshots past the new end and rebuilds as above; a full
 //   truncation (truncateFullyAndStartAt) empties the state and deletes every snapshot.
+// - Aborted transactions go to the `.txnindex` of the segment holding their marker, as the
+//   marker is appended (leader, follower) or replayed: a replay first cuts the active segment's
+//   index at the offset it starts from, so the index of a recovered segment is rebuilt with it.
 
 import type { Platform } from "../platform/mod.ts";
 import { type Logger, segmentReadChunkBytesMax } from "../util/mod.ts";
-import { ProducerStateManager } from "./producer_state.ts";
+import { type CompletedTxn, type ProducerBatch, ProducerStateManager } from "./producer_state.ts";
 import { CorruptSnapshotError, ProducerSnapshotFiles } from "./producer_snapshot.ts";
 import type { LogSegment } from "./segment.ts";
 
@@ -67,13 +70,14 @@ export class LogProducerState {
     const active = segments[segments.length - 1];
     const from = Math.max(loadedAt ?? 0, active.baseOffset, logStartOffset);
     if (replay && from < logEndOffset) {
+      active.txnIndex.truncateTo(from);
       // Whole batches in large reads (the headers alone would be one read per batch); only their
       // headers are looked at. The recovery that precedes an unclean load read the same bytes.
       let bytes = 0;
       for (let pos = from === active.baseOffset ? 0 : Math.max(0, active.positionOf(from)); ;) {
         const chunk = active.read(pos, segmentReadChunkBytesMax, true);
         if (chunk.length === 0) break;
-        this.manager.updateFromLog(chunk, from);
+        this.indexAborted(this.manager.updateFromLog(chunk, from), active);
         pos += chunk.length;
         bytes += chunk.length;
       }
@@ -81,6 +85,23 @@ export class LogProducerState {
     }
     // loadEntries left dirty unset; a replayed batch set it (the next roll or close writes one).
     this.manager.updateMapEndOffset(logEndOffset);
+  }
+
+  /** Records a leader append's producer batches (checked before it) and indexes the transactions it aborted. */
+  commit(batches: readonly ProducerBatch[] | null, seg: LogSegment): void {
+    this.indexAborted(this.manager.commit(batches), seg);
+  }
+
+  /** Updates the state from batches appended to seg without checks (a follower's). */
+  updateFromLog(records: Uint8Array, seg: LogSegment): void {
+    this.indexAborted(this.manager.updateFromLog(records), seg);
+  }
+
+  private indexAborted(completed: CompletedTxn[] | null, seg: LogSegment): void {
+    if (completed === null) return;
+    for (const c of completed) {
+      if (c.aborted) seg.txnIndex.append({ producerId: c.producerId, firstOffset: c.firstOffset, lastOffset: c.lastOffset, lastStableOffset: c.lastStableOffset });
+    }
   }
 
   /** Before a roll to a segment at newBase: the snapshot the invariant needs (see the file comment). */

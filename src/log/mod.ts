@@ -46,3 +46,4 @@ export * from "./swap.ts";
 export * from "./time_index.ts";
 export * from "./timestamp.ts";
 export * from "./timestamp_search.ts";
+export * from "./txn_index.ts";

@@ -26,10 +26,21 @@
 // without an open transaction is evicted (Kafka 3.8 has no such bound). Its next write is then
 // accepted with any sequence, as an expired producer's is.
 //
+// Transactions (Kafka's ProducerAppendInfo.appendDataBatch / appendEndTxnMarker): a producer's
+// first transactional batch opens its transaction at the batch's first offset
+// (currentTxnFirstOffset, an ongoing transaction); its marker (a control batch) completes it. A
+// leader's marker is checked first (checkMarker: an older producer epoch is
+// INVALID_PRODUCER_EPOCH, an older coordinator epoch TRANSACTION_COORDINATOR_FENCED); a
+// follower's or a replayed one is not. A completed transaction stays unstable until the high
+// watermark passes its marker (Kafka's unreplicatedTxns), so firstUnstableOffset is the first
+// offset of the oldest ongoing or unreplicated transaction: the last stable offset is the high
+// watermark capped by it (txn_state.ts). A marker of a producer with no open transaction
+// completes nothing (Kafka writes it, and it does not touch the last stable offset or the index).
+//
 // The hot path reads batch headers only: a record set without a producer id (the high int32 of
 // producerId negative) costs one read per batch and allocates nothing.
 
-import { BatchField, batchLogOverhead, batchSizeAt, view } from "../protocol/mod.ts";
+import { BatchField, batchLogOverhead, batchSizeAt, controlMarkerAt, type EndTxnMarker, view } from "../protocol/mod.ts";
 import { assert, ErrorCode, KafkaError, type Logger, producerBatchesRetained, producerStateEntriesMax } from "../util/mod.ts";
 import { type Timestamp, timestampFromView } from "./timestamp.ts";
 
@@ -106,6 +117,19 @@ export interface ProducerBatch {
   lastOffset: number;
   timestampMs: number;
   transactional: boolean;
+  /** The end-transaction marker of a control batch, null for a data batch. */
+  marker: EndTxnMarker | null;
+}
+
+/** A transaction a marker ended (Kafka's CompletedTxn), with the last stable offset it left. */
+export interface CompletedTxn {
+  producerId: bigint;
+  firstOffset: number;
+  /** The marker's offset. */
+  lastOffset: number;
+  aborted: boolean;
+  /** Kafka's lastStableOffset(completedTxn): the next ongoing transaction's first offset, or past the marker. */
+  lastStableOffset: number;
 }
 
 /**
@@ -141,8 +165,10 @@ function producerBatchesOf(records: Uint8Array, firstOffset: number | null): Pro
     // A stored batch's own base offset (a safe integer), read without making a bigint.
     const base = firstOffset === null ? dv.getInt32(pos + BatchField.baseOffset) * 0x1_0000_0000 + dv.getUint32(pos + BatchField.baseOffset + 4) : offset;
     // producerId -1 (none) has a negative high word: no bigint is made for plain batches.
-    // Control batches (transaction markers, only in a log Kafka wrote) are the next slice's.
-    if (dv.getInt32(pos + BatchField.producerId) >= 0 && (dv.getInt16(pos + BatchField.attributes) & 0x20) === 0) {
+    const control = (dv.getInt16(pos + BatchField.attributes) & 0x20) !== 0;
+    // A control batch that is not an end-transaction marker (an unknown type) is skipped, as Kafka does.
+    const marker = control ? controlMarkerAt(records, pos, size) : null;
+    if (dv.getInt32(pos + BatchField.producerId) >= 0 && (!control || marker !== null)) {
       const firstSeq = dv.getInt32(pos + BatchField.baseSequence);
       const b: ProducerBatch = {
         producerId: dv.getBigInt64(pos + BatchField.producerId),
@@ -153,6 +179,7 @@ function producerBatchesOf(records: Uint8Array, firstOffset: number | null): Pro
         lastOffset: base + lastOffsetDelta,
         timestampMs: timestampMsOf(timestampFromView(dv, pos + BatchField.maxTimestamp)),
         transactional: (dv.getInt16(pos + BatchField.attributes) & 0x10) !== 0,
+        marker,
       };
       (out ??= []).push(b);
     }
@@ -173,6 +200,10 @@ export class ProducerStateManager {
   dirty = false;
   /** producer.id.expiration.ms (set by the LogManager). */
   expirationMs = producerIdExpirationMsDefault;
+  /** Open transactions: producer id -> first offset, in first-offset order (Kafka's ongoingTxns). */
+  private ongoing = new Map<bigint, number>();
+  /** Completed transactions whose marker the high watermark has not passed yet (Kafka's unreplicatedTxns). */
+  private unreplicated: CompletedTxn[] = [];
 
   constructor(readonly topicPartition: string, private readonly logger: Logger, mapEndOffset: number, readonly entriesMax = producerStateEntriesMax) {
     this._mapEndOffset = mapEndOffset;
@@ -254,30 +285,90 @@ export class ProducerStateManager {
     return null;
   }
 
-  /** Records the batches of a leader append checkLeaderAppend passed, once they are in the log. */
-  commit(batches: readonly ProducerBatch[] | null): void {
-    if (batches === null) return;
-    for (const b of batches) this.apply(b);
+  /**
+   * Checks a marker the leader is about to write (Kafka's appendEndTxnMarker, origin COORDINATOR):
+   * throws KafkaError INVALID_PRODUCER_EPOCH or TRANSACTION_COORDINATOR_FENCED. Must run with no
+   * await before the append.
+   */
+  checkMarker(producerId: bigint, producerEpoch: number, coordinatorEpoch: number): void {
+    const e = this.producers.get(producerId);
+    if (e === undefined) return;
+    if (producerEpoch < e.producerEpoch) {
+      throw new KafkaError(
+        ErrorCode.INVALID_PRODUCER_EPOCH,
+        `Epoch of producer ${producerId} in ${this.topicPartition} is ${producerEpoch}, which is smaller than the last seen epoch ${e.producerEpoch}`,
+      );
+    }
+    if (e.coordinatorEpoch > coordinatorEpoch) {
+      throw new KafkaError(
+        ErrorCode.TRANSACTION_COORDINATOR_FENCED,
+        `Invalid coordinator epoch for producer ${producerId} in ${this.topicPartition}: ${coordinatorEpoch} (zombie), ${e.coordinatorEpoch} (current)`,
+      );
+    }
+  }
+
+  /**
+   * Records the batches of a leader append checkLeaderAppend (or checkMarker) passed, once they
+   * are in the log; returns the transactions its markers completed (null: none).
+   */
+  commit(batches: readonly ProducerBatch[] | null): CompletedTxn[] | null {
+    if (batches === null) return null;
+    let completed: CompletedTxn[] | null = null;
+    for (const b of batches) {
+      const c = this.apply(b);
+      if (c !== null) (completed ??= []).push(c);
+    }
+    return completed;
+  }
+
+  /** The producer batch of a marker batch the leader wrote at firstOffset (for commit). */
+  markerBatches(records: Uint8Array, firstOffset: number): ProducerBatch[] | null {
+    return producerBatchesOf(records, firstOffset);
+  }
+
+  /** The first offset of the oldest ongoing or not yet replicated transaction, or null (Kafka's firstUnstableOffset). */
+  get firstUnstableOffset(): number | null {
+    let first: number | null = null;
+    for (const o of this.ongoing.values()) {
+      first = o;
+      break;
+    }
+    for (const t of this.unreplicated) if (first === null || t.firstOffset < first) first = t.firstOffset;
+    return first;
+  }
+
+  /** The high watermark moved: completed transactions whose marker is below it are stable (Kafka's onHighWatermarkUpdated). */
+  onHighWatermarkUpdated(highWatermark: number): void {
+    if (this.unreplicated.length === 0) return;
+    this.unreplicated = this.unreplicated.filter((t) => t.lastOffset >= highWatermark);
+  }
+
+  /** Open transactions (producer id -> first offset), oldest first. */
+  get ongoingTxns(): ReadonlyMap<bigint, number> {
+    return this.ongoing;
   }
 
   /**
    * Updates the state from batches already in the log (a follower's append, a replay at load):
    * Kafka's origin REPLICATION, no sequence checks. Batches below `from` are skipped.
    */
-  updateFromLog(records: Uint8Array, from = 0): void {
+  updateFromLog(records: Uint8Array, from = 0): CompletedTxn[] | null {
     const batches = producerBatchesOf(records, null);
-    if (batches === null) return;
+    if (batches === null) return null;
+    let completed: CompletedTxn[] | null = null;
     for (const b of batches) {
       if (b.firstOffset < from) continue;
       const e = this.producers.get(b.producerId);
       if (e !== undefined && b.epoch < e.producerEpoch) {
         this.logger.warn({ producerId: String(b.producerId), epoch: b.epoch, lastEpoch: e.producerEpoch, offset: b.firstOffset }, "producer epoch went back in a replicated batch");
       }
-      this.apply(b);
+      const c = this.apply(b);
+      if (c !== null) (completed ??= []).push(c);
     }
+    return completed;
   }
 
-  private apply(b: ProducerBatch): void {
+  private apply(b: ProducerBatch): CompletedTxn | null {
     assert(b.producerId >= 0n, "producer state is kept for producer ids only");
     let e = this.producers.get(b.producerId);
     if (e === undefined) {
@@ -290,8 +381,38 @@ export class ProducerStateManager {
       this.producers.set(b.producerId, e);
     }
     this.lastWritten = e;
-    e.addBatch(b.epoch, { firstSeq: b.firstSeq, lastSeq: b.lastSeq, firstOffset: b.firstOffset, lastOffset: b.lastOffset, timestampMs: b.timestampMs });
     this.dirty = true;
+    if (b.marker !== null) return this.completeTxn(e, b, b.marker);
+    e.addBatch(b.epoch, { firstSeq: b.firstSeq, lastSeq: b.lastSeq, firstOffset: b.firstOffset, lastOffset: b.lastOffset, timestampMs: b.timestampMs });
+    if (b.transactional && e.currentTxnFirstOffset < 0) {
+      e.currentTxnFirstOffset = b.firstOffset;
+      this.ongoing.set(b.producerId, b.firstOffset);
+    }
+    return null;
+  }
+
+  /** A marker at b.firstOffset ends the producer's transaction (Kafka's appendEndTxnMarker, then completeTxn). */
+  private completeTxn(e: Entry, b: ProducerBatch, marker: EndTxnMarker): CompletedTxn | null {
+    let completed: CompletedTxn | null = null;
+    if (e.currentTxnFirstOffset >= 0) {
+      let lastStableOffset = b.lastOffset + 1;
+      for (const [id, first] of this.ongoing) {
+        if (id === b.producerId) continue;
+        lastStableOffset = first;
+        break;
+      }
+      completed = { producerId: b.producerId, firstOffset: e.currentTxnFirstOffset, lastOffset: b.firstOffset, aborted: !marker.committed, lastStableOffset };
+      this.ongoing.delete(b.producerId);
+      this.unreplicated.push(completed);
+    }
+    if (b.epoch !== e.producerEpoch) {
+      e.batches = [];
+      e.producerEpoch = b.epoch;
+    }
+    e.currentTxnFirstOffset = -1;
+    e.coordinatorEpoch = marker.coordinatorEpoch;
+    e.lastTimestampMs = b.timestampMs;
+    return completed;
   }
 
   /** The least recently written producer without an open transaction goes (see the file comment). */
@@ -330,6 +451,8 @@ export class ProducerStateManager {
   loadEntries(entries: readonly ProducerStateEntry[], offset: number, nowMs: number): void {
     this.producers.clear();
     this.lastWritten = null;
+    this.ongoing.clear();
+    this.unreplicated = [];
     const sorted = [...entries].sort((a, b) => a.lastTimestampMs - b.lastTimestampMs);
     for (const s of sorted) {
       if (this.isExpired(s, nowMs)) continue;
@@ -341,6 +464,8 @@ export class ProducerStateManager {
       this.producers.set(s.producerId, e);
       if (this.producers.size > this.entriesMax) this.evictOne();
     }
+    const open = sorted.filter((s) => s.currentTxnFirstOffset >= 0 && this.producers.has(s.producerId));
+    for (const s of open.sort((a, b) => a.currentTxnFirstOffset - b.currentTxnFirstOffset)) this.ongoing.set(s.producerId, s.currentTxnFirstOffset);
     this._mapEndOffset = offset;
     this.dirty = false;
   }
@@ -350,6 +475,8 @@ export class ProducerStateManager {
     if (this.producers.size > 0) this.dirty = true;
     this.producers.clear();
     this.lastWritten = null;
+    this.ongoing.clear();
+    this.unreplicated = [];
     this._mapEndOffset = offset;
   }
 }

@@ -37,6 +37,7 @@ import {
 } from "../util/mod.ts";
 import { OffsetIndex } from "./offset_index.ts";
 import { TimeIndex } from "./time_index.ts";
+import { TransactionIndex, TxnIndexSuffix } from "./txn_index.ts";
 import { batchMaxTimestampAt, NO_TIMESTAMP, type Timestamp, timestampFromBigInt, timestampFromView } from "./timestamp.ts";
 
 export function segmentFileName(baseOffset: number, suffix: string): string {
@@ -87,6 +88,8 @@ export class LogSegment {
   private offsetOfMaxTimestampSoFar = -1;
   private headerBuf = new Uint8Array(recordBatchHeaderBytes);
   private headerView = new DataView(this.headerBuf.buffer);
+  /** `<base>.txnindex` (txn_index.ts), made on first use. */
+  private _txnIndex: TransactionIndex | null = null;
 
   private constructor(
     private readonly platform: Platform,
@@ -101,6 +104,11 @@ export class LogSegment {
     /** Wall-clock time of the segment's creation, for segment.ms rolls. */
     readonly createdMs: number,
   ) {}
+
+  /** The aborted transactions whose markers are in this segment (`.txnindex`). */
+  get txnIndex(): TransactionIndex {
+    return this._txnIndex ??= new TransactionIndex(this.platform, `${this.dir}/${segmentFileName(this.baseOffset, TxnIndexSuffix)}${this.fileSuffix}`);
+  }
 
   get logPath(): string {
     return `${this.dir}/${segmentFileName(this.baseOffset, ".log")}${this.fileSuffix}`;
@@ -120,6 +128,7 @@ export class LogSegment {
       // Stale indexes from an earlier, removed segment.
       platform.fs.remove(indexPath);
       platform.fs.remove(timeIndexPath);
+      platform.fs.remove(`${dir}/${segmentFileName(baseOffset, TxnIndexSuffix)}${fileSuffix}`);
       const index = OffsetIndex.open(platform, indexPath, baseOffset, config.segmentIndexBytes, 0);
       opened.push(index);
       const timeIndex = TimeIndex.open(platform, timeIndexPath, baseOffset, config.segmentIndexBytes, baseOffset);
@@ -611,6 +620,7 @@ export class LogSegment {
     this.nextOffset = nextOffset;
     this.index.truncateToPosition(position);
     this.timeIndex.truncateToOffset(nextOffset);
+    this.txnIndex.truncateTo(nextOffset);
     this.bytesSinceIndexEntry = 0;
     this.restoreMaxTimestamp();
   }
@@ -625,12 +635,14 @@ export class LogSegment {
     this.platform.fs.rename(from, this.logPath);
     this.index.renameTo(this.platform, `${this.dir}/${segmentFileName(this.baseOffset, ".index")}${suffix}`);
     this.timeIndex.renameTo(this.platform, `${this.dir}/${segmentFileName(this.baseOffset, ".timeindex")}${suffix}`);
+    this.txnIndex.renameTo(`${this.dir}/${segmentFileName(this.baseOffset, TxnIndexSuffix)}${suffix}`);
   }
 
   flush(): void {
     this.log.sync();
     this.timeIndex.flush();
     this.index.flush();
+    this._txnIndex?.flush();
   }
 
   /** Closes the files; the time index first gets its closing entry (Kafka's rule). */
@@ -639,6 +651,7 @@ export class LogSegment {
     this.log.close();
     this.timeIndex.close();
     this.index.close();
+    this._txnIndex?.close();
   }
 
   /**
@@ -654,6 +667,7 @@ export class LogSegment {
     }
     this.timeIndex.closeHandlers();
     this.index.closeHandlers();
+    this._txnIndex?.closeHandlers();
   }
 
   /** Closes and deletes the files. */
@@ -668,6 +682,7 @@ export class LogSegment {
     this.platform.fs.remove(this.logPath);
     this.platform.fs.remove(this.index.path);
     this.platform.fs.remove(this.timeIndex.path);
+    this.txnIndex.remove();
   }
 }
 

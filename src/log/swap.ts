@@ -35,7 +35,7 @@ export const CleanedFileSuffix = ".cleaned";
 /** Suffix of a written, fsynced segment's files between steps 2 and 4 of a swap (Kafka's). */
 export const SwapFileSuffix = ".swap";
 
-const segmentFile = /^(\d{20})\.(log|index|timeindex)$/;
+const segmentFile = /^(\d{20})\.(log|index|timeindex|txnindex)$/;
 
 /**
  * Finishes or undoes the swaps a crash interrupted in the partition directory `dir` (see the

@@ -22,6 +22,7 @@
 export * from "./api/mod.ts";
 export * from "./codec.ts";
 export * from "./compression.ts";
+export * from "./control_batch.ts";
 export * from "./headers.ts";
 export * from "./internal/consumer_protocol.ts";
 export * from "./internal/offsets_records.ts";

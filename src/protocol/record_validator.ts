@@ -3,8 +3,7 @@
 //
 // - each batch: whole, magic 2, CRC32C, size within max.message.bytes, a known codec, count ==
 //   lastOffsetDelta + 1 > 0; no control bit (clients may not write markers); a producer id
-//   carries a sequence >= 0; no transactional bit (strand has no transaction coordinator yet;
-//   Kafka answers INVALID_TXN_STATE for a transaction the coordinator never saw). An idempotent
+//   carries a sequence >= 0, a transactional batch a producer id. An idempotent or transactional
 //   batch's sequence and epoch are checked by the log's producer state (log/producer_state.ts).
 // - every record of every batch, walked as bytes (decompressed first into a buffer of at most
 //   decompressedBytesMax, so a bomb stops there): its length within the bytes left, its varints
@@ -379,8 +378,8 @@ function producerFieldsError(dv: DataView, pos: number, attributes: number, tp: 
     return fail(ErrorCode.INVALID_RECORD, `Invalid sequence number ${baseSequence} in record batch with producerId ${producerId} in topic partition ${tp}`);
   }
   if (attributes & BatchAttribute.transactional) {
+    // Whether the transaction added this partition is the coordinator's (KIP-890, the Produce path).
     if (producerId < 0n) return fail(ErrorCode.INVALID_RECORD, `Transactional record batch without a producer id in topic partition ${tp}`);
-    return fail(ErrorCode.INVALID_TXN_STATE, `Transactional write to ${tp} that no transaction coordinator added (strand has no transactions)`);
   }
   return null;
 }

@@ -21,7 +21,7 @@
 // replication-offset-checkpoint see it; only the Partition moves it.
 
 import type { Log, TopicLogConfig } from "../log/mod.ts";
-import type { BatchSetSummary } from "../protocol/mod.ts";
+import type { BatchSetSummary, EndTxnMarker } from "../protocol/mod.ts";
 import { assert, ErrorCode, isrChangeRetryBackoffMs, KafkaError } from "../util/mod.ts";
 
 export interface PartitionState {
@@ -202,6 +202,22 @@ export class Partition {
       );
     }
     const info = this.log.appendAsLeader(records, summary.offsetCount, this.state.leaderEpoch);
+    this.maybeIncrementHighWatermark(nowMs);
+    return info;
+  }
+
+  /**
+   * Writes a transaction marker as the leader (Kafka's appendRecordsToLeader, origin COORDINATOR,
+   * acks=all: NOT_ENOUGH_REPLICAS below min.insync.replicas). Throws KafkaError.
+   */
+  appendTxnMarkerToLeader(producerId: bigint, producerEpoch: number, marker: EndTxnMarker, nowMs: number) {
+    if (!this.isLeader) {
+      throw new KafkaError(ErrorCode.NOT_LEADER_OR_FOLLOWER, `broker ${this.localBrokerId} is not the leader of ${this.topic}-${this.partition}`);
+    }
+    if (this.state.isr.length < this.minInsyncReplicas) {
+      throw new KafkaError(ErrorCode.NOT_ENOUGH_REPLICAS, `${this.topic}-${this.partition} has ${this.state.isr.length} in-sync replicas, min.insync.replicas is ${this.minInsyncReplicas}`);
+    }
+    const info = this.log.appendTxnMarkerAsLeader(producerId, producerEpoch, marker, this.state.leaderEpoch);
     this.maybeIncrementHighWatermark(nowMs);
     return info;
   }

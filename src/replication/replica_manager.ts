@@ -21,7 +21,7 @@
 // says not ready.
 
 import type { LogManager, TopicLogConfig } from "../log/mod.ts";
-import { KafkaStorageError, topicPartitionKey } from "../log/mod.ts";
+import { abortedTxnsForRead, KafkaStorageError, topicPartitionKey } from "../log/mod.ts";
 import type { Clock } from "../platform/mod.ts";
 import { recordSetMagic, type RecordRules, upConvertMessageSet, validateBatches } from "../protocol/mod.ts";
 import { decompressedBytesMax, ErrorCode, KafkaError, partitionLogRetryMs } from "../util/mod.ts";
@@ -30,7 +30,7 @@ import { type IsrWriter, Partition, type PartitionState } from "./partition.ts";
 import { DelayedOperationPurgatory } from "./purgatory.ts";
 import { BrokerTopicStats } from "./topic_stats.ts";
 
-import type { DeleteRecordsResult, FetchParams, FetchPartitionRequest, FetchPartitionResult, FollowerLog, ProduceResult, ReplicaFetchers } from "./types.ts";
+import type { DeleteRecordsResult, FetchParams, TxnMarkerAppend, FetchPartitionRequest, FetchPartitionResult, FollowerLog, ProduceResult, ReplicaFetchers } from "./types.ts";
 import { noReplicaFetchers } from "./types.ts";
 
 export interface ReplicaManagerOptions {
@@ -59,6 +59,8 @@ export class ReplicaManager implements FollowerLog {
   fetchers: ReplicaFetchers = noReplicaFetchers;
   private isrTimer: { cancel(): void } | null = null;
   private readonly options: ReplicaManagerOptions;
+  /** Told of each transaction marker written and replicated (set by the broker: the group coordinator's pending offsets). */
+  onTxnMarker: ((topic: string, partition: number, producerId: bigint, committed: boolean) => void) | null = null;
 
   constructor(
     readonly brokerId: number,
@@ -321,6 +323,30 @@ export class ReplicaManager implements FollowerLog {
   }
 
   /**
+   * WriteTxnMarkers for one partition (Kafka's handleWriteTxnMarkersRequest: appendRecords with
+   * origin COORDINATOR, acks=all): writes the marker as the leader, then waits (timeoutMs) until
+   * the ISR has it. Answers an error code: UNKNOWN_TOPIC_OR_PARTITION, NOT_LEADER_OR_FOLLOWER,
+   * KAFKA_STORAGE_ERROR, NOT_ENOUGH_REPLICAS, INVALID_PRODUCER_EPOCH, TRANSACTION_COORDINATOR_FENCED,
+   * REQUEST_TIMED_OUT... On NONE, onTxnMarker is told (the group coordinator, for __consumer_offsets).
+   */
+  async appendTxnMarker(topic: string, partition: number, m: TxnMarkerAppend, timeoutMs: number): Promise<number> {
+    const p = this.getPartition(topic, partition);
+    if (this.isOffline(topic, partition)) return ErrorCode.KAFKA_STORAGE_ERROR;
+    if (p === undefined) return ErrorCode.UNKNOWN_TOPIC_OR_PARTITION;
+    let nextOffset: number;
+    try {
+      nextOffset = p.appendTxnMarkerToLeader(m.producerId, m.producerEpoch, m, this.clock.monotonicMs()).lastOffset + 1;
+    } catch (e) {
+      if (!(e instanceof KafkaError)) throw e;
+      return e.code;
+    }
+    this.wake(topicPartitionKey(topic, partition));
+    const [code] = await this.awaitReplication([{ topic, partition, requiredOffset: nextOffset }], timeoutMs);
+    if (code === ErrorCode.NONE) this.onTxnMarker?.(topic, partition, m.producerId, m.committed);
+    return code;
+  }
+
+  /**
    * acks=all (Kafka's DelayedProduce): waits until each partition's high watermark reaches its
    * required offset or timeoutMs passes; answers an error code per partition (REQUEST_TIMED_OUT
    * for those still waiting, NOT_LEADER_OR_FOLLOWER for those whose leadership moved away,
@@ -348,10 +374,11 @@ export class ReplicaManager implements FollowerLog {
   }
 
   /**
-   * Reads one partition: consumers up to the high watermark from the leader only; followers up to
+   * Reads one partition: consumers up to the high watermark from the leader only (read_committed:
+   * the last stable offset, with the aborted transactions the records overlap); followers up to
    * the log end offset. `leaderEndOffset` is set to the log end offset at the read.
    */
-  readPartition(req: FetchPartitionRequest, replicaId: number, minOneBatch: boolean): FetchPartitionResult & { leaderEndOffset: number } {
+  readPartition(req: FetchPartitionRequest, replicaId: number, minOneBatch: boolean, readCommitted = false): FetchPartitionResult & { leaderEndOffset: number } {
     const out = {
       topic: req.topic,
       partition: req.partition,
@@ -370,16 +397,18 @@ export class ReplicaManager implements FollowerLog {
     if (epochError !== ErrorCode.NONE) return { ...out, errorCode: epochError };
     if (replicaId >= 0 && !p.isReplica(replicaId)) return { ...out, errorCode: notAssignedReplicaError(req.currentLeaderEpoch ?? -1) };
     out.highWatermark = p.highWatermark;
-    out.lastStableOffset = p.highWatermark;
+    out.lastStableOffset = p.log.lastStableOffset;
     out.logStartOffset = p.log.logStartOffset;
     out.leaderEndOffset = p.log.logEndOffset;
-    const limit = replicaId >= 0 ? p.log.logEndOffset : p.highWatermark;
+    const committed = readCommitted && replicaId < 0;
+    const limit = replicaId >= 0 ? p.log.logEndOffset : committed ? out.lastStableOffset : p.highWatermark;
     if (req.fetchOffset === limit && req.fetchOffset <= p.log.logEndOffset) {
       out.records = new Uint8Array(0);
-      return out;
+      return committed ? { ...out, abortedTransactions: [] } : out;
     }
     try {
       out.records = p.log.read(req.fetchOffset, req.maxBytes, minOneBatch, limit).records;
+      if (committed) return { ...out, abortedTransactions: abortedTxnsForRead(p.log.logSegments, req.fetchOffset, out.records) };
     } catch (e) {
       if (!(e instanceof KafkaError)) throw e;
       out.errorCode = e.code;
@@ -401,7 +430,7 @@ export class ReplicaManager implements FollowerLog {
     const anyError = first.some((r) => r.errorCode !== ErrorCode.NONE);
     if (params.maxWaitMs <= 0 || bytes >= params.minBytes || anyError || params.partitions.length === 0) return this.countOut(params, first);
     // Consumers wait for the high watermark to pass their offset, followers for the log end.
-    const visible = (p: Partition) => (params.replicaId >= 0 ? p.log.logEndOffset : p.highWatermark);
+    const visible = (p: Partition) => (params.replicaId >= 0 ? p.log.logEndOffset : params.isolationLevel === 1 ? p.log.lastStableOffset : p.highWatermark);
     const op = {
       tryComplete: () => {
         for (const req of params.partitions) {
@@ -467,7 +496,7 @@ export class ReplicaManager implements FollowerLog {
     let budget = params.maxBytes;
     let minOneBatch = true;
     return params.partitions.map((req) => {
-      const { leaderEndOffset: _, ...r } = this.readPartition({ ...req, maxBytes: Math.min(req.maxBytes, budget) }, params.replicaId, minOneBatch);
+      const { leaderEndOffset: _, ...r } = this.readPartition({ ...req, maxBytes: Math.min(req.maxBytes, budget) }, params.replicaId, minOneBatch, params.isolationLevel === 1);
       const n = r.records?.length ?? 0;
       if (n > 0) minOneBatch = false;
       budget = Math.max(0, budget - n);

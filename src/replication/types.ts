@@ -41,6 +41,8 @@ export interface FetchParams {
   maxBytes: number;
   /** The fetching follower's broker id; -1 for consumers. */
   replicaId: number;
+  /** 1: read_committed (consumers read up to the last stable offset); 0 or absent: read_uncommitted. */
+  isolationLevel?: number;
   /** Told how long the fetch waited in the purgatory (not handler time: the request quota leaves it out). */
   onParked?: (ms: number) => void;
 }
@@ -53,6 +55,8 @@ export interface FetchPartitionResult {
   lastStableOffset: number;
   logStartOffset: number;
   records: Uint8Array | null;
+  /** read_committed: the aborted transactions overlapping the records read (absent otherwise). */
+  abortedTransactions?: { producerId: bigint; firstOffset: number }[];
 }
 
 /** What a replica fetcher reads of and does to a partition this broker follows. */
@@ -86,3 +90,11 @@ export const noReplicaFetchers: ReplicaFetchers = {
   removeFetcherForPartitions() {},
   shutdown: () => Promise.resolve(),
 };
+
+/** One partition's transaction marker, as WriteTxnMarkers carries it. */
+export interface TxnMarkerAppend {
+  producerId: bigint;
+  producerEpoch: number;
+  coordinatorEpoch: number;
+  committed: boolean;
+}

@@ -314,6 +314,8 @@ export const producerBatchesRetained = 5;
  * ids cannot grow a partition's memory without end.
  */
 export const producerStateEntriesMax = 10_000;
+/** How long WriteTxnMarkers waits for the ISR to have a marker (Kafka's request.timeout.ms default, which it uses). */
+export const txnMarkerReplicationTimeoutMs = 30_000;
 /** Largest `.snapshot` file read (10,000 entries are 370 KB); a larger one is skipped as corrupt. */
 export const producerSnapshotBytesMax = 64 * 1024 * 1024;
 /**

@@ -142,6 +142,7 @@ export interface ParsedBatch {
   recordCount: number;
   sizeBytes: number;
   records: ParsedRecord[];
+  producerId: bigint;
 }
 
 /** Parses concatenated uncompressed batches; throws on anything malformed. */
@@ -162,7 +163,7 @@ export function parseBatches(bytes: Uint8Array): ParsedBatch[] {
     const lastOffsetDelta = r.int32();
     const baseTimestamp = r.int64();
     r.int64(); // max timestamp
-    r.int64(); // producer id
+    const producerId = r.int64();
     r.int16(); // producer epoch
     r.int32(); // base sequence
     const recordCount = r.int32();
@@ -182,7 +183,7 @@ export function parseBatches(bytes: Uint8Array): ParsedBatch[] {
       records.push({ offset: baseOffset + BigInt(offDelta), timestamp: baseTimestamp + tsDelta, key, value });
     }
     if (!r.ok || r.pos !== end) throw new Error(`batch at ${pos}: records do not fill the batch (${r.error})`);
-    out.push({ baseOffset, partitionLeaderEpoch, magic, crc, crcValid, attributes, lastOffsetDelta, recordCount, sizeBytes: end - pos, records });
+    out.push({ baseOffset, partitionLeaderEpoch, magic, crc, crcValid, attributes, lastOffsetDelta, recordCount, sizeBytes: end - pos, records, producerId });
     pos = end;
   }
   return out;

@@ -212,13 +212,13 @@ test("record validator: a 1 GiB gzip bomb stops at the bound with MESSAGE_TOO_LA
   assert.equal(validateBatches(b, MAX, rules({ decompressedBytesMax: 1 << 20 })).errorCode, ErrorCode.MESSAGE_TOO_LARGE);
 });
 
-test("record validator: control and transactional batches from a client are refused with Kafka's codes; idempotent ones pass", () => {
+test("record validator: control batches and transactional ones without a producer id are refused with Kafka's codes; idempotent and transactional ones pass", () => {
   const v = valueRecords(2);
   const cases: [string, Uint8Array, number][] = [
     ["control bit", buildBatch(v, { attributes: 0x20 }), ErrorCode.INVALID_RECORD],
     ["control bit with a producer id", buildBatch(v, { attributes: 0x30, producerId: 5n, producerEpoch: 0, baseSequence: 0 }), ErrorCode.INVALID_RECORD],
     ["transactional bit, no producer id", buildBatch(v, { attributes: 0x10 }), ErrorCode.INVALID_RECORD],
-    ["transactional bit with a producer id", buildBatch(v, { attributes: 0x10, producerId: 5n, producerEpoch: 0, baseSequence: 0 }), ErrorCode.INVALID_TXN_STATE],
+    ["transactional bit with a producer id (the transaction's partitions are the coordinator's to check)", buildBatch(v, { attributes: 0x10, producerId: 5n, producerEpoch: 0, baseSequence: 0 }), ErrorCode.NONE],
     ["producer id, sequence -1", buildBatch(v, { producerId: 5n, producerEpoch: 0, baseSequence: -1 }), ErrorCode.INVALID_RECORD],
   ];
   for (const [what, b, code] of cases) {

@@ -1,7 +1,8 @@
 // Fetch (1), v4-16, for consumers and followers. Full fetches only: strand creates no incremental
 // fetch sessions (KIP-227), answering session id 0, which tells clients to keep sending full
 // requests; a request naming a session id answers FETCH_SESSION_ID_NOT_FOUND. Consumers read up to
-// the high watermark; followers (replica_id >= 0; in v15+ ReplicaState.replicaId) up to the log
+// the high watermark (isolation_level 1, read_committed: up to the last stable offset, with the
+// aborted transactions their records overlap; every answer carries the last stable offset); followers (replica_id >= 0; in v15+ ReplicaState.replicaId) up to the log
 // end offset, and their fetch offset moves the high watermark (ReplicaManager). A follower must be
 // allowed to send inter-broker requests (inter_broker.ts: CLUSTER_ACTION with an authorizer, else
 // the inter-broker listener, never in single-node mode); otherwise every partition answers
@@ -103,6 +104,7 @@ export const fetchHandler: ApiHandler<BrokerServices> = {
       minBytes: req.minBytes as number,
       maxBytes: Math.min(Math.max(0, req.maxBytes as number), s.config.fetchMaxBytes),
       replicaId: refusedReplica ? -1 : replicaId,
+      isolationLevel: ctx.version >= 4 ? req.isolationLevel as number : 0,
       onParked: (ms) => (ctx.parkedMs += ms),
     });
     const endpoints = new Map<number, BrokerEndpoint>();
@@ -123,7 +125,7 @@ export const fetchHandler: ApiHandler<BrokerServices> = {
             highWatermark: BigInt(r.highWatermark),
             lastStableOffset: BigInt(r.lastStableOffset),
             logStartOffset: BigInt(r.logStartOffset),
-            abortedTransactions: r.errorCode === ErrorCode.NONE ? [] : null,
+            abortedTransactions: r.abortedTransactions?.map((t) => ({ producerId: t.producerId, firstOffset: BigInt(t.firstOffset) })) ?? null,
             preferredReadReplica: -1,
             records: r.records ?? new Uint8Array(0),
           };

@@ -1,10 +1,10 @@
-// ListOffsets (2), v1-8: -1 latest (the high watermark; the same for read_committed while there
-// are no transactions; for a follower (replica_id >= 0) the log end offset, as Kafka answers
+// ListOffsets (2), v1-8: -1 latest (the high watermark; for isolation_level 1, read_committed,
+// v2+, the last stable offset; for a follower (replica_id >= 0) the log end offset, as Kafka answers
 // replica fetchers resolving an out-of-range fetch), -2 earliest (log start offset), -3 the record with the largest timestamp
 // (v7, KIP-734), -4 earliest local (v8, KIP-405: with no tiered storage, the log start offset;
 // like Kafka, taken in any version), or a timestamp: the first record whose timestamp is at or
 // after it, found through the segments' time indexes (Log.offsetForTimestamp); -1 when none is
-// below the high watermark.
+// below the high watermark (the last stable offset for read_committed: Kafka's lastFetchableOffset).
 import { AclOperation, ResourceType } from "../../authorizer/mod.ts";
 import { timestampFromBigInt } from "../../log/mod.ts";
 import { ListOffsetsApi } from "../../protocol/mod.ts";
@@ -24,7 +24,7 @@ interface ListPartition {
   timestamp: bigint;
 }
 
-function lookup(s: BrokerServices, topic: string, p: ListPartition, replicaId: number) {
+function lookup(s: BrokerServices, topic: string, p: ListPartition, replicaId: number, readCommitted: boolean) {
   const out = { partitionIndex: p.partitionIndex, errorCode: ErrorCode.NONE, timestamp: -1n, offset: -1n, leaderEpoch: -1 };
   const part = s.replicaManager.getPartition(topic, p.partitionIndex);
   // A partition whose log dir failed answers KAFKA_STORAGE_ERROR first, as Kafka's does.
@@ -38,7 +38,8 @@ function lookup(s: BrokerServices, topic: string, p: ListPartition, replicaId: n
   // Exact over int64 (a target near 2^63-1 must not round): a Timestamp (log/timestamp.ts).
   const ts = timestampFromBigInt(p.timestamp);
   out.leaderEpoch = part.state.leaderEpoch;
-  if (ts === LATEST) return { ...out, offset: BigInt(replicaId >= 0 ? part.log.logEndOffset : part.highWatermark) };
+  const lastFetchable = readCommitted ? part.log.lastStableOffset : part.highWatermark;
+  if (ts === LATEST) return { ...out, offset: BigInt(replicaId >= 0 ? part.log.logEndOffset : lastFetchable) };
   if (ts === EARLIEST || ts === EARLIEST_LOCAL) return { ...out, offset: BigInt(part.log.logStartOffset) };
   let found;
   try {
@@ -48,7 +49,7 @@ function lookup(s: BrokerServices, topic: string, p: ListPartition, replicaId: n
     if (!(e instanceof KafkaError)) throw e;
     return { ...out, errorCode: e.code, leaderEpoch: -1 };
   }
-  if (found === null || found.offset >= part.highWatermark) return { ...out, leaderEpoch: -1 };
+  if (found === null || found.offset >= lastFetchable) return { ...out, leaderEpoch: -1 };
   return { ...out, offset: BigInt(found.offset), timestamp: BigInt(found.timestamp) };
 }
 
@@ -61,9 +62,10 @@ export const listOffsetsHandler: ApiHandler<BrokerServices> = {
     // A replica id that is not a live broker is treated as a consumer's.
     const claimed = req.replicaId as number;
     const replicaId = claimed >= 0 && claimed !== s.brokerId && s.metadata.getBroker(claimed) !== undefined ? claimed : -1;
+    const readCommitted = ctx.version >= 2 && (req.isolationLevel as number) === 1;
     return {
       throttleTimeMs: 0,
-      topics: topics.map((t) => ({ name: t.name, partitions: t.partitions.map((p) => describable.has(t.name) ? lookup(s, t.name, p, replicaId) : denied(p)) })),
+      topics: topics.map((t) => ({ name: t.name, partitions: t.partitions.map((p) => describable.has(t.name) ? lookup(s, t.name, p, replicaId, readCommitted) : denied(p)) })),
     };
   },
 };

@@ -32,6 +32,7 @@ import { txnOffsetCommitHandler } from "./28_txn_offset_commit.ts";
 import { describeTransactionsHandler } from "./65_describe_transactions.ts";
 import { listTransactionsHandler } from "./66_list_transactions.ts";
 import { offsetForLeaderEpochHandler } from "./23_offset_for_leader_epoch.ts";
+import { writeTxnMarkersHandler } from "./27_write_txn_markers.ts";
 import { describeAclsHandler } from "./29_describe_acls.ts";
 import { createAclsHandler } from "./30_create_acls.ts";
 import { deleteAclsHandler } from "./31_delete_acls.ts";
@@ -82,6 +83,7 @@ export const apiHandlers: ApiHandler<BrokerServices>[] = [
   describeTransactionsHandler,
   listTransactionsHandler,
   offsetForLeaderEpochHandler,
+  writeTxnMarkersHandler,
   describeConfigsHandler,
   alterConfigsHandler,
   describeLogDirsHandler,
