@@ -46,7 +46,7 @@ import { MetadataCache } from "./metadata_cache.ts";
 import { createCoordinator, offsetsTopicEnsurer } from "./group_wiring.ts";
 import { ProducerIdManager } from "../coordinator/mod.ts";
 import { createTxnCoordinator, metadataLeaderLookup, transactionTopicEnsurer } from "./txn_wiring.ts";
-import { InterBrokerTxnMarkerSender } from "./txn_marker_sender.ts";
+import { InterBrokerTxnMarkerSender, LocalFirstTxnMarkerSender } from "./txn_marker_sender.ts";
 import { type ConnectionLimits, type NetworkStats, SocketServer } from "./server.ts";
 import type { BrokerServices } from "./services.ts";
 
@@ -242,11 +242,12 @@ export class Broker {
     }, log);
     let brokerEpoch = -1n;
     const producerIds = new ProducerIdManager(brokerId, registry, log);
-    const markerSender = new InterBrokerTxnMarkerSender(platform, brokerId, (id) => local.brokerEndpoint(id), {
+    // Kafka's marker channel uses request.timeout.ms (30 s); controller.socket.timeout.ms has the same default.
+    const markerSender = new LocalFirstTxnMarkerSender(brokerId, replicaManager, new InterBrokerTxnMarkerSender(platform, brokerId, (id) => local.brokerEndpoint(id), {
       requestTimeoutMs: config.replication.controllerSocketTimeoutMs,
       sasl: interBrokerSasl,
       tls: interBrokerTls,
-    }, log);
+    }, log));
     const txnCoordinator = createTxnCoordinator(platform, config, replicaManager, log, {
       generateProducerId: () => producerIds.generateProducerId(),
       markerSender,

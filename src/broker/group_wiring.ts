@@ -80,6 +80,11 @@ export function createCoordinator(
     OFFSETS_COMMIT_TIMEOUT_MS,
   );
   const coordinator = new Coordinator(log, config.groupCoordinator, platform.clock, logger.child({ component: "group-coordinator" }), randomHex);
+  // A transaction marker written here as leader of an offsets partition ends the producer's
+  // transactional offsets there (Kafka's onTransactionCompleted after WriteTxnMarkers).
+  replicaManager.onTxnMarker = (topic, partition, producerId, committed) => {
+    if (topic === OFFSETS_TOPIC) coordinator.onTxnMarker(partition, producerId, committed);
+  };
   replicaManager.leadershipListeners.push((topic, partition, isLeader) => {
     if (topic !== OFFSETS_TOPIC) return;
     if (isLeader) {

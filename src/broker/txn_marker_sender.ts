@@ -6,10 +6,11 @@
 // that does not cover every partition sent rejects, and the channel sends those markers again.
 
 import { KafkaConnection, type SaslCredentials } from "../client/mod.ts";
+import type { ReplicaManager } from "../replication/mod.ts";
 import type { TxnMarkerEntry, TxnMarkerSender } from "../coordinator/mod.ts";
 import type { Platform, TlsClientOptions } from "../platform/mod.ts";
 import { type Struct, WriteTxnMarkersApi } from "../protocol/mod.ts";
-import type { Logger } from "../util/mod.ts";
+import { type Logger, txnMarkerReplicationTimeoutMs } from "../util/mod.ts";
 
 /** Kafka 3.8 sends v1 (flexible) to brokers at IBP 2.8 or later. */
 const WRITE_TXN_MARKERS_VERSION = 1;
@@ -117,4 +118,28 @@ export function errorsOf(markers: TxnMarkerEntry[], body: Struct): number[][] {
       return code;
     })
   );
+}
+
+/**
+ * Markers for partitions this broker leads are written straight through its ReplicaManager (as
+ * the WriteTxnMarkers handler writes them, acks=all), the rest go over the network: a
+ * single-node broker (no inter-broker principal exists) and the common local case need no
+ * connection to itself.
+ */
+export class LocalFirstTxnMarkerSender implements TxnMarkerSender {
+  constructor(
+    private readonly localBrokerId: number,
+    private readonly replicaManager: ReplicaManager,
+    private readonly remote: InterBrokerTxnMarkerSender,
+  ) {}
+
+  send(brokerId: number, markers: TxnMarkerEntry[]): Promise<number[][]> {
+    if (brokerId !== this.localBrokerId) return this.remote.send(brokerId, markers);
+    // Appended in the order given (each append runs before its first await), then awaited together.
+    return Promise.all(markers.map((m) => Promise.all(m.partitions.map((p) => this.replicaManager.appendTxnMarker(p.topic, p.partition, m, txnMarkerReplicationTimeoutMs)))));
+  }
+
+  shutdown(): void {
+    this.remote.shutdown();
+  }
 }

@@ -595,8 +595,7 @@ test("authorization: every client API denied without its ACL (Kafka's code, noth
         request: () => ({ ...txnFields, groupId: "g", generationId: -1, memberId: "", groupInstanceId: null, topics: [{ name: "t", partitions: [{ partitionIndex: 0, committedOffset: 1n, committedLeaderEpoch: -1, committedMetadata: null }] }] }),
         grants: [[Op.WRITE, Res.TRANSACTIONAL_ID, "tx"], [Op.READ, Res.GROUP, "g"], [Op.READ, Res.TOPIC, "t"]],
         denied: (r) => assert.equal(r.topics[0].partitions[0].errorCode, ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED),
-        // Until the partition side accepts transactional batches (i15-part), the append answers INVALID_TXN_STATE.
-        allowed: (r) => assert.ok([0, ErrorCode.INVALID_TXN_STATE].includes(r.topics[0].partitions[0].errorCode), String(r.topics[0].partitions[0].errorCode)),
+        allowed: (r) => assert.equal(r.topics[0].partitions[0].errorCode, 0),
         partial: [
           { grants: [[Op.WRITE, Res.TRANSACTIONAL_ID, "tx"]], check: (r) => assert.equal(r.topics[0].partitions[0].errorCode, ErrorCode.GROUP_AUTHORIZATION_FAILED) },
           { grants: [[Op.WRITE, Res.TRANSACTIONAL_ID, "tx"], [Op.READ, Res.GROUP, "g"]], check: (r) => assert.equal(r.topics[0].partitions[0].errorCode, ErrorCode.TOPIC_AUTHORIZATION_FAILED) },
@@ -647,9 +646,9 @@ test("authorization: every client API denied without its ACL (Kafka's code, noth
     }
 
     // The table covers every advertised API but those Kafka checks nothing on and the
-    // inter-broker ones (LeaderAndIsr, StopReplica, UpdateMetadata, ControlledShutdown).
+    // inter-broker ones (LeaderAndIsr, StopReplica, UpdateMetadata, ControlledShutdown, WriteTxnMarkers).
     const versions = await alice.request(ApiVersionsApi, 3, { clientSoftwareName: "t", clientSoftwareVersion: "1" });
-    const exempt = new Set([4, 5, 6, 7, 17, 18, 36]);
+    const exempt = new Set([4, 5, 6, 7, 17, 18, 27, 36]);
     const covered = new Set(cases.map((c) => c.api.apiKey));
     const missing = (versions.apiKeys as { apiKey: number }[]).map((k) => k.apiKey).filter((k) => !exempt.has(k) && !covered.has(k));
     assert.deepEqual(missing, [], "every advertised API is in the table");
