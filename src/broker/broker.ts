@@ -46,7 +46,7 @@ import { MetadataCache } from "./metadata_cache.ts";
 import { createCoordinator, offsetsTopicEnsurer } from "./group_wiring.ts";
 import { ProducerIdManager } from "../coordinator/mod.ts";
 import { createTxnCoordinator, metadataLeaderLookup, transactionTopicEnsurer } from "./txn_wiring.ts";
-import { InterBrokerTxnMarkerSender, LocalFirstTxnMarkerSender } from "./txn_marker_sender.ts";
+import { InterBrokerConnections, InterBrokerTxnMarkerSender, LocalFirstTxnMarkerSender } from "./txn_marker_sender.ts";
 import { type ConnectionLimits, type NetworkStats, SocketServer } from "./server.ts";
 import type { BrokerServices } from "./services.ts";
 
@@ -269,6 +269,11 @@ export class Broker {
       ensureTransactionTopic: transactionTopicEnsurer(config, metadata, topicAdmin, log),
       txnCoordinator,
       txnMarkerSender: markerSender,
+      txnVerifyConnections: new InterBrokerConnections(platform, `strand-txn-verify-${brokerId}`, (id) => local.brokerEndpoint(id), {
+        requestTimeoutMs: config.replication.controllerSocketTimeoutMs,
+        sasl: interBrokerSasl,
+        tls: interBrokerTls,
+      }, log),
       controlPlane: local,
       controller,
       brokerEpoch: () => brokerEpoch,
@@ -451,6 +456,7 @@ export class Broker {
     this.services.coordinator.shutdown();
     this.services.txnCoordinator?.shutdown();
     this.services.txnMarkerSender?.shutdown();
+    this.services.txnVerifyConnections?.shutdown();
     this.services.replicaManager.shutdown();
     await this.logManager.shutdownGradually();
     try {

@@ -18,12 +18,13 @@ import {
   EndTxnApi,
   FindCoordinatorApi,
   ListTransactionsApi,
+  ProduceApi,
 } from "../../src/protocol/api/mod.ts";
 import { ErrorCode } from "../../src/util/errors.ts";
 import { grant, revokeAll, saslAclBroker } from "../helpers/acls.ts";
 import { startBroker, type TestBroker } from "../helpers/broker.ts";
 import { saslLogin } from "../helpers/sasl.ts";
-import { findTxnCoordinator, type InitAnswer, initTxn } from "../helpers/txn.ts";
+import { fetchIsolated, findTxnCoordinator, type InitAnswer, initTxn, txnBatch, valuesOf, writeMarker } from "../helpers/txn.ts";
 import { createTopic, WireClient } from "../helpers/wire.ts";
 
 type Init = InitAnswer;
@@ -163,6 +164,52 @@ test("transaction APIs with real ACLs: TRANSACTIONAL_ID DESCRIBE for FindCoordin
   } finally {
     alice.close();
     admin.close();
+    await b.stop();
+  }
+});
+
+async function produceTxn(c: WireClient, transactionalId: string | null, topic: string, partition: number, records: Uint8Array): Promise<number> {
+  const res = await c.request(ProduceApi, 9, { transactionalId, acks: -1, timeoutMs: 10_000, topicData: [{ name: topic, partitionData: [{ index: partition, records }] }] });
+  return (res.responses as { partitionResponses: { errorCode: number }[] }[])[0].partitionResponses[0].errorCode;
+}
+
+test("transactional produce, bad input (KIP-890 verification): not added to the transaction INVALID_TXN_STATE, no transactional id TRANSACTIONAL_ID_AUTHORIZATION_FAILED, an old epoch INVALID_PRODUCER_EPOCH, a client's WriteTxnMarkers refused; nothing appended; then the real thing commits", async () => {
+  const b = await startBroker();
+  const c = await WireClient.connect(b.port);
+  try {
+    assert.equal((await createTopic(c, "t", { numPartitions: 2 })).errorCode, 0);
+    assert.equal((await findTxnCoordinator(c, "tx")).errorCode, 0);
+    const p = await initTxn(c, "tx");
+    assert.equal(p.errorCode, 0);
+    const end = () => b.broker.services.replicaManager.getPartition("t", 0)!.log.logEndOffset;
+    assert.equal(await produceTxn(c, "tx", "t", 0, txnBatch(p.producerId, p.producerEpoch, 0, 3, "x")), ErrorCode.INVALID_TXN_STATE, "no AddPartitionsToTxn");
+    assert.equal(await produceTxn(c, null, "t", 0, txnBatch(p.producerId, p.producerEpoch, 0, 3, "x")), ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED, "no transactional id");
+    assert.equal(await produceTxn(c, "other", "t", 0, txnBatch(p.producerId, p.producerEpoch, 0, 3, "x")), ErrorCode.INVALID_PRODUCER_ID_MAPPING, "another id's producer");
+    assert.equal(end(), 0, "nothing appended");
+    assert.deepEqual(partitionCodes(await addPartitions(c, "tx", p, [{ name: "t", partitions: [0] }])), { "t-0": 0 });
+    assert.equal(await produceTxn(c, "tx", "t", 0, txnBatch(p.producerId, p.producerEpoch - 1, 0, 3, "x")), ErrorCode.INVALID_PRODUCER_EPOCH, "an older epoch");
+    assert.equal(await produceTxn(c, "tx", "t", 1, txnBatch(p.producerId, p.producerEpoch, 0, 3, "x")), ErrorCode.INVALID_TXN_STATE, "partition 1 was not added");
+    // A marker from a client (not a broker) is refused.
+    const forged = await writeMarker(c, { producerId: p.producerId, producerEpoch: p.producerEpoch, committed: true, coordinatorEpoch: 0, partitions: [["t", 0]] });
+    assert.deepEqual(forged, { "t-0": ErrorCode.CLUSTER_AUTHORIZATION_FAILED });
+    assert.equal(end(), 0, "nothing appended");
+
+    assert.equal(await produceTxn(c, "tx", "t", 0, txnBatch(p.producerId, p.producerEpoch, 0, 3, "v")), 0);
+    assert.equal(await produceTxn(c, "tx", "t", 0, txnBatch(p.producerId, p.producerEpoch, 3, 2, "w")), 0, "the second batch: the transaction is ongoing here");
+    assert.deepEqual(valuesOf((await fetchIsolated(c, "t", 0n, 1)).records), [], "read_committed sees nothing before the commit");
+    const e = await c.request(EndTxnApi, 3, { transactionalId: "tx", producerId: p.producerId, producerEpoch: p.producerEpoch, committed: true });
+    assert.equal(e.errorCode, 0);
+    let f = await fetchIsolated(c, "t", 0n, 1);
+    for (let i = 0; i < 100 && valuesOf(f.records).length < 5; i++) {
+      await new Promise((r) => setTimeout(r, 50));
+      f = await fetchIsolated(c, "t", 0n, 1);
+    }
+    assert.deepEqual(valuesOf(f.records), ["v0", "v1", "v2", "w0", "w1"]);
+    assert.equal(f.lastStableOffset, 6n, "five records and the marker");
+    for (let i = 0; i < 100 && b.broker.services.txnCoordinator!.describe("tx").txn!.state !== "CompleteCommit"; i++) await new Promise((r) => setTimeout(r, 50));
+    assert.equal(b.broker.services.txnCoordinator!.describe("tx").txn!.state, "CompleteCommit");
+  } finally {
+    c.close();
     await b.stop();
   }
 });
