@@ -24,7 +24,7 @@ import { ErrorCode } from "../../src/util/errors.ts";
 import { grant, revokeAll, saslAclBroker } from "../helpers/acls.ts";
 import { startBroker, type TestBroker } from "../helpers/broker.ts";
 import { saslLogin } from "../helpers/sasl.ts";
-import { fetchIsolated, findTxnCoordinator, type InitAnswer, initTxn, txnBatch, valuesOf, writeMarker } from "../helpers/txn.ts";
+import { committedValues, fetchIsolated, findTxnCoordinator, type InitAnswer, initTxn, txnBatch, valuesOf, writeMarker } from "../helpers/txn.ts";
 import { createTopic, WireClient } from "../helpers/wire.ts";
 
 type Init = InitAnswer;
@@ -208,6 +208,44 @@ test("transactional produce, bad input (KIP-890 verification): not added to the 
     assert.equal(f.lastStableOffset, 6n, "five records and the marker");
     for (let i = 0; i < 100 && b.broker.services.txnCoordinator!.describe("tx").txn!.state !== "CompleteCommit"; i++) await new Promise((r) => setTimeout(r, 50));
     assert.equal(b.broker.services.txnCoordinator!.describe("tx").txn!.state, "CompleteCommit");
+  } finally {
+    c.close();
+    await b.stop();
+  }
+});
+
+test("a producer that begins a transaction and dies: the coordinator aborts it after its timeout (epoch bumped), read_committed moves past it, the next transaction commits", async () => {
+  const b = await startBroker({ "transaction.abort.timed.out.transaction.cleanup.interval.ms": "200" });
+  const c = await WireClient.connect(b.port);
+  try {
+    assert.equal((await createTopic(c, "t")).errorCode, 0);
+    assert.equal((await findTxnCoordinator(c, "dies")).errorCode, 0);
+    const dead = await WireClient.connect(b.port);
+    const p = await initTxn(dead, "dies", 4, undefined, 1000);
+    assert.equal(p.errorCode, 0);
+    assert.deepEqual(partitionCodes(await addPartitions(dead, "dies", p, [{ name: "t", partitions: [0] }])), { "t-0": 0 });
+    assert.equal(await produceTxn(dead, "dies", "t", 0, txnBatch(p.producerId, p.producerEpoch, 0, 4, "lost")), 0);
+    dead.close(); // the producer dies mid-transaction
+    // Another producer's committed records after it: held behind the open transaction.
+    const other = await initTxn(c, "lives");
+    assert.deepEqual(partitionCodes(await addPartitions(c, "lives", other, [{ name: "t", partitions: [0] }])), { "t-0": 0 });
+    assert.equal(await produceTxn(c, "lives", "t", 0, txnBatch(other.producerId, other.producerEpoch, 0, 2, "kept")), 0);
+    assert.equal((await c.request(EndTxnApi, 3, { transactionalId: "lives", producerId: other.producerId, producerEpoch: other.producerEpoch, committed: true })).errorCode, 0);
+    let f = await fetchIsolated(c, "t", 0n, 1);
+    assert.equal(f.lastStableOffset, 0n, "the dead producer's transaction holds the last stable offset");
+    for (let i = 0; i < 200 && (f.lastStableOffset < 8n); i++) {
+      await new Promise((r) => setTimeout(r, 50));
+      f = await fetchIsolated(c, "t", 0n, 1);
+    }
+    // 4 lost + 2 kept + the commit marker + the abort marker.
+    assert.equal(f.lastStableOffset, 8n, "aborted after its 1 s timeout");
+    assert.deepEqual(committedValues(f), ["kept0", "kept1"], "read_committed: the aborted records dropped");
+    assert.deepEqual((f.abortedTransactions ?? []).map((a) => [a.producerId, a.firstOffset]), [[p.producerId, 0n]]);
+    const d = b.broker.services.txnCoordinator!.describe("dies").txn!;
+    assert.deepEqual([d.state, d.producerEpoch], ["CompleteAbort", p.producerEpoch + 1], "the abort fenced the producer");
+    // The dead producer's zombie gets fenced.
+    const zombie = await c.request(EndTxnApi, 3, { transactionalId: "dies", producerId: p.producerId, producerEpoch: p.producerEpoch, committed: true });
+    assert.equal(zombie.errorCode, ErrorCode.PRODUCER_FENCED);
   } finally {
     c.close();
     await b.stop();
