@@ -251,3 +251,34 @@ test("a producer that begins a transaction and dies: the coordinator aborts it a
     await b.stop();
   }
 });
+
+test("hanging transactions on the admin API and /metrics: an open transaction older than transaction.max.timeout.ms (the coordinator's abort check not run yet) is shown and counted", async () => {
+  const b = await startBroker({
+    "admin.listeners": "http://127.0.0.1:0",
+    "transaction.max.timeout.ms": "1000",
+    "transaction.abort.timed.out.transaction.cleanup.interval.ms": "3600000",
+  });
+  const c = await WireClient.connect(b.port);
+  try {
+    assert.equal((await createTopic(c, "t")).errorCode, 0);
+    assert.equal((await findTxnCoordinator(c, "hang")).errorCode, 0);
+    const p = await initTxn(c, "hang", 4, undefined, 1000);
+    assert.equal(p.errorCode, 0);
+    assert.deepEqual(partitionCodes(await addPartitions(c, "hang", p, [{ name: "t", partitions: [0] }])), { "t-0": 0 });
+    assert.equal(await produceTxn(c, "hang", "t", 0, txnBatch(p.producerId, p.producerEpoch, 0, 2, "h")), 0);
+    const view = async () => await (await fetch(`${b.adminUrl}/v1/transactions`)).json() as { coordinator: { transactional_id: string; state: string }[]; open_on_partitions: { topic: string; producer_id: string; first_offset: number; hanging: boolean }[]; hanging: number };
+    let v = await view();
+    assert.deepEqual(v.coordinator.map((t) => [t.transactional_id, t.state]), [["hang", "Ongoing"]]);
+    assert.deepEqual(v.open_on_partitions.map((o) => [o.topic, o.producer_id, o.first_offset, o.hanging]), [["t", String(p.producerId), 0, false]]);
+    await new Promise((r) => setTimeout(r, 1300));
+    v = await view();
+    assert.equal(v.hanging, 1, "older than transaction.max.timeout.ms");
+    const metrics = await (await fetch(`${b.adminUrl}/metrics`)).text();
+    assert.match(metrics, /^strand_hanging_transactions 1$/m);
+    assert.match(metrics, /^strand_open_transactions 1$/m);
+    assert.match(metrics, /^strand_txn_coordinator_transactions\{state="Ongoing"\} 1$/m);
+  } finally {
+    c.close();
+    await b.stop();
+  }
+});
