@@ -22,9 +22,9 @@ def new_producer(bootstrap, txn_id):
     p = Producer({
         "bootstrap.servers": bootstrap,
         "transactional.id": txn_id,
-        "transaction.timeout.ms": 20000,
+        "transaction.timeout.ms": 30000,
         "linger.ms": 5,
-        "message.timeout.ms": 60000,
+        "message.timeout.ms": 30000,
     })
     while True:
         try:
