@@ -12,9 +12,9 @@
 
 import { ErrorCode } from "../util/mod.ts";
 import type { GroupCoordinatorConfig } from "./config.ts";
-import { type CommittedOffset, type GroupMetadata, offsetKey, splitOffsetKey } from "./group.ts";
+import { type CommittedOffset, type GroupMetadata, splitOffsetKey } from "./group.ts";
 import type { GroupMetadataManager } from "./group_metadata_manager.ts";
-import type { PartitionError } from "./offsets.ts";
+import { acceptOffsets, type PartitionError } from "./offsets.ts";
 
 /** Offsets of transactions being replayed: producer id → group id → partition key → offset. */
 export type TxnReplay = Map<bigint, Map<string, Map<string, CommittedOffset>>>;
@@ -90,15 +90,7 @@ export class TxnOffsetsOps {
     const fence = this.fence(group, req);
     if (fence !== ErrorCode.NONE) return all(fence);
     const now = BigInt(this.nowMs());
-    const accepted = new Map<string, CommittedOffset>();
-    const results: PartitionError[] = [];
-    for (const o of req.offsets) {
-      const metadata = o.metadata ?? "";
-      const tooLarge = new TextEncoder().encode(metadata).length > this.config.offsetMetadataMaxBytes;
-      results.push({ topic: o.topic, partition: o.partition, errorCode: tooLarge ? ErrorCode.OFFSET_METADATA_TOO_LARGE : ErrorCode.NONE });
-      if (tooLarge) continue;
-      accepted.set(offsetKey(o.topic, o.partition), { offset: o.offset, leaderEpoch: o.leaderEpoch, metadata, commitTimestampMs: now, expireTimestampMs: -1n, appendOrder: -1 });
-    }
+    const { accepted, results } = acceptOffsets(req.offsets, this.config, (o, metadata) => ({ offset: o.offset, leaderEpoch: o.leaderEpoch, metadata, commitTimestampMs: now, expireTimestampMs: -1n, appendOrder: -1 }));
     if (accepted.size === 0) return results;
     // Held before the append (Kafka's prepareTxnOffsetCommit), so a marker arriving while the
     // append waits for the ISR finds them.

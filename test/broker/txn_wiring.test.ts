@@ -23,7 +23,7 @@ import {
 import { ErrorCode } from "../../src/util/errors.ts";
 import { grant, revokeAll, saslAclBroker } from "../helpers/acls.ts";
 import { startBroker, type TestBroker } from "../helpers/broker.ts";
-import { saslLogin } from "../helpers/sasl.ts";
+import { plainLogin } from "../helpers/sasl.ts";
 import { committedValues, fetchIsolated, findTxnCoordinator, type InitAnswer, initTxn, txnBatch, valuesOf, writeMarker } from "../helpers/txn.ts";
 import { createTopic, WireClient } from "../helpers/wire.ts";
 
@@ -112,11 +112,7 @@ test("transactions wired: advertised APIs, FindCoordinator key type 1, InitProdu
   }
 });
 
-async function login(b: TestBroker, user: string, password: string): Promise<WireClient> {
-  const c = await WireClient.connect(b.port);
-  assert.equal((await saslLogin(c, "PLAIN", user, password)).errorCode, 0, `login of ${user}`);
-  return c;
-}
+const login = (b: TestBroker, user: string, password: string) => plainLogin(b.port, user, password);
 
 test("transaction APIs with real ACLs: TRANSACTIONAL_ID DESCRIBE for FindCoordinator/Describe/List, WRITE for Init/AddPartitions/AddOffsets/EndTxn, topic WRITE, group READ", async () => {
   const b = await startBroker(saslAclBroker);

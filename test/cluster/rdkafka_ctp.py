@@ -8,8 +8,12 @@
 # reader sees at least as many. Last line: one JSON summary.
 # Usage: rdkafka_ctp.py BOOTSTRAP IN OUT GROUP N BATCH DEADLINE_S
 import json
+import os
 import sys
 import time
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "e2e", "py"))
+from confluent_txn import read_all  # noqa: E402
 
 from confluent_kafka import OFFSET_BEGINNING, Consumer, KafkaError, KafkaException, Producer, TopicPartition
 
@@ -33,27 +37,6 @@ def new_producer(bootstrap, txn_id):
         except KafkaException as e:
             say("init_transactions: %s" % e)
             time.sleep(0.5)
-
-
-def read_all(bootstrap, topic, isolation, want, deadline_s):
-    c = Consumer({"bootstrap.servers": bootstrap, "group.id": "reader-%s-%d" % (isolation, time.time_ns()),
-                  "enable.auto.commit": False, "isolation.level": isolation})
-    c.assign([TopicPartition(topic, 0, OFFSET_BEGINNING)])
-    out = []
-    end = time.time() + deadline_s
-    idle = 0
-    while time.time() < end:
-        m = c.poll(0.5)
-        if m is None:
-            idle += 1
-            if len(out) >= want and idle >= 4:
-                break
-            continue
-        idle = 0
-        if m.error() is None:
-            out.append(m.value().decode())
-    c.close()
-    return out
 
 
 def main():
