@@ -15,7 +15,7 @@ import time
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "e2e", "py"))
 from confluent_txn import read_all  # noqa: E402
 
-from confluent_kafka import OFFSET_BEGINNING, Consumer, KafkaError, KafkaException, Producer, TopicPartition
+from confluent_kafka import OFFSET_BEGINNING, Consumer, KafkaException, Producer, TopicPartition
 
 
 def say(*a):
@@ -94,32 +94,19 @@ def main():
             err = e.args[0]
             if len(s["errors"]) < 30:
                 s["errors"].append(str(err))
-            if err.txn_requires_abort():
+            # Fatal (fenced): a new producer. Otherwise (abortable, a retriable error that outlived
+            # the call's timeout, a commit of unknown outcome): abort, and rewind to what committed.
+            aborted = False
+            if not err.fatal():
                 try:
                     producer.abort_transaction(60)
                     s["aborts"] += 1
+                    aborted = True
                 except KafkaException as e2:
                     say("abort: %s" % e2)
-                    producer = new_producer(bootstrap, txn_id)
-                    s["fatal_restarts"] += 1
-            elif err.fatal():
+            if not aborted:
                 producer = new_producer(bootstrap, txn_id)
                 s["fatal_restarts"] += 1
-            elif not err.retriable():
-                # e.g. a commit whose outcome is unknown after a timeout: retry it, then rewind.
-                try:
-                    producer.abort_transaction(60)
-                    s["aborts"] += 1
-                except KafkaException:
-                    producer = new_producer(bootstrap, txn_id)
-                    s["fatal_restarts"] += 1
-            else:
-                try:
-                    producer.abort_transaction(60)
-                    s["aborts"] += 1
-                except KafkaException:
-                    producer = new_producer(bootstrap, txn_id)
-                    s["fatal_restarts"] += 1
             rewind()
     group_offset = consumer.committed([TopicPartition(tin, 0)], 30)[0].offset
     consumer.close()

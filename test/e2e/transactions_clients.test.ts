@@ -4,7 +4,8 @@
 //   transaction aborted), then read_committed sees each input record exactly once in order and
 //   nothing aborted, read_uncommitted sees the aborted records too, the group's offset is the input's end.
 // - kafkajs: producer.transaction(), send, sendOffsets, commit and abort; read back with
-//   readUncommitted false and true; the group's committed offset is the committed transaction's only.
+//   readUncommitted false and true (and kcat with isolation.level both ways); the group's committed
+//   offset is the committed transaction's only, before and after a restart.
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { dirname, join } from "node:path";
@@ -91,6 +92,25 @@ test("kafkajs transactions: send + sendOffsets + commit, send + sendOffsets + ab
     const offsets = await admin.fetchOffsets({ groupId: "kjs-ctp", topics: ["kjs-in"] });
     assert.deepEqual(offsets[0].partitions.map((p) => [p.partition, p.offset]), [[0, "42"]], "the aborted transaction's offset never became visible");
     await admin.disconnect();
+
+    // kcat (librdkafka) has no transactional producer, but reads with either isolation level.
+    if (skipUnless("kcat") === false) {
+      const read = async (level: string) => {
+        const r = await run("kcat", ["-b", b.bootstrap, "-C", "-t", "kjs-out", "-e", "-q", "-o", "beginning", "-X", `isolation.level=${level}`], { timeoutMs: 60_000 });
+        assert.equal(r.code, 0, r.stderr);
+        return r.stdout.toString().trimEnd().split("\n");
+      };
+      assert.deepEqual(await read("read_committed"), readCommitted, "kcat read_committed");
+      assert.deepEqual(await read("read_uncommitted"), readAll, "kcat read_uncommitted");
+    }
+
+    // A restart replays __consumer_offsets (the transactional records and their markers): the same offset.
+    await b.restart();
+    const again = kafka.admin();
+    await again.connect();
+    const reloaded = await again.fetchOffsets({ groupId: "kjs-ctp", topics: ["kjs-in"] });
+    await again.disconnect();
+    assert.deepEqual(reloaded[0].partitions.map((p) => [p.partition, p.offset]), [[0, "42"]], "after a restart");
   } finally {
     await producer.disconnect().catch(() => {});
     await b.stop();
