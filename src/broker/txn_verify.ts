@@ -44,6 +44,11 @@ export interface PartitionToVerify {
   producer: TxnBatchProducer;
 }
 
+/** A verification answer as TxnOffsetCommit gives it: as Produce, but the retriable group retries as the coordinator loading. */
+export function txnOffsetCommitCode(code: number): number {
+  return code === ErrorCode.NOT_ENOUGH_REPLICAS ? ErrorCode.COORDINATOR_LOAD_IN_PROGRESS : code;
+}
+
 function produceCode(code: number): number {
   switch (code) {
     case ErrorCode.TRANSACTION_ABORTABLE:

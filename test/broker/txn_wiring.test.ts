@@ -19,10 +19,12 @@ import {
   FindCoordinatorApi,
   ListTransactionsApi,
   ProduceApi,
+  TxnOffsetCommitApi,
 } from "../../src/protocol/api/mod.ts";
 import { ErrorCode } from "../../src/util/errors.ts";
 import { grant, revokeAll, saslAclBroker } from "../helpers/acls.ts";
 import { startBroker, type TestBroker } from "../helpers/broker.ts";
+import { findCoordinator } from "../helpers/groups.ts";
 import { plainLogin } from "../helpers/sasl.ts";
 import { committedValues, fetchIsolated, findTxnCoordinator, type InitAnswer, initTxn, txnBatch, valuesOf, writeMarker } from "../helpers/txn.ts";
 import { createTopic, WireClient } from "../helpers/wire.ts";
@@ -189,6 +191,17 @@ test("transactional produce, bad input (KIP-890 verification): not added to the 
     const forged = await writeMarker(c, { producerId: p.producerId, producerEpoch: p.producerEpoch, committed: true, coordinatorEpoch: 0, partitions: [["t", 0]] });
     assert.deepEqual(forged, { "t-0": ErrorCode.CLUSTER_AUTHORIZATION_FAILED });
     assert.equal(end(), 0, "nothing appended");
+    // TxnOffsetCommit before AddOffsetsToTxn: the group's offsets partition is not in the transaction.
+    const txnCommit = (epoch: number) => c.request(TxnOffsetCommitApi, 3, {
+      transactionalId: "tx", groupId: "g", producerId: p.producerId, producerEpoch: epoch, generationId: -1, memberId: "", groupInstanceId: null,
+      topics: [{ name: "t", partitions: [{ partitionIndex: 0, committedOffset: 5n, committedLeaderEpoch: -1, committedMetadata: null }] }],
+    });
+    await findCoordinator(c, "g");
+    const codeOf = (r: Record<string, unknown>) => (r.topics as { partitions: { errorCode: number }[] }[])[0].partitions[0].errorCode;
+    assert.equal(codeOf(await txnCommit(p.producerEpoch)), ErrorCode.INVALID_TXN_STATE, "no AddOffsetsToTxn");
+    assert.equal((await c.request(AddOffsetsToTxnApi, 3, { transactionalId: "tx", producerId: p.producerId, producerEpoch: p.producerEpoch, groupId: "g" })).errorCode, 0);
+    assert.equal(codeOf(await txnCommit(p.producerEpoch - 1)), ErrorCode.INVALID_PRODUCER_EPOCH, "an older epoch");
+    assert.equal(codeOf(await txnCommit(p.producerEpoch)), 0, "after AddOffsetsToTxn");
 
     assert.equal(await produceTxn(c, "tx", "t", 0, txnBatch(p.producerId, p.producerEpoch, 0, 3, "v")), 0);
     assert.equal(await produceTxn(c, "tx", "t", 0, txnBatch(p.producerId, p.producerEpoch, 3, 2, "w")), 0, "the second batch: the transaction is ongoing here");

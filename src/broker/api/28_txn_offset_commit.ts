@@ -2,7 +2,10 @@
 // coordinator until the transaction's marker (coordinator/txn_offsets.ts). As KafkaApis 3.8:
 // TRANSACTIONAL_ID WRITE (TRANSACTIONAL_ID_AUTHORIZATION_FAILED on every partition), then GROUP
 // READ (GROUP_AUTHORIZATION_FAILED), then READ per topic (TOPIC_AUTHORIZATION_FAILED) and topics
-// the metadata does not know (UNKNOWN_TOPIC_OR_PARTITION); the rest goes to the coordinator.
+// the metadata does not know (UNKNOWN_TOPIC_OR_PARTITION); the rest goes to the coordinator, once
+// the transaction coordinator confirmed the group's __consumer_offsets partition is in the
+// producer's transaction (AddOffsetsToTxn; KIP-890's verification, as Kafka 3.8 does for these
+// commits): INVALID_TXN_STATE when it is not, INVALID_PRODUCER_EPOCH when the producer is fenced.
 import { AclOperation, ResourceType } from "../../authorizer/mod.ts";
 import { TxnOffsetCommitApi } from "../../protocol/mod.ts";
 import { ErrorCode } from "../../util/mod.ts";
@@ -10,6 +13,7 @@ import { allowed } from "../authorize.ts";
 import { authorizedNames } from "../authorize_checks.ts";
 import type { ApiHandler } from "../dispatch.ts";
 import type { BrokerServices } from "../services.ts";
+import { txnOffsetCommitCode, verifyTransactionalProduce } from "../txn_verify.ts";
 
 type Topics = { name: string; partitions: { partitionIndex: number; committedOffset: bigint; committedLeaderEpoch: number; committedMetadata: string | null }[] }[];
 
@@ -41,6 +45,16 @@ export const txnOffsetCommitHandler: ApiHandler<BrokerServices> = {
           : known?.some((x) => x.partition === p.partitionIndex) ? null : ErrorCode.UNKNOWN_TOPIC_OR_PARTITION;
         if (refused !== null) codes.set(key(t.name, p.partitionIndex), refused);
         else offsets.push({ topic: t.name, partition: p.partitionIndex, offset: p.committedOffset, leaderEpoch: p.committedLeaderEpoch, metadata: p.committedMetadata });
+      }
+    }
+    if (offsets.length > 0 && s.coordinator.manager.coordinatorError(groupId) === ErrorCode.NONE) {
+      const producer = { producerId: req.producerId as bigint, producerEpoch: req.producerEpoch as number };
+      const partition = s.coordinator.manager.partitionFor(groupId);
+      const verified = await verifyTransactionalProduce(s, s.txnVerifyConnections ?? null, req.transactionalId as string, [{ topic: "__consumer_offsets", partition, producer }]);
+      const code = txnOffsetCommitCode(verified.get(`${partition}:__consumer_offsets`) ?? ErrorCode.NONE);
+      if (code !== ErrorCode.NONE) {
+        for (const o of offsets) codes.set(key(o.topic, o.partition), code);
+        offsets.length = 0;
       }
     }
     if (offsets.length > 0) {
