@@ -13,8 +13,12 @@
 //   the transaction) is INVALID_TXN_STATE, PRODUCER_FENCED is INVALID_PRODUCER_EPOCH, and the
 //   coordinator being unknown, loading or busy is NOT_ENOUGH_REPLICAS (every producer retries it
 //   without a metadata refresh).
-// Kafka also keeps a VerificationGuard so a marker written between the answer and the append
-// makes the append fail; strand does not yet (see the report of issue 15).
+// - A guard, as Kafka's VerificationGuard: a marker for the producer written on the partition
+//   while the question was out (its transaction ended meanwhile) would let the append open a
+//   transaction no coordinator knows of; recheck(), called with no await before the append,
+//   refuses such a partition with NOT_ENOUGH_REPLICAS (the producer retries and is asked again).
+//   The producer's state on the partition is compared before and after; one that has meanwhile
+//   started its transaction there (a pipelined batch) needs no guard.
 
 import { AddPartitionsToTxnApi, BatchField, type Struct } from "../protocol/mod.ts";
 import { ErrorCode } from "../util/mod.ts";
@@ -66,29 +70,66 @@ function produceCode(code: number): number {
   }
 }
 
+/** The producer's state on the partition as far as a marker changes it; "ongoing" once its transaction runs there. */
+function producerStateOf(s: BrokerServices, p: PartitionToVerify): string {
+  const e = s.replicaManager.getPartition(p.topic, p.partition)?.log.producerState.lastEntry(p.producer.producerId);
+  if (e === undefined) return "none";
+  if (e.currentTxnFirstOffset >= 0 && e.producerEpoch === p.producer.producerEpoch) return "ongoing";
+  return `${e.producerEpoch}:${e.coordinatorEpoch}:${e.lastTimestampMs}:${e.currentTxnFirstOffset}`;
+}
+
+export interface Verification {
+  /** The codes ("partition:topic" → code), with the guard applied now: call it with no await before the append. */
+  recheck(): Map<string, number>;
+}
+
 /**
  * Verifies the partitions (all of one producer and transactional id) that need it; resolves to a
- * Produce error code per partition ("partition:topic" → code), NONE for the verified ones.
+ * Produce error code per partition, NONE for the verified ones, through recheck().
  */
 export async function verifyTransactionalProduce(
   s: BrokerServices,
   remote: InterBrokerConnections | null,
   transactionalId: string,
   parts: PartitionToVerify[],
-): Promise<Map<string, number>> {
+): Promise<Verification> {
   const out = new Map<string, number>();
   const key = (p: { topic: string; partition: number }) => `${p.partition}:${p.topic}`;
   const ask: PartitionToVerify[] = [];
+  const before: string[] = [];
   for (const p of parts) {
-    const entry = s.replicaManager.getPartition(p.topic, p.partition)?.log.producerState.lastEntry(p.producer.producerId);
-    const ongoing = entry !== undefined && entry.currentTxnFirstOffset >= 0 && entry.producerEpoch === p.producer.producerEpoch;
-    if (ongoing) out.set(key(p), ErrorCode.NONE);
-    else ask.push(p);
+    const state = producerStateOf(s, p);
+    if (state === "ongoing") out.set(key(p), ErrorCode.NONE);
+    else {
+      ask.push(p);
+      before.push(state);
+    }
   }
-  if (ask.length === 0) return out;
+  const verification: Verification = {
+    recheck() {
+      ask.forEach((p, i) => {
+        if (out.get(key(p)) !== ErrorCode.NONE) return;
+        const now = producerStateOf(s, p);
+        if (now !== "ongoing" && now !== before[i]) out.set(key(p), ErrorCode.NOT_ENOUGH_REPLICAS);
+      });
+      return out;
+    },
+  };
+  await askCoordinator(s, remote, transactionalId, ask, out, key);
+  return verification;
+}
+
+async function askCoordinator(
+  s: BrokerServices,
+  remote: InterBrokerConnections | null,
+  transactionalId: string,
+  ask: PartitionToVerify[],
+  out: Map<string, number>,
+  key: (p: { topic: string; partition: number }) => string,
+): Promise<void> {
+  if (ask.length === 0) return;
   const all = (code: number) => {
     for (const p of ask) out.set(key(p), produceCode(code));
-    return out;
   };
   const c = s.txnCoordinator;
   if (c === undefined || c === null) return all(ErrorCode.COORDINATOR_NOT_AVAILABLE);
@@ -99,7 +140,7 @@ export async function verifyTransactionalProduce(
   if (leader === s.brokerId) {
     const codes = c.handleVerifyPartitionsInTransaction(transactionalId, producerId, producerEpoch, ask);
     ask.forEach((p, i) => out.set(key(p), produceCode(codes[i])));
-    return out;
+    return;
   }
   if (remote === null) return all(ErrorCode.COORDINATOR_NOT_AVAILABLE);
   const topics = new Map<string, number[]>();
@@ -118,5 +159,4 @@ export async function verifyTransactionalProduce(
     for (const tr of t.topicResults) for (const pr of tr.resultsByPartition) answered.set(`${pr.partitionIndex}:${tr.name}`, pr.partitionErrorCode);
   }
   for (const p of ask) out.set(key(p), produceCode(answered.get(key(p)) ?? ErrorCode.NETWORK_EXCEPTION));
-  return out;
 }

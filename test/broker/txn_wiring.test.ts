@@ -22,6 +22,7 @@ import {
   TxnOffsetCommitApi,
 } from "../../src/protocol/api/mod.ts";
 import { ErrorCode } from "../../src/util/errors.ts";
+import { verifyTransactionalProduce } from "../../src/broker/txn_verify.ts";
 import { grant, revokeAll, saslAclBroker } from "../helpers/acls.ts";
 import { startBroker, type TestBroker } from "../helpers/broker.ts";
 import { findCoordinator } from "../helpers/groups.ts";
@@ -286,6 +287,28 @@ test("hanging transactions on the admin API and /metrics: an open transaction ol
     assert.match(metrics, /^strand_hanging_transactions 1$/m);
     assert.match(metrics, /^strand_open_transactions 1$/m);
     assert.match(metrics, /^strand_txn_coordinator_transactions\{state="Ongoing"\} 1$/m);
+  } finally {
+    c.close();
+    await b.stop();
+  }
+});
+
+test("the verification guard (Kafka's VerificationGuard): a marker for the producer written while the coordinator was asked refuses the append (NOT_ENOUGH_REPLICAS, retriable); without one the append goes ahead", async () => {
+  const b = await startBroker();
+  const c = await WireClient.connect(b.port);
+  try {
+    assert.equal((await createTopic(c, "t", { numPartitions: 2 })).errorCode, 0);
+    assert.equal((await findTxnCoordinator(c, "g-tx")).errorCode, 0);
+    const p = await initTxn(c, "g-tx");
+    assert.deepEqual(partitionCodes(await addPartitions(c, "g-tx", p, [{ name: "t", partitions: [0, 1] }])), { "t-0": 0, "t-1": 0 });
+    const s = b.broker.services;
+    const producer = { producerId: p.producerId, producerEpoch: p.producerEpoch };
+    const v = await verifyTransactionalProduce(s, null, "g-tx", [{ topic: "t", partition: 0, producer }, { topic: "t", partition: 1, producer }]);
+    // The transaction ends on partition 0 meanwhile (its marker is written there).
+    const marker = { producerId: p.producerId, producerEpoch: p.producerEpoch, coordinatorEpoch: s.replicaManager.getPartition("__transaction_state", s.txnCoordinator!.partitionFor("g-tx"))!.leaderEpoch, committed: false };
+    assert.equal(await s.replicaManager.appendTxnMarker("t", 0, marker, 10_000), 0);
+    const codes = v.recheck();
+    assert.deepEqual([codes.get("0:t"), codes.get("1:t")], [ErrorCode.NOT_ENOUGH_REPLICAS, 0]);
   } finally {
     c.close();
     await b.stop();

@@ -19,7 +19,7 @@ import { internalTopics } from "../../controller/mod.ts";
 import type { ProduceResult } from "../../replication/mod.ts";
 import { authorizedNames } from "../authorize_checks.ts";
 import { allowed } from "../authorize.ts";
-import { type PartitionToVerify, transactionalProducerOf, verifyTransactionalProduce } from "../txn_verify.ts";
+import { type PartitionToVerify, transactionalProducerOf, type Verification, verifyTransactionalProduce } from "../txn_verify.ts";
 import type { ApiHandler } from "../dispatch.ts";
 import { type BrokerServices, CloseConnection } from "../services.ts";
 
@@ -45,7 +45,9 @@ export const produceHandler: ApiHandler<BrokerServices> = {
     // As Kafka: WRITE on each topic, checked before anything else about it (so an unauthorized
     // topic does not reveal whether it exists).
     const writable = authorizedNames(s, ctx, AclOperation.WRITE, ResourceType.TOPIC, topics.map((t) => t.name));
-    const verified = await verifyTransactions(s, ctx, req.transactionalId as string | null, topics, writable);
+    const verification = await verifyTransactions(s, ctx, req.transactionalId as string | null, topics, writable);
+    // No await from here to the appends: the verification's guard holds until they are done.
+    const verified = verification === null ? null : verification instanceof Map ? verification : verification.recheck();
     const responses = topics.map((t) => ({
       name: t.name,
       partitionResponses: t.partitionData.map((p): Struct => {
@@ -97,7 +99,7 @@ export const produceHandler: ApiHandler<BrokerServices> = {
  * else a code per partition: TRANSACTIONAL_ID_AUTHORIZATION_FAILED for all without WRITE on the
  * transactional id, or the coordinator's verification of each transactional partition.
  */
-async function verifyTransactions(s: BrokerServices, ctx: Parameters<ApiHandler<BrokerServices>["handle"]>[1], transactionalId: string | null, topics: TopicData[], writable: Set<string>): Promise<Map<string, number> | null> {
+async function verifyTransactions(s: BrokerServices, ctx: Parameters<ApiHandler<BrokerServices>["handle"]>[1], transactionalId: string | null, topics: TopicData[], writable: Set<string>): Promise<Map<string, number> | Verification | null> {
   let parts: PartitionToVerify[] | null = null;
   for (const t of topics) {
     if (!writable.has(t.name) || internalTopics.has(t.name)) continue;

@@ -50,8 +50,9 @@ export const txnOffsetCommitHandler: ApiHandler<BrokerServices> = {
     if (offsets.length > 0 && s.coordinator.manager.coordinatorError(groupId) === ErrorCode.NONE) {
       const producer = { producerId: req.producerId as bigint, producerEpoch: req.producerEpoch as number };
       const partition = s.coordinator.manager.partitionFor(groupId);
-      const verified = await verifyTransactionalProduce(s, s.txnVerifyConnections ?? null, req.transactionalId as string, [{ topic: "__consumer_offsets", partition, producer }]);
-      const code = txnOffsetCommitCode(verified.get(`${partition}:__consumer_offsets`) ?? ErrorCode.NONE);
+      const verification = await verifyTransactionalProduce(s, s.txnVerifyConnections ?? null, req.transactionalId as string, [{ topic: "__consumer_offsets", partition, producer }]);
+      // No await between the guard's recheck and the commit's append (commit() appends before its first await).
+      const code = txnOffsetCommitCode(verification.recheck().get(`${partition}:__consumer_offsets`) ?? ErrorCode.NONE);
       if (code !== ErrorCode.NONE) {
         for (const o of offsets) codes.set(key(o.topic, o.partition), code);
         offsets.length = 0;
