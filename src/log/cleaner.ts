@@ -29,10 +29,9 @@
 //
 // Kept whole though every record in it is obsolete: an idempotent producer's last batch while the
 // producer has state (see isProducersLastBatch).
-// Kept as they are, unread: control and transactional batches (transaction markers and the data
-// they commit or abort: the cleaned segment takes the `.txnindex` entries of its group, so
-// read_committed readers still skip aborted data; removing aborted data and markers, as Kafka's
-// cleaner does, is not done yet), batches failing their CRC32C,
+// Transactions (cleaner_txn.ts, Kafka's rules): aborted data goes, markers go once their
+// transaction has no data left and their delete horizon passed; nothing past the last stable
+// offset is cleaned. Kept as they are, unread: batches failing their CRC32C,
 // and batches whose records cannot be read: malformed, or decompressing past
 // cleanerDecompressedBytesMax (a decompression bomb is refused by the bounded decompressor, never
 // allocated). Records without a key are kept too: Kafka's produce path refuses them on compacted
@@ -74,6 +73,7 @@ import type { Logger } from "../util/mod.ts";
 import { type CheckpointEntries, OffsetCheckpointFile } from "./checkpoint.ts";
 import type { Log } from "./log.ts";
 import { isIoError, KafkaStorageError } from "./log_dir_failure.ts";
+import { CleanedTransactionMetadata, txnBatchVerdict } from "./cleaner_txn.ts";
 import { OffsetMap } from "./offset_map.ts";
 import { LogSegment, segmentFileName } from "./segment.ts";
 import { CleanedFileSuffix } from "./swap.ts";
@@ -312,7 +312,7 @@ export class LogCleaner {
       const seg = segments[i];
       const end = segments[i + 1].baseOffset;
       if (end <= firstDirty) continue;
-      if (end > log.highWatermark || (minLagMs > 0 && seg.largestTimestampMs() > nowMs - minLagMs)) {
+      if (end > log.lastStableOffset || (minLagMs > 0 && seg.largestTimestampMs() > nowMs - minLagMs)) {
         firstUncleanable = Math.max(firstDirty, seg.baseOffset);
         break;
       }
@@ -463,10 +463,12 @@ export class LogCleaner {
   private async buildOffsetMap(log: Log, firstDirty: number, firstUncleanable: number, map: OffsetMap, result: CleanResult): Promise<number | null> {
     const segments = log.logSegments.slice();
     let end = firstDirty;
+    const txns = new CleanedTransactionMetadata();
     for (let i = 0; i < segments.length - 1; i++) {
       const seg = segments[i];
       if (seg.baseOffset >= firstUncleanable) break;
       if (segments[i + 1].baseOffset <= firstDirty) continue;
+      txns.addAbortedTransactions(log, seg.baseOffset, segments[i + 1].baseOffset);
       const from = seg.baseOffset < firstDirty ? Math.max(0, seg.positionOf(firstDirty)) : 0;
       let full = false;
       await this.forEachBatch(log, seg, from, (buf, pos, size) => {
@@ -474,8 +476,10 @@ export class LogCleaner {
         const last = base + int32At(buf, pos + BatchField.lastOffsetDelta);
         if (last < firstDirty) return true;
         if (base >= firstUncleanable) return false;
-        // The records read, not the header's count (a client's batch may claim any count).
-        const records = this.readable(buf, pos, size);
+        // The records read, not the header's count (a client's batch may claim any count);
+        // none of an aborted transaction's, nor a marker's.
+        const counted = (int16At(buf, pos + BatchField.attributes) & 0x30) === 0 || txnBatchVerdict(txns, log, buf, pos, size, null) !== null;
+        const records = counted ? this.readable(buf, pos, size) : null;
         if (records !== null && !map.fits(records.length)) {
           full = true;
           return false;
@@ -509,7 +513,7 @@ export class LogCleaner {
   private readable(buf: Uint8Array, pos: number, size: number): BatchRecord[] | null {
     if (buf[pos + BatchField.magic] !== 2) return null;
     const attributes = int16At(buf, pos + BatchField.attributes);
-    if ((attributes & 0x30) !== 0) return null; // control or transactional
+    if ((attributes & 0x20) !== 0) return null; // control
     if (!batchCrcValid(buf, pos, size)) return null;
     const decoded = readBatchRecords(buf.subarray(pos, pos + size), 0, this.config.decompressedBytesMax);
     if (!decoded.ok) return null;
@@ -528,10 +532,13 @@ export class LogCleaner {
     const base = group[0].baseOffset;
     for (const ext of [".log", ".index", ".timeindex", ".txnindex"]) this.platform.fs.remove(`${log.dir}/${segmentFileName(base, ext)}${CleanedFileSuffix}`);
     const cleaned = LogSegment.create(this.platform, log.dir, base, log.config, CleanedFileSuffix);
+    state.txns.cleanedIndex = cleaned.txnIndex;
     try {
       const out = new OutputBuffer(cleaned, this.config.ioBufferBytes);
       for (const seg of group) {
         result.bytesRead += seg.sizeBytes;
+        const next = log.logSegments[log.logSegments.indexOf(seg) + 1];
+        state.txns.addAbortedTransactions(log, seg.baseOffset, next?.baseOffset ?? seg.nextOffset);
         await this.forEachBatch(log, seg, 0, (buf, pos, size) => {
           const kept = this.filterBatch(log, buf, pos, size, map, state, result);
           if (kept !== null) out.add(kept);
@@ -539,8 +546,6 @@ export class LogCleaner {
         });
       }
       out.flush();
-      // Every marker is kept (see the file comment), so every aborted transaction stays indexed.
-      for (const seg of group) for (const t of seg.txnIndex.all) cleaned.txnIndex.append(t);
       cleaned.onBecomeInactive();
       cleaned.flush();
       result.bytesWritten += cleaned.sizeBytes;
@@ -562,13 +567,17 @@ export class LogCleaner {
    * the file comment for the rules.
    */
   private filterBatch(log: Log, buf: Uint8Array, pos: number, size: number, map: OffsetMap, state: PassState, result: CleanResult): Uint8Array | null {
+    if ((int16At(buf, pos + BatchField.attributes) & 0x30) !== 0) {
+      const verdict = txnBatchVerdict(state.txns, log, buf, pos, size, state);
+      if (verdict !== "records") return verdict;
+    }
     const batch = buf.subarray(pos, pos + size);
     const records = this.readable(buf, pos, size);
     if (records === null) {
       result.unreadableBatches++;
       this.logger.warn(
         { topic: log.topic, partition: log.partition, baseOffset: int64At(buf, pos + BatchField.baseOffset), bytes: size },
-        "kept a batch whose records the cleaner does not read (control, transactional, corrupt, or past the decompression bound)",
+        "kept a batch whose records the cleaner does not read (corrupt, or past the decompression bound)",
       );
       return batch;
     }
@@ -667,6 +676,8 @@ export class LogCleaner {
 class PassState {
   /** The earliest delete horizon of a kept tombstone, null when none was kept. */
   earliestHorizonMs: Timestamp | null = null;
+  /** The transactions open at the batch being filtered (cleaner_txn.ts). */
+  readonly txns = new CleanedTransactionMetadata();
   constructor(readonly nowMs: number, readonly deleteRetentionMs: number) {}
   noteHorizon(ms: Timestamp): void {
     if (this.earliestHorizonMs === null || ms < this.earliestHorizonMs) this.earliestHorizonMs = ms;

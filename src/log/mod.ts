@@ -19,6 +19,9 @@
 //   <log.dir>/<topic>-<partition>/<20-digit offset>.snapshot  Kafka's producer state snapshot: the
 //                                                   idempotent producers' state below that offset
 //                                                   (producer_snapshot.ts, log_producer_state.ts)
+//   <log.dir>/<topic>-<partition>/<20-digit base>.txnindex  Kafka's transaction index: the aborted
+//                                                   transactions whose markers are in that segment
+//                                                   (txn_index.ts; the last stable offset: producer_state.ts)
 //
 // Invariants (details in each file): batches are stored whole and unparsed beyond their header;
 // offsets increase; only the active (last) segment is written; every append is synchronous.

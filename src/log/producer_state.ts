@@ -10,7 +10,8 @@
 //   0 unless the producer has no epoch yet; in the same epoch the first sequence must follow the
 //   last one (int32 wrap to 0), unless the producer is unknown (no epoch: any sequence, KIP-360,
 //   as Kafka 3.x accepts a producer whose state expired or was never seen). Otherwise
-//   OUT_OF_ORDER_SEQUENCE_NUMBER.
+//   OUT_OF_ORDER_SEQUENCE_NUMBER. A plain batch of a producer whose transaction is open is
+//   INVALID_TXN_STATE.
 // - A batch whose (epoch, first sequence, last sequence) equals one of the producer's retained
 //   batches, in the committed state (Kafka's findDuplicateBatch), is a duplicate: nothing of the
 //   set is appended and the answer is the original batch's offsets.
@@ -34,7 +35,7 @@
 // follower's or a replayed one is not. A completed transaction stays unstable until the high
 // watermark passes its marker (Kafka's unreplicatedTxns), so firstUnstableOffset is the first
 // offset of the oldest ongoing or unreplicated transaction: the last stable offset is the high
-// watermark capped by it (txn_state.ts). A marker of a producer with no open transaction
+// watermark capped by it (Log.lastStableOffset). A marker of a producer with no open transaction
 // completes nothing (Kafka writes it, and it does not touch the last stable offset or the index).
 //
 // The hot path reads batch headers only: a record set without a producer id (the high int32 of
@@ -243,7 +244,7 @@ export class ProducerStateManager {
       if (dup !== null) return { duplicate: dup, batches: null };
     }
     // Per producer in this set: the epoch and last sequence the earlier batches left.
-    let pending: Map<bigint, { epoch: number; lastSeq: number }> | null = null;
+    let pending: Map<bigint, { epoch: number; lastSeq: number; txnOpen: boolean }> | null = null;
     for (const b of batches) {
       const current = this.producers.get(b.producerId);
       const currentEpoch = current?.producerEpoch ?? NO_PRODUCER_EPOCH;
@@ -273,7 +274,12 @@ export class ProducerStateManager {
           );
         }
       }
-      if (batches.length > 1) (pending ??= new Map()).set(b.producerId, { epoch: b.epoch, lastSeq: b.lastSeq });
+      // Kafka's appendDataBatch: a plain batch while the producer's transaction is open.
+      const txnOpen = upd?.txnOpen ?? (current !== undefined && current.currentTxnFirstOffset >= 0);
+      if (txnOpen && !b.transactional) {
+        throw new KafkaError(ErrorCode.INVALID_TXN_STATE, `Expected transactional write from producer ${b.producerId} at offset ${b.firstOffset} in partition ${this.topicPartition}`);
+      }
+      if (batches.length > 1) (pending ??= new Map()).set(b.producerId, { epoch: b.epoch, lastSeq: b.lastSeq, txnOpen: txnOpen || b.transactional });
     }
     return { duplicate: null, batches };
   }

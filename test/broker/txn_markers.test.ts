@@ -6,7 +6,7 @@
 // transaction is open, and goes on after its commit; aborted records come back with
 // abortedTransactions (a read_committed client drops them), a read_uncommitted Fetch has them
 // and no list; ListOffsets read_committed answers the last stable offset; markers from alice are
-// CLUSTER_AUTHORIZATION_FAILED, a stale coordinator epoch TRANSACTION_COORDINATOR_FENCED, an old
+// CLUSTER_AUTHORIZATION_FAILED (until alice gets ALTER on the cluster, which Kafka 3.8 accepts too), a stale coordinator epoch TRANSACTION_COORDINATOR_FENCED, an old
 // producer epoch INVALID_PRODUCER_EPOCH, an unknown producer's marker is written (as Kafka does);
 // a clean restart keeps the open transaction.
 import assert from "node:assert/strict";
@@ -14,7 +14,8 @@ import { existsSync, readdirSync } from "node:fs";
 import { join } from "node:path";
 import { test } from "node:test";
 import { ErrorCode } from "../../src/util/errors.ts";
-import { saslAclBroker } from "../helpers/acls.ts";
+import { AclOperation, clusterResourceName, ResourceType } from "../../src/authorizer/mod.ts";
+import { grant, saslAclBroker } from "../helpers/acls.ts";
 import { startBroker, type TestBroker } from "../helpers/broker.ts";
 import { buildBatch, valueRecords } from "../helpers/record_batch.ts";
 import { saslLogin } from "../helpers/sasl.ts";
@@ -78,13 +79,17 @@ test("transactions over the wire: last stable offset, read_committed Fetch and L
     const refused = await writeMarker(alice, { producerId: p1, producerEpoch: 0, committed: true, coordinatorEpoch: 0, partitions: [[T, 0]] });
     assert.deepEqual(refused, { [`${T}-0`]: ErrorCode.CLUSTER_AUTHORIZATION_FAILED });
     assert.equal((await fetchIsolated(admin, T, 0n, 1)).lastStableOffset, 1n);
+    // Kafka 3.8 lets ALTER on the cluster send it too (then CLUSTER_ACTION is not asked).
+    await grant(b, "User:alice", AclOperation.ALTER, ResourceType.CLUSTER, clusterResourceName);
+    assert.deepEqual(await writeMarker(alice, { producerId: 999_998n, producerEpoch: 0, committed: false, coordinatorEpoch: 0, partitions: [[T, 0]] }), { [`${T}-0`]: 0 });
+    assert.equal((await fetchIsolated(admin, T, 0n, 1)).lastStableOffset, 1n, "a marker of another producer leaves the transaction open");
 
-    // The coordinator commits: marker at 4; read_committed now reads it all.
+    // The coordinator commits: marker at 5 (alice's at 4); read_committed now reads it all.
     assert.deepEqual(await writeMarker(admin, { producerId: p1, producerEpoch: 0, committed: true, coordinatorEpoch: 3, partitions: [[T, 0]] }), { [`${T}-0`]: 0 });
     rc = await fetchIsolated(admin, T, 0n, 1);
-    assert.equal(rc.lastStableOffset, 5n);
+    assert.equal(rc.lastStableOffset, 6n);
     assert.deepEqual(committedValues(rc), ["plain-0", "c0", "c1", "after-0"]);
-    assert.deepEqual(await listLatest(admin, T, 1), { errorCode: 0, offset: 5n });
+    assert.deepEqual(await listLatest(admin, T, 1), { errorCode: 0, offset: 6n });
 
     // Fencing: an older coordinator epoch, an older producer epoch; an unknown partition.
     const fenced = await writeMarker(admin, { producerId: p1, producerEpoch: 0, committed: false, coordinatorEpoch: 2, partitions: [[T, 0], ["no-such-topic", 0]] });
@@ -95,11 +100,11 @@ test("transactions over the wire: last stable offset, read_committed Fetch and L
     // A producer this partition never saw: Kafka writes its marker; nothing is unstable for it.
     assert.deepEqual(await writeMarker(admin, { producerId: 999_999n, producerEpoch: 0, committed: false, coordinatorEpoch: 0, partitions: [[T, 0]] }), { [`${T}-0`]: 0 });
 
-    // Producer 2's transaction is aborted; producer 1's (epoch 1, at 5) is still open.
+    // Producer 2's transaction is aborted; producer 1's (epoch 1, at 6) is still open.
     const p2Base = (await produce(admin, T, 0, txnBatch(p2, 0, 0, 3, "a"))).baseOffset;
     assert.deepEqual(await writeMarker(admin, { producerId: p2, producerEpoch: 0, committed: false, coordinatorEpoch: 0, partitions: [[T, 0]] }), { [`${T}-0`]: 0 });
     rc = await fetchIsolated(admin, T, 0n, 1);
-    assert.equal(rc.lastStableOffset, 5n, "producer 1's new transaction is open at 5");
+    assert.equal(rc.lastStableOffset, 6n, "producer 1's new transaction is open at 6");
     assert.deepEqual(await writeMarker(admin, { producerId: p1, producerEpoch: 1, committed: true, coordinatorEpoch: 3, partitions: [[T, 0]] }), { [`${T}-0`]: 0 });
     rc = await fetchIsolated(admin, T, 0n, 1);
     assert.equal(rc.lastStableOffset, rc.highWatermark);

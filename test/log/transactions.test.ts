@@ -3,7 +3,8 @@
 // `.txnindex` codec and file, the last stable offset moving with transactions, markers and the
 // high watermark, aborted ranges collected for a read, markers fenced by producer and coordinator
 // epoch, a follower's state from fetched batches, the state after a clean restart, an unclean one
-// (the index rebuilt), a truncation, and the cleaner keeping the index of the segments it rewrites.
+// (the index rebuilt), a truncation, and the cleaner removing aborted data, then the markers
+// once no data of theirs is left and their delete horizon passed (Kafka's rules).
 import assert from "node:assert/strict";
 import * as nodeFs from "node:fs";
 import * as os from "node:os";
@@ -12,6 +13,8 @@ import { test } from "node:test";
 import {
   type AbortedTxn,
   abortedTxnsForRead,
+  LogCleaner,
+  logConfigDefaults,
   collectAbortedTxns,
   decodeAbortedTxns,
   encodeAbortedTxn,
@@ -24,7 +27,7 @@ import type { Platform } from "../../src/platform/types.ts";
 import { buildEndTxnMarkerBatch, controlMarkerAt } from "../../src/protocol/mod.ts";
 import { ErrorCode, KafkaError } from "../../src/util/errors.ts";
 import { silentLogger } from "../../src/util/logger.ts";
-import { buildBatch, valueRecords } from "../helpers/record_batch.ts";
+import { buildBatch, parseBatches, text, valueRecords } from "../helpers/record_batch.ts";
 
 const platform: Platform = await loadPlatform();
 
@@ -163,7 +166,7 @@ test("aborted ranges: collected over the read's range across segments, stopping 
   });
 });
 
-test("markers: an older producer epoch is INVALID_PRODUCER_EPOCH, an older coordinator epoch TRANSACTION_COORDINATOR_FENCED; an unknown producer's is written", async () => {
+test("markers: an older producer epoch is INVALID_PRODUCER_EPOCH, an older coordinator epoch TRANSACTION_COORDINATOR_FENCED; an unknown producer's is written; a plain batch inside a transaction is INVALID_TXN_STATE", async () => {
   await withTempDir((dir) => {
     const log = open(dir);
     log.appendAsLeader(txn(1n, 2, 0), 2, 0);
@@ -185,6 +188,10 @@ test("markers: an older producer epoch is INVALID_PRODUCER_EPOCH, an older coord
     assert.equal(log.producerState.lastEntry(1n)?.producerEpoch, 3);
     assert.equal(log.producerState.lastEntry(1n)?.coordinatorEpoch, 6);
     assert.equal(code(() => log.appendTxnMarkerAsLeader(555n, 0, marker(false, 0), 0)), ErrorCode.NONE);
+    // A plain (idempotent) batch of a producer whose transaction is open: INVALID_TXN_STATE (Kafka's appendDataBatch).
+    log.appendAsLeader(txn(8n, 0, 0), 2, 0);
+    const idem = buildBatch(valueRecords(1, "i"), { producerId: 8n, producerEpoch: 0, baseSequence: 2, baseTimestamp: BigInt(Date.now()) });
+    assert.equal(code(() => log.appendAsLeader(idem, 1, 0)), ErrorCode.INVALID_TXN_STATE);
     log.close();
   });
 });
@@ -257,6 +264,61 @@ test("truncation: a cut marker reopens its transaction and leaves the index; a c
     log.truncateTo(1);
     assert.deepEqual([...log.producerState.ongoingTxns], []);
     assert.equal(log.lastStableOffset, 1);
+    log.close();
+  });
+});
+
+test("cleaner: aborted data goes; a marker stays (and its index entry) while its data does, then gets a horizon and goes; nothing past the last stable offset is cleaned", async () => {
+  await withTempDir(async (dir) => {
+    const cfg: LogConfig = { ...logConfigDefaults, cleanupPolicy: "compact", segmentBytes: 1 << 20, minCleanableDirtyRatio: 0, deleteRetentionMs: 1000 };
+    const log = Log.open(platform, `${dir}/t-0`, "t", 0, cfg, silentLogger);
+    const kv = (pid: bigint, seq: number, key: string, value: string) =>
+      buildBatch([{ key, value }], { producerId: pid, producerEpoch: 0, baseSequence: seq, attributes: 0x10, baseTimestamp: BigInt(Date.now()) });
+    log.appendAsLeader(kv(1n, 0, "k1", "aborted"), 1, 0); // 0
+    log.appendAsLeader(kv(2n, 0, "k2", "committed"), 1, 0); // 1
+    log.appendTxnMarkerAsLeader(1n, 0, marker(false), 0); // 2
+    log.appendTxnMarkerAsLeader(2n, 0, marker(true), 0); // 3
+    log.appendAsLeader(kv(1n, 1, "k1", "later"), 1, 0); // 4: producer 1's last batch is no longer the aborted one
+    log.appendTxnMarkerAsLeader(1n, 0, marker(true), 0); // 5
+    log.appendAsLeader(kv(3n, 0, "k9", "open"), 1, 0); // 6: open, past the last stable offset
+    log.roll();
+    log.appendAsLeader(buildBatch([{ key: "k0", value: "x" }]), 1, 0); // 7 (active segment)
+    hwToEnd(log);
+    assert.equal(log.lastStableOffset, 6);
+    const cleaner = new LogCleaner(platform, [dir], () => [log], { ioBufferBytes: 4096 }, silentLogger);
+    const seen = () => {
+      const out: string[] = [];
+      for (let at = 0; at < log.logEndOffset;) {
+        const batches = parseBatches(log.read(at, 1 << 20, true).records);
+        if (batches.length === 0) break;
+        for (const b of batches) out.push((b.attributes & 0x20) !== 0 ? `marker@${b.baseOffset}` : `${text(b.records[0].value)}@${b.baseOffset}`);
+        const last = batches[batches.length - 1];
+        at = Number(last.baseOffset) + last.lastOffsetDelta + 1;
+      }
+      return out;
+    };
+    // The segment holds offset 6 (open): nothing is cleanable yet.
+    await cleaner.cleanLog(log, Date.now());
+    assert.deepEqual(seen(), ["aborted@0", "committed@1", "marker@2", "marker@3", "later@4", "marker@5", "open@6", "x@7"]);
+    log.appendTxnMarkerAsLeader(3n, 0, marker(false), 0); // 8: producer 3's transaction aborted (its last batch: kept)
+    log.roll();
+    log.appendAsLeader(buildBatch([{ key: "k0", value: "y" }]), 1, 0); // 9
+    hwToEnd(log);
+    const now = Date.now();
+    assert.ok(await cleaner.cleanLog(log, now) !== null);
+    assert.deepEqual(seen(), ["committed@1", "marker@2", "marker@3", "later@4", "marker@5", "open@6", "x@7", "marker@8", "y@9"], "aborted data gone, its marker kept this pass");
+    assert.deepEqual(log.logSegments[0].txnIndex.all.map((t) => [t.producerId, t.firstOffset, t.lastOffset]), [[1n, 0, 2], [3n, 6, 8]], "the cleaned segment is indexed");
+    // Second pass: producer 1's abort marker has no data left: it gets a horizon, and goes after it.
+    await cleaner.cleanLog(log, now + 1);
+    assert.deepEqual(seen(), ["committed@1", "marker@2", "marker@3", "later@4", "marker@5", "open@6", "x@7", "marker@8", "y@9"]);
+    const m2 = parseBatches(log.read(2, 1 << 20, true).records)[0];
+    assert.equal(m2.attributes & 0x40, 0x40, "the marker carries a delete horizon");
+    assert.deepEqual(log.logSegments[0].txnIndex.all.map((t) => t.producerId), [3n], "an abort marker with no data is not indexed");
+    await cleaner.cleanLog(log, now + 5000);
+    assert.deepEqual(seen(), ["committed@1", "marker@3", "later@4", "marker@5", "open@6", "x@7", "marker@8", "y@9"], "gone after its horizon; producer 3's kept (its data is its last batch)");
+    // read_committed still skips producer 3's aborted record.
+    const read = log.read(0, 1 << 20, true, log.lastStableOffset).records;
+    assert.deepEqual(abortedTxnsForRead(log.logSegments, 0, read).map((t) => t.producerId), [3n]);
     log.close();
   });
 });

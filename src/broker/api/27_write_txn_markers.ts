@@ -9,8 +9,10 @@
 //   TRANSACTION_COORDINATOR_FENCED; an unknown producer is accepted, as Kafka writes its marker),
 //   written with acks=all and answered once the ISR has it (REQUEST_TIMED_OUT after
 //   txnMarkerReplicationTimeoutMs). Markers of different producers are written independently.
+import { AclOperation, clusterResourceName, ResourceType } from "../../authorizer/mod.ts";
 import { WriteTxnMarkersApi } from "../../protocol/mod.ts";
 import { ErrorCode, txnMarkerReplicationTimeoutMs } from "../../util/mod.ts";
+import { allowed } from "../authorize.ts";
 import type { ApiHandler } from "../dispatch.ts";
 import { refuseInterBroker } from "../inter_broker.ts";
 import type { BrokerServices } from "../services.ts";
@@ -31,7 +33,9 @@ export const writeTxnMarkersHandler: ApiHandler<BrokerServices> = {
       producerId: m.producerId,
       topics: m.topics.map((t) => ({ name: t.name, partitions: t.partitionIndexes.map((p) => ({ partitionIndex: p, errorCode: code(t.name, p) })) })),
     });
-    if (refuseInterBroker(s, ctx, "WriteTxnMarkers", { markers: markers.length })) {
+    // Kafka asks ALTER on the cluster first, then CLUSTER_ACTION (inter_broker.ts decides the rest).
+    const alter = s.config.zookeeperConnect !== null && s.authorizer !== null && allowed(s, ctx, AclOperation.ALTER, ResourceType.CLUSTER, clusterResourceName);
+    if (!alter && refuseInterBroker(s, ctx, "WriteTxnMarkers", { markers: markers.length })) {
       return { markers: markers.map((m) => answer(m, () => ErrorCode.CLUSTER_AUTHORIZATION_FAILED)) };
     }
     const out = await Promise.all(markers.map(async (m) => {
