@@ -1,5 +1,5 @@
-// KIP-890's verification of transactional produce (Kafka 3.8, transaction.partition.verification.enable
-// = true): before a producer's first transactional batch on a partition in a transaction, the
+// KIP-890's verification of transactional produce (Kafka 3.8, transaction.partition.verification.enable,
+// default true; false skips it): before a producer's first transactional batch on a partition in a transaction, the
 // partition leader asks the transaction coordinator whether the partition was added to that
 // producer's ongoing transaction (AddPartitionsToTxn). Without it, a batch sent after the
 // transaction ended (a late retry, a zombie, a client bug) would open a transaction no coordinator
@@ -97,6 +97,8 @@ export async function verifyTransactionalProduce(
   const key = (p: { topic: string; partition: number }) => `${p.partition}:${p.topic}`;
   const ask: PartitionToVerify[] = [];
   const before: string[] = [];
+  // transaction.partition.verification.enable=false: taken as sent (Kafka before 3.6).
+  if (!s.config.transactionPartitionVerificationEnable) return { recheck: () => new Map(parts.map((p) => [key(p), ErrorCode.NONE])) };
   for (const p of parts) {
     const state = producerStateOf(s, p);
     if (state === "ongoing") out.set(key(p), ErrorCode.NONE);

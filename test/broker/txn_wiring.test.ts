@@ -18,7 +18,6 @@ import {
   EndTxnApi,
   FindCoordinatorApi,
   ListTransactionsApi,
-  ProduceApi,
   TxnOffsetCommitApi,
 } from "../../src/protocol/api/mod.ts";
 import { ErrorCode } from "../../src/util/errors.ts";
@@ -27,7 +26,7 @@ import { grant, revokeAll, saslAclBroker } from "../helpers/acls.ts";
 import { startBroker, type TestBroker } from "../helpers/broker.ts";
 import { findCoordinator } from "../helpers/groups.ts";
 import { plainLogin } from "../helpers/sasl.ts";
-import { committedValues, fetchIsolated, findTxnCoordinator, type InitAnswer, initTxn, txnBatch, valuesOf, writeMarker } from "../helpers/txn.ts";
+import { committedValues, fetchIsolated, produceAs, findTxnCoordinator, type InitAnswer, initTxn, txnBatch, valuesOf, writeMarker } from "../helpers/txn.ts";
 import { createTopic, WireClient } from "../helpers/wire.ts";
 
 type Init = InitAnswer;
@@ -167,10 +166,8 @@ test("transaction APIs with real ACLs: TRANSACTIONAL_ID DESCRIBE for FindCoordin
   }
 });
 
-async function produceTxn(c: WireClient, transactionalId: string | null, topic: string, partition: number, records: Uint8Array): Promise<number> {
-  const res = await c.request(ProduceApi, 9, { transactionalId, acks: -1, timeoutMs: 10_000, topicData: [{ name: topic, partitionData: [{ index: partition, records }] }] });
-  return (res.responses as { partitionResponses: { errorCode: number }[] }[])[0].partitionResponses[0].errorCode;
-}
+const produceTxn = async (c: WireClient, transactionalId: string | null, topic: string, partition: number, records: Uint8Array) =>
+  (await produceAs(c, transactionalId, topic, partition, records)).errorCode;
 
 test("transactional produce, bad input (KIP-890 verification): not added to the transaction INVALID_TXN_STATE, no transactional id TRANSACTIONAL_ID_AUTHORIZATION_FAILED, an old epoch INVALID_PRODUCER_EPOCH, a client's WriteTxnMarkers refused; nothing appended; then the real thing commits", async () => {
   const b = await startBroker();

@@ -3,10 +3,10 @@
 // with an isolation level (0 read_uncommitted, 1 read_committed); and, for the coordinator-side
 // tests, FindCoordinator key type 1 and InitProducerId for a transactional id, each retried
 // (bounded) while __transaction_state is created and loaded, as clients retry.
-import { FetchApi, FindCoordinatorApi, InitProducerIdApi, ListOffsetsApi, WriteTxnMarkersApi } from "../../src/protocol/mod.ts";
+import { FetchApi, FindCoordinatorApi, InitProducerIdApi, ListOffsetsApi, ProduceApi, WriteTxnMarkersApi } from "../../src/protocol/mod.ts";
 import { ErrorCode } from "../../src/util/errors.ts";
 import { buildBatch, parseBatches, text, valueRecords } from "./record_batch.ts";
-import type { WireClient } from "./wire.ts";
+import type { ProducePartitionResponse, WireClient } from "./wire.ts";
 
 /** A transactional batch of n records of producer pid (values `${prefix}0`, `${prefix}1` …). */
 export function txnBatch(pid: bigint, epoch: number, seq: number, n: number, prefix: string): Uint8Array {
@@ -135,4 +135,13 @@ export async function initTxn(c: WireClient, id: string, version = 4, expected =
     await sleep(50);
   }
   return r;
+}
+
+/**
+ * Produce v9 (acks=all) of one record set under a transactional id: transactional batches need
+ * one (Kafka's TRANSACTIONAL_ID_AUTHORIZATION_FAILED without), the partition's answer.
+ */
+export async function produceAs(c: WireClient, transactionalId: string | null, topic: string, partition: number, records: Uint8Array): Promise<ProducePartitionResponse> {
+  const res = await c.request(ProduceApi, 9, { transactionalId, acks: -1, timeoutMs: 10_000, topicData: [{ name: topic, partitionData: [{ index: partition, records }] }] });
+  return (res.responses as { partitionResponses: ProducePartitionResponse[] }[])[0].partitionResponses[0];
 }
