@@ -138,6 +138,9 @@ test("transaction APIs with real ACLs: TRANSACTIONAL_ID DESCRIBE for FindCoordin
     assert.deepEqual(partitionCodes(await addPartitions(alice, "tx2", p, [{ name: "t", partitions: [0] }])), { "t-0": ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED });
     await grant(b, "User:alice", Op.WRITE, Res.TOPIC, "t");
     assert.deepEqual(partitionCodes(await addPartitions(alice, "tx", p, [{ name: "t", partitions: [0] }])), { "t-0": 0 });
+    // Transactional records need WRITE on the transactional id they are sent under (topic WRITE is not enough).
+    assert.equal((await produceAs(alice, "tx2", "t", 0, txnBatch(p.producerId, p.producerEpoch, 0, 1, "x"))).errorCode, ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED);
+    assert.equal((await produceAs(alice, "tx", "t", 0, txnBatch(p.producerId, p.producerEpoch, 0, 1, "x"))).errorCode, 0);
     // v4 (a partition leader's verification) needs CLUSTER_ACTION.
     const v4 = await alice.request(AddPartitionsToTxnApi, 4, { transactions: [{ transactionalId: "tx", producerId: p.producerId, producerEpoch: p.producerEpoch, verifyOnly: true, topics: [{ name: "t", partitions: [0] }] }] });
     assert.equal(v4.errorCode, ErrorCode.CLUSTER_AUTHORIZATION_FAILED);
