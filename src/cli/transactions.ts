@@ -3,6 +3,7 @@
 // transactional id's coordinator; DescribeProducers at a partition's leader; WriteTxnMarkers to
 // abort a hanging transaction, which the broker accepts only from a principal with CLUSTER_ACTION).
 import { abortTransaction, describeProducers, describeTransaction, listTransactions } from "../client/mod.ts";
+import { table } from "./groups.ts";
 import { commonOptionsUsage, int, Output, parseToolArgs, required, runTool, UsageError, withCluster } from "./tool.ts";
 
 export const transactionsUsage = `Usage: strand transactions COMMAND --bootstrap-server HOST:PORT[,...] [options]
@@ -34,12 +35,6 @@ const options = {
   "start-offset": { type: "string" as const },
   "max-transaction-timeout": { type: "string" as const },
 };
-
-/** Rows as columns padded to their widest cell, as kafka-transactions.sh prints them. */
-function table(out: Output, rows: string[][]): void {
-  const widths = rows[0].map((_, i) => Math.max(...rows.map((r) => r[i].length)));
-  for (const r of rows) out.text(r.map((cell, i) => (i === r.length - 1 ? cell : cell.padEnd(widths[i] + 2))).join("").trimEnd() + "\n");
-}
 
 export async function transactionsCommand(args: string[]): Promise<never> {
   return await runTool("transactions", async () => {
