@@ -1,13 +1,16 @@
 // `strand transactions` as a user runs it (kafka-transactions.sh's commands): list and describe a
 // transactional id while its transaction is open and after its commit; describe-producers and
 // find-hanging show the open transaction's start offset; abort refused by a single-node broker
-// (WriteTxnMarkers is inter-broker: CLUSTER_ACTION), reported on stderr with a non-zero exit.
+// (WriteTxnMarkers is inter-broker: CLUSTER_ACTION), reported on stderr with a non-zero exit; with
+// ZooKeeper, a transaction no coordinator knows of is found by find-hanging and aborted by abort.
 import assert from "node:assert/strict";
 import { test } from "node:test";
 import { EndTxnApi } from "../../src/protocol/api/mod.ts";
 import { startBroker } from "../helpers/broker.ts";
-import { findTxnCoordinator, initTxn, txnBatch } from "../helpers/txn.ts";
-import { createTopic, WireClient } from "../helpers/wire.ts";
+import { buildBatch, valueRecords } from "../helpers/record_batch.ts";
+import { committedValues, fetchIsolated, findTxnCoordinator, initTxn, produceAs, txnBatch } from "../helpers/txn.ts";
+import { createTopic, produce, WireClient } from "../helpers/wire.ts";
+import { skipUnlessZooKeeper, startZooKeeper } from "../helpers/zookeeper.ts";
 import { AddPartitionsToTxnApi, ProduceApi } from "../../src/protocol/api/mod.ts";
 import { strand, strandOk } from "./strand.ts";
 
@@ -49,5 +52,31 @@ test("cli transactions: list, describe, describe-producers, find-hanging while o
   } finally {
     c.close();
     await b.stop();
+  }
+});
+
+test("cli transactions find-hanging and abort: a transaction no coordinator knows of (written with verification off) holds read_committed back until aborted by the tool (WriteTxnMarkers on the inter-broker listener)", { skip: skipUnlessZooKeeper(), timeout: 120_000 }, async () => {
+  const zk = await startZooKeeper();
+  const b = await startBroker({ "zookeeper.connect": `127.0.0.1:${zk.port}/strand-cli-txn`, "zookeeper.session.timeout.ms": "6000", "transaction.partition.verification.enable": "false" });
+  const bs = ["--bootstrap-server", b.bootstrap];
+  const c = await WireClient.connect(b.port);
+  try {
+    assert.equal((await createTopic(c, "t")).errorCode, 0);
+    assert.equal((await produceAs(c, "ghost", "t", 0, txnBatch(8123n, 0, 0, 3, "ghost-"))).errorCode, 0);
+    assert.equal((await produce(c, "t", 0, buildBatch(valueRecords(2, "after-")))).errorCode, 0);
+    assert.equal((await fetchIsolated(c, "t", 0n, 1)).lastStableOffset, 0n, "held by the open transaction");
+    const hanging = await strandOk(["transactions", "find-hanging", ...bs, "--topic", "t", "--partition", "0", "--max-transaction-timeout", "0"]);
+    assert.match(hanging.split("\n")[1], /^t\s+0\s+8123\s+0\s+-?\d+\s+0\s+\d+\s+\d+$/, hanging);
+    assert.match(await strandOk(["transactions", "abort", ...bs, "--topic", "t", "--partition", "0", "--start-offset", "0"]), /^Aborted the transaction of producer 8123 \(epoch 0\) starting at offset 0 of t-0\.\n$/);
+    const f = await fetchIsolated(c, "t", 0n, 1);
+    assert.equal(f.lastStableOffset, 6n, "three records, two plain, the abort marker");
+    assert.deepEqual(committedValues(f), ["after-0", "after-1"]);
+    const again = await strand(["transactions", "abort", ...bs, "--topic", "t", "--partition", "0", "--start-offset", "0"]);
+    assert.notEqual(again.code, 0);
+    assert.match(again.stderr, /no open transaction starts at offset 0/);
+  } finally {
+    c.close();
+    await b.stop();
+    await zk.destroy();
   }
 });
