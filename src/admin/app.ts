@@ -40,6 +40,8 @@
 //   POST   /v1/partitions/{t}/{p}/elect-leader preferred leader election by the controller (forwarded to it)
 //   PUT    /v1/log-level                       {level}: the process' log level, at once
 //   GET    /v1/stats                           per-topic messages/bytes in and bytes out since start, with clocks (for rates)
+//   GET    /v1/transactions                    the transactions this broker coordinates, and the open (and hanging:
+//                                              older than transaction.max.timeout.ms) ones on partitions it leads
 //   GET    /metrics                            Prometheus text format (broker_metrics.ts)
 //   GET    /                                   the dashboard page (HTML; dashboard/), with /dashboard.css and /dashboard.js
 //
@@ -92,6 +94,7 @@ import {
   statsView,
   topicsView,
   topicView,
+  transactionsView,
   unservedPartitions,
 } from "./views.ts";
 
@@ -644,6 +647,7 @@ export function createAdminApp(source: AdminSource, options: AdminAppOptions): H
   // --- metrics and the dashboard
 
   app.get("/v1/stats", (c) => c.json(statsView(services())));
+  app.get("/v1/transactions", (c) => c.json(transactionsView(services())));
   mountDashboard(app);
 
   app.get("/metrics", (c) => c.body(options.renderMetrics(), 200, { "content-type": prometheusContentType }));

@@ -38,6 +38,9 @@
 //   strand_server_throttle_time_ms_total{quota}              counter  ms of throttle given, by quota type
 //                                                                     (per client only while it has a quota; at most
 //                                                                     limits.metricsQuotaSeriesMax clients per type)
+//   strand_txn_coordinator_transactions{state}               gauge    transactional ids this broker coordinates, by state
+//   strand_open_transactions / strand_hanging_transactions   gauge    open transactions on partitions led here / those older
+//                                                                     than transaction.max.timeout.ms (hold the LSO back)
 //   process_resident_memory_bytes                            gauge
 //   nodejs_eventloop_lag_seconds / nodejs_eventloop_lag_max_seconds  gauge  timer delay, latest / max over a minute
 //
@@ -51,7 +54,7 @@ import type { BrokerServices, ClientQuotas, NetworkStats, RequestObserver } from
 import type { Clock, Timer } from "../platform/mod.ts";
 import { eventLoopSampleMs, eventLoopSamplesKept, metricsGroupLagSeriesMax, metricsQuotaSeriesMax } from "../util/mod.ts";
 import { type HistogramSeries, MetricsRegistry, type ValueSeries } from "./metrics.ts";
-import { groupOffsetsWithLag, unservedPartitions } from "./views.ts";
+import { groupOffsetsWithLag, transactionsView, unservedPartitions } from "./views.ts";
 
 /** What the metrics read from a running broker (the Broker class has these). */
 export interface MetricsTarget {
@@ -128,6 +131,9 @@ export class BrokerMetrics {
     };
     const throttledAnswers = r.counter("strand_server_throttled_total", "Answers throttled by a client quota, by quota type.", ["quota"]);
     const throttleTotal = r.counter("strand_server_throttle_time_ms_total", "Milliseconds of throttle given by client quotas, by quota type.", ["quota"]);
+    const txnStates = r.gauge("strand_txn_coordinator_transactions", "Transactional ids this broker's transaction coordinator holds, by state.", ["state"]);
+    const openTxns = r.gauge("strand_open_transactions", "Open transactions (producers with an ongoing transaction) on partitions this broker leads.");
+    const hangingTxns = r.gauge("strand_hanging_transactions", "Open transactions on partitions led here older than transaction.max.timeout.ms: they hold the last stable offset back.");
     const rss = r.gauge("process_resident_memory_bytes", "Resident memory size in bytes.");
     const loopLag = r.gauge("nodejs_eventloop_lag_seconds", "How late the latest event-loop timer sample fired, in seconds.");
     const loopLagMax = r.gauge("nodejs_eventloop_lag_max_seconds", "The largest event-loop timer delay over the last minute, in seconds.");
@@ -218,6 +224,13 @@ export class BrokerMetrics {
         transientErrors.labels(dir, code).set(n);
       }
       unserved.labels().set(unservedPartitions(s).length);
+      txnStates.clear();
+      const txns = transactionsView(s);
+      const byState = new Map<string, number>();
+      for (const t of txns.coordinator) byState.set(t.state, (byState.get(t.state) ?? 0) + 1);
+      for (const [state, n] of byState) txnStates.labels(state).set(n);
+      openTxns.labels().set(txns.open_on_partitions.length);
+      hangingTxns.labels().set(txns.hanging);
     });
   }
 

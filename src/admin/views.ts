@@ -233,3 +233,43 @@ export function statsView(s: BrokerServices) {
     .sort((a, b) => (a.topic < b.topic ? -1 : a.topic > b.topic ? 1 : 0));
   return { broker_id: s.brokerId, time_ms: s.clock.nowMs(), monotonic_ms: s.clock.monotonicMs(), topics };
 }
+
+/**
+ * Transactions as this broker sees them: those its transaction coordinator holds (every state but
+ * Dead), and the open transactions on partitions it leads. An open transaction older than
+ * transaction.max.timeout.ms is hanging: its coordinator would have aborted it by then (Kafka's
+ * kafka-transactions.sh find-hanging looks for the same); it holds the last stable offset, so
+ * read_committed consumers of the partition stop there until it is aborted.
+ */
+export function transactionsView(s: BrokerServices) {
+  const now = s.clock.nowMs();
+  const coordinator = (s.txnCoordinator?.list().txns ?? []).map((t) => ({
+    transactional_id: t.transactionalId,
+    producer_id: String(t.producerId),
+    producer_epoch: t.producerEpoch,
+    state: t.state,
+    timeout_ms: t.txnTimeoutMs,
+    start_time_ms: t.txnStartTimestampMs,
+    partitions: t.partitions.map((p) => `${p.topic}-${p.partition}`),
+  }));
+  const maxTimeoutMs = s.config.transactions.transactionMaxTimeoutMs;
+  const open = [];
+  for (const p of s.replicaManager.allPartitions()) {
+    if (!p.isLeader || s.replicaManager.isOffline(p.topic, p.partition)) continue;
+    for (const e of p.log.producerState.activeProducers().values()) {
+      if (e.currentTxnFirstOffset < 0) continue;
+      const ageMs = Math.max(0, now - e.lastTimestampMs);
+      open.push({
+        topic: p.topic,
+        partition: p.partition,
+        producer_id: String(e.producerId),
+        producer_epoch: e.producerEpoch,
+        first_offset: e.currentTxnFirstOffset,
+        last_write_ms: e.lastTimestampMs,
+        age_ms: ageMs,
+        hanging: ageMs > maxTimeoutMs,
+      });
+    }
+  }
+  return { broker_id: s.brokerId, transaction_max_timeout_ms: maxTimeoutMs, coordinator, open_on_partitions: open, hanging: open.filter((o) => o.hanging).length };
+}

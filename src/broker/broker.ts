@@ -46,6 +46,8 @@ import { ControlFence, registeredBroker } from "./control_fence.ts";
 import { MetadataCache } from "./metadata_cache.ts";
 import { createCoordinator, offsetsTopicEnsurer } from "./group_wiring.ts";
 import { ProducerIdManager } from "../coordinator/mod.ts";
+import { createTxnCoordinator, metadataLeaderLookup, transactionTopicEnsurer } from "./txn_wiring.ts";
+import { InterBrokerConnections, InterBrokerTxnMarkerSender, LocalFirstTxnMarkerSender } from "./txn_marker_sender.ts";
 import { type ConnectionLimits, type NetworkStats, SocketServer } from "./server.ts";
 import type { BrokerServices } from "./services.ts";
 
@@ -244,6 +246,19 @@ export class Broker {
       deleteTopicEnable: config.deleteTopicEnable,
     }, log);
     let brokerEpoch = -1n;
+    const producerIds = new ProducerIdManager(brokerId, registry, log);
+    // Kafka's marker channel uses request.timeout.ms (30 s); controller.socket.timeout.ms has the same default.
+    const markerSender = new LocalFirstTxnMarkerSender(brokerId, replicaManager, new InterBrokerTxnMarkerSender(platform, brokerId, (id) => local.brokerEndpoint(id), {
+      requestTimeoutMs: config.replication.controllerSocketTimeoutMs,
+      sasl: interBrokerSasl,
+      tls: interBrokerTls,
+    }, log));
+    const txnCoordinator = createTxnCoordinator(platform, config, replicaManager, log, {
+      generateProducerId: () => producerIds.generateProducerId(),
+      markerSender,
+      leaderOf: metadataLeaderLookup(metadata),
+      transactionTopicPartitionCount: () => metadata.getTopic("__transaction_state")?.partitions.length,
+    });
     const services: BrokerServices = {
       config,
       dynamicConfig,
@@ -254,8 +269,16 @@ export class Broker {
       topicAdmin,
       configAdmin,
       coordinator,
-      producerIds: new ProducerIdManager(brokerId, registry, log),
+      producerIds,
       ensureOffsetsTopic: offsetsTopicEnsurer(config, metadata, topicAdmin, log),
+      ensureTransactionTopic: transactionTopicEnsurer(config, metadata, topicAdmin, log),
+      txnCoordinator,
+      txnMarkerSender: markerSender,
+      txnVerifyConnections: new InterBrokerConnections(platform, `strand-txn-verify-${brokerId}`, (id) => local.brokerEndpoint(id), {
+        requestTimeoutMs: config.replication.controllerSocketTimeoutMs,
+        sasl: interBrokerSasl,
+        tls: interBrokerTls,
+      }, log),
       controlPlane: local,
       controller,
       brokerEpoch: () => brokerEpoch,
@@ -347,6 +370,7 @@ export class Broker {
     await configWatcher.startup();
     coordinator.startup();
     services.producerIds.startup();
+    txnCoordinator.startup();
     await controller.startup();
     log.info({ clusterId, ports: bound.map((b) => b.port) }, "broker started");
     self = new Broker(config, brokerId, clusterId, bound, services, server, controller, logManager, registry, log, configWatcher, platform, {
@@ -434,6 +458,9 @@ export class Broker {
     for (const w of this.network.tlsWatchers) w.stop();
     await this.server.stop();
     this.services.coordinator.shutdown();
+    this.services.txnCoordinator?.shutdown();
+    this.services.txnMarkerSender?.shutdown();
+    this.services.txnVerifyConnections?.shutdown();
     this.services.replicaManager.shutdown();
     await this.logManager.shutdownGradually();
     try {

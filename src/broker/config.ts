@@ -256,6 +256,8 @@ export const brokerConfigKeys: Record<string, KeyDef> = {
   "transaction.state.log.min.isr": { kind: "int", default: "2", min: 1 },
   "transaction.abort.timed.out.transaction.cleanup.interval.ms": { kind: "int", default: "10000", min: 1 },
   "transaction.remove.expired.transaction.cleanup.interval.ms": { kind: "int", default: "3600000", min: 1 },
+  // KIP-890: a partition leader checks with the coordinator that a transactional batch's partition is in its transaction.
+  "transaction.partition.verification.enable": { kind: "bool", default: "true" },
   // The admin HTTP listener (strand's, as Redpanda's admin API): "" turns it off.
   "admin.listeners": { kind: "list", default: "http://127.0.0.1:9644", check: adminListenerCheck },
   "admin.auth.token": { kind: "password", default: null },
@@ -388,6 +390,8 @@ export interface BrokerConfig {
   clusterId: string | null;
   groupCoordinator: GroupCoordinatorConfig;
   transactions: TransactionConfig;
+  /** transaction.partition.verification.enable (KIP-890; txn_verify.ts). */
+  transactionPartitionVerificationEnable: boolean;
   /** Where the admin HTTP API and /metrics listen; empty when admin.listeners is "". */
   adminListeners: { host: string; port: number; tls?: true }[];
   /**
@@ -669,6 +673,7 @@ export function parseBrokerConfig(input: Map<string, string>): { config: BrokerC
       abortTimedOutTransactionsIntervalMs: int("transaction.abort.timed.out.transaction.cleanup.interval.ms"),
       removeExpiredTransactionalIdsIntervalMs: int("transaction.remove.expired.transaction.cleanup.interval.ms"),
     },
+    transactionPartitionVerificationEnable: bool("transaction.partition.verification.enable"),
     adminListeners,
     adminSsl: adminListeners.some((l) => l.tls) ? parseListenerSsl(input, "ADMIN", false) : null,
     security,

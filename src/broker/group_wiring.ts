@@ -50,6 +50,14 @@ export class ReplicaTopicLog implements OffsetsTopicLog {
   logStartOffset(partition: number): number {
     return this.replicaManager.getPartition(this.topic, partition)?.log.logStartOffset ?? 0;
   }
+
+  nextSequence(partition: number, producerId: bigint, producerEpoch: number): number {
+    const entry = this.replicaManager.getPartition(this.topic, partition)?.log.producerState.lastEntry(producerId);
+    const last = entry?.batches.at(-1);
+    if (entry === undefined || last === undefined || entry.producerEpoch !== producerEpoch) return 0;
+    // int32 sequences wrap to 0, as the leader's check expects.
+    return last.lastSeq === 0x7fff_ffff ? 0 : last.lastSeq + 1;
+  }
 }
 
 export function createCoordinator(
@@ -72,6 +80,11 @@ export function createCoordinator(
     OFFSETS_COMMIT_TIMEOUT_MS,
   );
   const coordinator = new Coordinator(log, config.groupCoordinator, platform.clock, logger.child({ component: "group-coordinator" }), randomHex);
+  // A transaction marker written here as leader of an offsets partition ends the producer's
+  // transactional offsets there (Kafka's onTransactionCompleted after WriteTxnMarkers).
+  replicaManager.onTxnMarker = (topic, partition, producerId, committed) => {
+    if (topic === OFFSETS_TOPIC) coordinator.onTxnMarker(partition, producerId, committed);
+  };
   replicaManager.leadershipListeners.push((topic, partition, isLeader) => {
     if (topic !== OFFSETS_TOPIC) return;
     if (isLeader) {

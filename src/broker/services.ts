@@ -14,6 +14,7 @@ import type { ControllerMutationQuotaManager } from "./client_quota_manager.ts";
 import type { ControlFence } from "./control_fence.ts";
 import type { DynamicBrokerConfig } from "./dynamic_config.ts";
 import type { MetadataCache } from "./metadata_cache.ts";
+import type { InterBrokerConnections } from "./txn_marker_sender.ts";
 
 export interface BrokerServices {
   /** server.properties as parsed at start-up (the static configs). */
@@ -66,6 +67,12 @@ export interface BrokerServices {
    * (the handlers of AddPartitionsToTxn, AddOffsetsToTxn and EndTxn answer COORDINATOR_NOT_AVAILABLE).
    */
   txnCoordinator?: TransactionCoordinator | null;
+  /** Creates __transaction_state if it does not exist; true once it is in the metadata (FindCoordinator key type 1). */
+  ensureTransactionTopic?: () => Promise<boolean>;
+  /** The coordinator's WriteTxnMarkers connections to partition leaders, closed at shutdown. */
+  txnMarkerSender?: { shutdown(): void } | null;
+  /** Connections to transaction coordinators for KIP-890's verification of transactional produce (txn_verify.ts). */
+  txnVerifyConnections?: InterBrokerConnections | null;
 }
 
 /** Thrown by a handler when Kafka would close the connection (e.g. acks=0 produce that failed). */

@@ -6,10 +6,11 @@
 // that does not cover every partition sent rejects, and the channel sends those markers again.
 
 import { KafkaConnection, type SaslCredentials } from "../client/mod.ts";
+import type { ReplicaManager } from "../replication/mod.ts";
 import type { TxnMarkerEntry, TxnMarkerSender } from "../coordinator/mod.ts";
 import type { Platform, TlsClientOptions } from "../platform/mod.ts";
-import { type Struct, WriteTxnMarkersApi } from "../protocol/mod.ts";
-import type { Logger } from "../util/mod.ts";
+import { type ApiSchema, type Struct, WriteTxnMarkersApi } from "../protocol/mod.ts";
+import { type Logger, txnMarkerReplicationTimeoutMs } from "../util/mod.ts";
 
 /** Kafka 3.8 sends v1 (flexible) to brokers at IBP 2.8 or later. */
 const WRITE_TXN_MARKERS_VERSION = 1;
@@ -21,30 +22,33 @@ export interface InterBrokerMarkerOptions {
   tls?: TlsClientOptions;
 }
 
-export class InterBrokerTxnMarkerSender implements TxnMarkerSender {
+/**
+ * One connection per broker on the inter-broker listener (its TLS and SASL settings), opened on
+ * first use and kept between requests; a failed request closes it, the next one reconnects.
+ */
+export class InterBrokerConnections {
   private readonly conns = new Map<number, KafkaConnection>();
   private stopped = false;
 
   constructor(
     private readonly platform: Platform,
-    private readonly localBrokerId: number,
+    private readonly clientId: string,
     /** The broker's inter-broker endpoint, or undefined when it is not live. */
     private readonly endpointOf: (brokerId: number) => { host: string; port: number } | undefined,
     private readonly options: InterBrokerMarkerOptions,
     private readonly logger: Logger,
   ) {}
 
-  async send(brokerId: number, markers: TxnMarkerEntry[]): Promise<number[][]> {
-    if (this.stopped) throw new Error("marker sender stopped");
+  /** Sends one request to the broker; a failure closes its connection and rejects. */
+  async request(brokerId: number, api: ApiSchema, version: number, body: Struct): Promise<Struct> {
+    if (this.stopped) throw new Error(`${this.clientId} stopped`);
     const conn = await this.connection(brokerId);
-    let body: Struct;
     try {
-      body = await conn.request(WriteTxnMarkersApi, WRITE_TXN_MARKERS_VERSION, requestBody(markers), this.options.requestTimeoutMs);
+      return await conn.request(api, version, body, this.options.requestTimeoutMs);
     } catch (e) {
-      this.drop(brokerId, conn, (e as Error).message);
+      this.drop(brokerId, conn, `${api.name}: ${(e as Error).message}`);
       throw e;
     }
-    return errorsOf(markers, body);
   }
 
   private async connection(brokerId: number): Promise<KafkaConnection> {
@@ -55,29 +59,53 @@ export class InterBrokerTxnMarkerSender implements TxnMarkerSender {
     const conn = await KafkaConnection.connect(this.platform, {
       host: ep.host,
       port: ep.port,
-      clientId: `strand-txn-markers-${this.localBrokerId}`,
+      clientId: this.clientId,
       connectTimeoutMs: this.options.requestTimeoutMs,
       sasl: this.options.sasl,
       tls: this.options.tls,
     });
     if (this.stopped) {
-      conn.close("marker sender stopped");
-      throw new Error("marker sender stopped");
+      conn.close(`${this.clientId} stopped`);
+      throw new Error(`${this.clientId} stopped`);
     }
     this.conns.set(brokerId, conn);
     return conn;
   }
 
   private drop(brokerId: number, conn: KafkaConnection, why: string): void {
-    conn.close(`WriteTxnMarkers failed: ${why}`);
+    conn.close(`request failed: ${why}`);
     if (this.conns.get(brokerId) === conn) this.conns.delete(brokerId);
-    this.logger.debug({ broker: brokerId, err: why }, "WriteTxnMarkers failed; the connection is closed");
+    this.logger.debug({ broker: brokerId, err: why }, "inter-broker request failed; the connection is closed");
   }
 
   shutdown(): void {
     this.stopped = true;
-    for (const c of this.conns.values()) c.close("marker sender stopped");
+    for (const c of this.conns.values()) c.close(`${this.clientId} stopped`);
     this.conns.clear();
+  }
+}
+
+export class InterBrokerTxnMarkerSender implements TxnMarkerSender {
+  private readonly conns: InterBrokerConnections;
+
+  constructor(
+    platform: Platform,
+    localBrokerId: number,
+    /** The broker's inter-broker endpoint, or undefined when it is not live. */
+    endpointOf: (brokerId: number) => { host: string; port: number } | undefined,
+    options: InterBrokerMarkerOptions,
+    logger: Logger,
+  ) {
+    this.conns = new InterBrokerConnections(platform, `strand-txn-markers-${localBrokerId}`, endpointOf, options, logger);
+  }
+
+  async send(brokerId: number, markers: TxnMarkerEntry[]): Promise<number[][]> {
+    const body = await this.conns.request(brokerId, WriteTxnMarkersApi, WRITE_TXN_MARKERS_VERSION, requestBody(markers));
+    return errorsOf(markers, body);
+  }
+
+  shutdown(): void {
+    this.conns.shutdown();
   }
 }
 
@@ -117,4 +145,28 @@ export function errorsOf(markers: TxnMarkerEntry[], body: Struct): number[][] {
       return code;
     })
   );
+}
+
+/**
+ * Markers for partitions this broker leads are written straight through its ReplicaManager (as
+ * the WriteTxnMarkers handler writes them, acks=all), the rest go over the network: a
+ * single-node broker (no inter-broker principal exists) and the common local case need no
+ * connection to itself.
+ */
+export class LocalFirstTxnMarkerSender implements TxnMarkerSender {
+  constructor(
+    private readonly localBrokerId: number,
+    private readonly replicaManager: ReplicaManager,
+    private readonly remote: InterBrokerTxnMarkerSender,
+  ) {}
+
+  send(brokerId: number, markers: TxnMarkerEntry[]): Promise<number[][]> {
+    if (brokerId !== this.localBrokerId) return this.remote.send(brokerId, markers);
+    // Appended in the order given (each append runs before its first await), then awaited together.
+    return Promise.all(markers.map((m) => Promise.all(m.partitions.map((p) => this.replicaManager.appendTxnMarker(p.topic, p.partition, m, txnMarkerReplicationTimeoutMs)))));
+  }
+
+  shutdown(): void {
+    this.remote.shutdown();
+  }
 }

@@ -48,8 +48,8 @@ const options = {
   "dry-run": { type: "boolean" as const },
 };
 
-/** Rows as columns padded to their widest cell, as kafka-consumer-groups.sh prints them. */
-function table(out: Output, rows: string[][]): void {
+/** Rows as columns padded to their widest cell, as kafka-consumer-groups.sh (and kafka-transactions.sh) print them. */
+export function table(out: Output, rows: string[][]): void {
   const widths = rows[0].map((_, i) => Math.max(...rows.map((r) => r[i].length)));
   for (const r of rows) out.text(r.map((cell, i) => (i === r.length - 1 ? cell : cell.padEnd(widths[i] + 2))).join("").trimEnd() + "\n");
 }

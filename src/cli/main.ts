@@ -21,6 +21,7 @@ import { STRAND_COMMIT, STRAND_VERSION } from "./version.ts";
 import { clusterCommand } from "./cluster.ts";
 import { consumeCommand } from "./consume.ts";
 import { groupsCommand } from "./groups.ts";
+import { transactionsCommand } from "./transactions.ts";
 import { perfCommand } from "./perf.ts";
 import { produceCommand } from "./produce.ts";
 import { topicsCommand } from "./topics.ts";
@@ -41,6 +42,7 @@ Usage:
   strand produce --bootstrap-server HOST:PORT --topic NAME [options] < LINES
   strand consume --bootstrap-server HOST:PORT --topic NAME [options]
   strand groups list|describe|reset-offsets|delete --bootstrap-server HOST:PORT [options]
+  strand transactions list|describe|describe-producers|find-hanging|abort --bootstrap-server HOST:PORT [options]
   strand cluster info --bootstrap-server HOST:PORT
   strand users list|describe|set|delete --bootstrap-server HOST:PORT [options]
   strand acls --add|--remove|--list --bootstrap-server HOST:PORT [options]
@@ -216,6 +218,7 @@ const tools: Record<string, (args: string[]) => Promise<never>> = {
   users: usersCommand,
   acls: aclsCommand,
   quotas: quotasCommand,
+  transactions: transactionsCommand,
 };
 
 async function main(argv: string[]): Promise<void> {

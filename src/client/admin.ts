@@ -54,7 +54,7 @@ export function tpKey(topic: string, partition: number): string {
   return `${topic}:${partition}`;
 }
 
-function throwFirst(errors: { code: number; context: string; message: string | null }[]): void {
+export function throwFirst(errors: { code: number; context: string; message: string | null }[]): void {
   const e = errors.find((x) => x.code !== ErrorCode.NONE);
   if (e === undefined) return;
   const err = errorFor(e.code, e.context, e.message);

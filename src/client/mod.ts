@@ -74,3 +74,4 @@ export * from "./producer_batch.ts";
 export * from "./record_reader.ts";
 export * from "./scram_users.ts";
 export * from "./acls.ts";
+export * from "./transactions.ts";

@@ -11,6 +11,7 @@ import type { GroupState } from "./group.ts";
 import { GroupCoordinator } from "./group_coordinator.ts";
 import { GroupMetadataManager, type OffsetsTopicLog } from "./group_metadata_manager.ts";
 import { OffsetsOps } from "./offsets.ts";
+import { TxnOffsetsOps } from "./txn_offsets.ts";
 
 export interface GroupOverview {
   groupId: string;
@@ -37,6 +38,8 @@ export class Coordinator {
   readonly manager: GroupMetadataManager;
   readonly groups: GroupCoordinator;
   readonly offsets: OffsetsOps;
+  /** TxnOffsetCommit: offsets held until their transaction's marker (txn_offsets.ts). */
+  readonly txnOffsets: TxnOffsetsOps;
   private expiryTimer: Timer | null = null;
 
   constructor(
@@ -49,6 +52,7 @@ export class Coordinator {
     this.manager = new GroupMetadataManager(log, config, clock, logger, randomHex);
     this.groups = new GroupCoordinator(this.manager, config, clock, logger);
     this.offsets = new OffsetsOps(this.manager, config, () => clock.nowMs());
+    this.txnOffsets = new TxnOffsetsOps(this.manager, config, () => clock.nowMs());
   }
 
   startup(): void {
@@ -68,6 +72,14 @@ export class Coordinator {
       // Loaded members get a session timeout to come back in, as Kafka schedules on load.
       for (const m of g.members.values()) this.groups.heartbeat(g.groupId, m.memberId, m.groupInstanceId, g.generationId);
     });
+  }
+
+  /**
+   * A transaction marker was written to __consumer_offsets-partition (WriteTxnMarkers, as the
+   * leader): the producer's transactional offsets there become visible or are dropped.
+   */
+  onTxnMarker(partition: number, producerId: bigint, committed: boolean): void {
+    this.manager.completeTransaction(partition, producerId, committed);
   }
 
   /** This broker stopped leading __consumer_offsets-partition. */

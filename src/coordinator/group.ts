@@ -91,6 +91,12 @@ export interface CommittedOffset {
   commitTimestampMs: bigint;
   /** Set by OffsetCommit v2-4 with an explicit retention time (now + retention); -1 otherwise. */
   expireTimestampMs: bigint;
+  /**
+   * Where its record lies in the partition's log order (the batch's offset when replayed; an
+   * increasing count taken at the append after a load), -1 when not known. A transaction's
+   * offsets become visible at its commit marker only over older commits (Kafka's olderThan).
+   */
+  appendOrder?: number;
 }
 
 export function offsetKey(topic: string, partition: number): string {
@@ -115,6 +121,12 @@ export class GroupMetadata {
   /** group.instance.id → member id of the static member holding it. */
   readonly staticMembers = new Map<string, string>();
   readonly offsets = new Map<string, CommittedOffset>();
+  /**
+   * Offsets committed inside transactions still open, by producer id (Kafka's
+   * pendingTransactionalOffsetCommits): visible once the commit marker reaches the group's
+   * partition, dropped at an abort marker. appendOrder -1 until the record is in the log.
+   */
+  readonly pendingTxnOffsets = new Map<bigint, Map<string, CommittedOffset>>();
   /** The delayed join of the rebalance in progress. */
   joinTimer: Timer | null = null;
   /** In the initial rebalance delay of a group that was empty: joins wait for the timer. */
@@ -134,6 +146,17 @@ export class GroupMetadata {
     assert(validPrevious[next].includes(this.state), `group ${this.groupId}: ${this.state} → ${next} is allowed`);
     this.state = next;
     this.currentStateTimestampMs = BigInt(nowMs);
+  }
+
+  /** Kafka's hasOffsets: committed offsets, or offsets of a transaction still open. */
+  get hasOffsets(): boolean {
+    return this.offsets.size > 0 || this.pendingTxnOffsets.size > 0;
+  }
+
+  /** Whether an open transaction has an offset for the partition (OffsetFetch's require_stable). */
+  hasPendingTxnOffset(key: string): boolean {
+    for (const m of this.pendingTxnOffsets.values()) if (m.has(key)) return true;
+    return false;
   }
 
   get isEmptyOfMembers(): boolean {

@@ -26,11 +26,19 @@ import { type GroupCoordinatorConfig, OFFSETS_TOPIC } from "./config.ts";
 import { type CommittedOffset, GroupMetadata, MemberMetadata, offsetKey, splitOffsetKey } from "./group.ts";
 import { partitionForGroup } from "./group_partition.ts";
 import { replayPartition } from "./partition_replay.ts";
+import { completeTxnOffsets, isOlder, type TxnReplay } from "./txn_offsets.ts";
 
 /** The broker's side of __consumer_offsets, as the coordinator needs it. */
 export interface OffsetsTopicLog {
   /** Appends one batch to the partition as its leader; resolves to a Kafka error code. */
   append(partition: number, batch: Uint8Array): Promise<number>;
+  /**
+   * The sequence the producer's next batch on the partition starts at under this epoch (0 for a
+   * producer or epoch the partition has not seen): the coordinator's transactional batches pass
+   * the leader's sequence checks, where Kafka's skip them (its AppendOrigin.COORDINATOR).
+   * Absent: 0.
+   */
+  nextSequence?(partition: number, producerId: bigint, producerEpoch: number): number;
   /** Whole batches from offset (at most maxBytes, at least one), or null when not held here. */
   read(partition: number, offset: number, maxBytes: number): { records: Uint8Array; logEndOffset: number } | null;
   logStartOffset(partition: number): number;
@@ -45,10 +53,27 @@ const LOAD_READ_BYTES = 4 * 1024 * 1024;
 /** Characters of the client id kept in a generated member id (Kafka keeps all; ids must fit int16 strings). */
 const memberIdClientPrefixMax = 1024;
 
+/** A transactional batch's producer (TxnOffsetCommit). */
+export interface TxnProducer {
+  producerId: bigint;
+  producerEpoch: number;
+}
+
+/** Transactional batch attribute (bit 4). */
+const TRANSACTIONAL_ATTRIBUTE = 0x10;
+
 export class GroupMetadataManager {
   readonly groups = new Map<string, GroupMetadata>();
   private owned = new Set<number>();
   private loading = new Set<number>();
+  /**
+   * The log order given to the next append (CommittedOffset.appendOrder): above every offset a
+   * load replayed, increasing with each append in the order the appends reach the log (the
+   * append is synchronous up to the ISR wait).
+   */
+  private nextAppendOrder = 0;
+  /** The groups holding offsets of each open transaction (Kafka's openGroupsForProducer). */
+  readonly openGroupsForProducer = new Map<bigint, Set<string>>();
 
   constructor(
     private readonly log: OffsetsTopicLog,
@@ -93,12 +118,33 @@ export class GroupMetadataManager {
   // ---- writing ---------------------------------------------------------------------------------
 
   /** Appends records to the group's partition; resolves to a Kafka error code. */
-  async append(groupId: string, records: OffsetsRecord[]): Promise<number> {
-    if (records.length === 0) return ErrorCode.NONE;
+  append(groupId: string, records: OffsetsRecord[], txn: TxnProducer | null = null): Promise<number> {
+    return this.appendOrdered(groupId, records, txn).done;
+  }
+
+  /**
+   * As append, with the log order of the batch (taken before the first await, so the orders of
+   * two appends are those of their batches in the log). A transactional batch carries the
+   * producer's id, epoch and next sequence on the partition.
+   */
+  appendOrdered(groupId: string, records: OffsetsRecord[], txn: TxnProducer | null = null): { order: number; done: Promise<number> } {
+    const order = this.nextAppendOrder++;
+    if (records.length === 0) return { order, done: Promise.resolve(ErrorCode.NONE) };
     const b = new RecordBatchBuilder();
     const now = BigInt(this.clock.nowMs());
     for (const r of records) b.append(now, r.key, r.value);
-    const code = await this.log.append(this.partitionFor(groupId), b.build(0));
+    const partition = this.partitionFor(groupId);
+    const batch = txn === null ? b.build(0) : b.build(0, {
+      attributeFlags: TRANSACTIONAL_ATTRIBUTE,
+      producerId: txn.producerId,
+      producerEpoch: txn.producerEpoch,
+      baseSequence: this.log.nextSequence?.(partition, txn.producerId, txn.producerEpoch) ?? 0,
+    });
+    return { order, done: this.mapAppendError(this.log.append(partition, batch)) };
+  }
+
+  private async mapAppendError(appended: Promise<number>): Promise<number> {
+    const code = await appended;
     // Kafka maps storage errors on the offsets topic to errors clients retry on.
     // KAFKA_STORAGE_ERROR (a full disk, no file descriptors) as Kafka's storeOffsets maps it: no
     // OffsetCommit or SyncGroup version may carry it, and NOT_COORDINATOR is retried.
@@ -154,14 +200,23 @@ export class GroupMetadataManager {
     return { key, value };
   }
 
-  /** Appends the commits, then applies them to the group (only once they are in the log). */
+  /**
+   * Appends the commits, then applies them to the group (only once they are in the log, and only
+   * over older commits: a transaction's offsets that became visible meanwhile may be newer).
+   */
   async storeOffsets(group: GroupMetadata, offsets: Map<string, CommittedOffset>): Promise<number> {
     const records = [...offsets].map(([k, o]) => {
       const { topic, partition } = splitOffsetKey(k);
       return this.offsetRecord(group.groupId, topic, partition, o);
     });
-    const code = await this.append(group.groupId, records);
-    if (code === ErrorCode.NONE) for (const [k, o] of offsets) group.offsets.set(k, o);
+    const { order, done } = this.appendOrdered(group.groupId, records);
+    const code = await done;
+    if (code !== ErrorCode.NONE) return code;
+    for (const [k, o] of offsets) {
+      o.appendOrder = order;
+      const current = group.offsets.get(k);
+      if (current === undefined || isOlder(current, o)) group.offsets.set(k, o);
+    }
     return code;
   }
 
@@ -190,11 +245,11 @@ export class GroupMetadataManager {
       if (!this.isOwned(g.partition)) continue;
       const doomed = [...g.offsets.keys()].filter((k) => topics.has(splitOffsetKey(k).topic));
       if (doomed.length === 0) continue;
-      const dead = g.is("Empty") && g.offsets.size === doomed.length;
+      const dead = g.is("Empty") && g.offsets.size === doomed.length && g.pendingTxnOffsets.size === 0;
       if (await this.removeOffsets(g, doomed, dead && g.generationId > 0) !== ErrorCode.NONE) continue;
       removed += doomed.length;
       // The group may have gained members or offsets while the tombstones were written.
-      if (dead && g.is("Empty") && g.offsets.size === 0) {
+      if (dead && g.is("Empty") && !g.hasOffsets) {
         g.transitionTo("Dead", this.clock.nowMs());
         this.groups.delete(g.groupId);
       }
@@ -214,7 +269,10 @@ export class GroupMetadataManager {
     this.loading.add(partition);
     const t0 = this.clock.monotonicMs();
     const loaded = new Map<string, GroupMetadata>();
+    // Offsets of transactions not yet ended, by producer, then group (Kafka's pendingOffsets).
+    const pending: TxnReplay = new Map();
     let records: number | null;
+    let lastOrder = -1;
     try {
       records = await replayPartition(
         this.log,
@@ -223,13 +281,34 @@ export class GroupMetadataManager {
         LOAD_READ_BYTES,
         this.clock,
         this.logger,
-        (key, value) => this.replay(loaded, partition, key, value),
+        (key, value, batch) => {
+          lastOrder = batch.baseOffset;
+          this.replay(loaded, pending, partition, key, value, batch);
+        },
         () => this.owned.has(partition),
+        (batch, key) => {
+          lastOrder = batch.baseOffset;
+          // A marker's key: version int16, type int16 (0 abort, 1 commit), as Kafka's ControlRecordType.
+          if (key === null || key.length < 4) return;
+          const type = (key[2] << 8) | key[3];
+          if (type !== 0 && type !== 1) return;
+          completeTxnOffsets(pending.get(batch.producerId), type === 1, (id) => loaded.get(id) ?? this.newLoadedGroup(loaded, id, partition));
+          pending.delete(batch.producerId);
+        },
       );
     } finally {
       this.loading.delete(partition);
     }
     if (records === null) return; // unloaded meanwhile
+    this.nextAppendOrder = Math.max(this.nextAppendOrder, lastOrder + 1);
+    // Transactions still open: their offsets wait in their groups for the markers.
+    for (const [producerId, byGroup] of pending) {
+      for (const [groupId, offsets] of byGroup) {
+        const g = loaded.get(groupId) ?? this.newLoadedGroup(loaded, groupId, partition);
+        g.pendingTxnOffsets.set(producerId, offsets);
+        this.trackOpenGroup(producerId, groupId);
+      }
+    }
     for (const g of loaded.values()) {
       if (g.is("Dead")) continue;
       this.groups.set(g.groupId, g);
@@ -241,27 +320,55 @@ export class GroupMetadataManager {
     );
   }
 
-  private replay(groups: Map<string, GroupMetadata>, partition: number, keyBytes: Uint8Array | null, value: Uint8Array | null): void {
+  private newLoadedGroup(groups: Map<string, GroupMetadata>, id: string, partition: number): GroupMetadata {
+    const g = new GroupMetadata(id, partition);
+    groups.set(id, g);
+    return g;
+  }
+
+  /** Remembers that producerId's open transaction holds offsets of groupId. */
+  trackOpenGroup(producerId: bigint, groupId: string): void {
+    let set = this.openGroupsForProducer.get(producerId);
+    if (set === undefined) this.openGroupsForProducer.set(producerId, (set = new Set()));
+    set.add(groupId);
+  }
+
+  private replay(
+    groups: Map<string, GroupMetadata>,
+    pending: TxnReplay,
+    partition: number,
+    keyBytes: Uint8Array | null,
+    value: Uint8Array | null,
+    batch: { baseOffset: number; attributes: number; producerId: bigint },
+  ): void {
     if (keyBytes === null) return;
     const key = decodeOffsetsKey(keyBytes);
-    const get = (id: string) => {
-      let g = groups.get(id);
-      if (g === undefined) groups.set(id, (g = new GroupMetadata(id, partition)));
-      return g;
-    };
+    const get = (id: string) => groups.get(id) ?? this.newLoadedGroup(groups, id, partition);
     if (key.kind === "offsetCommit") {
-      const g = get(key.group);
       const k = offsetKey(key.topic, key.partition);
-      if (value === null) return void g.offsets.delete(k);
-      const v = decodeOffsetCommitValue(value);
-      if (v.kind === "invalid") return;
-      g.offsets.set(k, {
+      const v = value === null ? null : decodeOffsetCommitValue(value);
+      if (v !== null && v.kind === "invalid") return;
+      const o: CommittedOffset | null = v === null ? null : {
         offset: v.offset,
         leaderEpoch: v.leaderEpoch,
         metadata: v.metadata,
         commitTimestampMs: v.commitTimestamp,
         expireTimestampMs: v.expireTimestamp,
-      });
+        appendOrder: batch.baseOffset,
+      };
+      if ((batch.attributes & TRANSACTIONAL_ATTRIBUTE) !== 0) {
+        // Inside a transaction: held until its marker (Kafka keys these by producer id).
+        let byGroup = pending.get(batch.producerId);
+        if (byGroup === undefined) pending.set(batch.producerId, (byGroup = new Map()));
+        let offsets = byGroup.get(key.group);
+        if (offsets === undefined) byGroup.set(key.group, (offsets = new Map()));
+        if (o === null) offsets.delete(k);
+        else offsets.set(k, o);
+        return;
+      }
+      const g = get(key.group);
+      if (o === null) return void g.offsets.delete(k);
+      g.offsets.set(k, o);
     } else if (key.kind === "groupMetadata") {
       if (value === null) {
         groups.delete(key.group);
@@ -298,6 +405,29 @@ export class GroupMetadataManager {
     }
   }
 
+  /**
+   * A transaction marker reached the offsets partition (WriteTxnMarkers, as Kafka's
+   * handleTxnCompletion): the producer's offsets in the partition's groups become visible
+   * (commit, over older commits only) or are dropped (abort).
+   */
+  completeTransaction(partition: number, producerId: bigint, committed: boolean): void {
+    const ids = this.openGroupsForProducer.get(producerId);
+    if (ids === undefined) return;
+    for (const id of [...ids]) {
+      const g = this.groups.get(id);
+      if (g === undefined || g.partition !== partition) {
+        if (g === undefined) ids.delete(id);
+        continue;
+      }
+      const offsets = g.pendingTxnOffsets.get(producerId);
+      g.pendingTxnOffsets.delete(producerId);
+      ids.delete(id);
+      if (offsets === undefined) continue;
+      completeTxnOffsets(new Map([[id, offsets]]), committed, () => g, (k) => this.logger.warn({ group: id, producerId: String(producerId), partition: k }, "a transaction's offset was never appended; not made visible"));
+    }
+    if (ids.size === 0) this.openGroupsForProducer.delete(producerId);
+  }
+
   /** The partition moved away (or the broker stops): forget its groups. */
   unloadPartition(partition: number, onUnload: (group: GroupMetadata) => void): void {
     this.owned.delete(partition);
@@ -331,13 +461,13 @@ export class GroupMetadataManager {
         const byRetention = g.is("Empty") && since + retention <= now;
         if (explicit || byRetention) expired.push(k);
       }
-      const nothingLeft = g.offsets.size === expired.length;
+      const nothingLeft = g.offsets.size === expired.length && g.pendingTxnOffsets.size === 0;
       const deleteGroup = g.is("Empty") && nothingLeft && (expired.length > 0 || this.groupIsStale(g, now, retention));
       if (expired.length === 0 && !deleteGroup) continue;
       if (await this.removeOffsets(g, expired, deleteGroup) !== ErrorCode.NONE) continue;
       removed += expired.length;
       // The group may have gained members while the tombstones were written.
-      if (deleteGroup && g.is("Empty") && g.offsets.size === 0) {
+      if (deleteGroup && g.is("Empty") && !g.hasOffsets) {
         g.transitionTo("Dead", this.clock.nowMs());
         this.groups.delete(g.groupId);
       }

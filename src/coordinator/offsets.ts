@@ -29,6 +29,24 @@ export interface PartitionError {
   errorCode: number;
 }
 
+type OffsetIn = CommitRequest["offsets"][number];
+
+/**
+ * The offsets a commit stores (keyed by partition) and the answer for each: metadata longer than
+ * offset.metadata.max.bytes is OFFSET_METADATA_TOO_LARGE and not stored, as Kafka's validateOffsetMetadataLength.
+ */
+export function acceptOffsets(offsets: OffsetIn[], config: GroupCoordinatorConfig, make: (o: OffsetIn, metadata: string) => CommittedOffset) {
+  const accepted = new Map<string, CommittedOffset>();
+  const results: PartitionError[] = [];
+  for (const o of offsets) {
+    const metadata = o.metadata ?? "";
+    const tooLarge = new TextEncoder().encode(metadata).length > config.offsetMetadataMaxBytes;
+    results.push({ topic: o.topic, partition: o.partition, errorCode: tooLarge ? ErrorCode.OFFSET_METADATA_TOO_LARGE : ErrorCode.NONE });
+    if (!tooLarge) accepted.set(offsetKey(o.topic, o.partition), make(o, metadata));
+  }
+  return { accepted, results };
+}
+
 export class OffsetsOps {
   constructor(
     private readonly manager: GroupMetadataManager,
@@ -65,21 +83,13 @@ export class OffsetsOps {
     // As Kafka's KafkaApis: v1's timestamp is the commit time, not an expiry; only v2-4's
     // retention time sets an expire timestamp.
     const expire = req.retentionTimeMs >= 0n ? now + req.retentionTimeMs : -1n;
-    const accepted = new Map<string, CommittedOffset>();
-    const results: PartitionError[] = [];
-    for (const o of req.offsets) {
-      const metadata = o.metadata ?? "";
-      const tooLarge = new TextEncoder().encode(metadata).length > this.config.offsetMetadataMaxBytes;
-      results.push({ topic: o.topic, partition: o.partition, errorCode: tooLarge ? ErrorCode.OFFSET_METADATA_TOO_LARGE : ErrorCode.NONE });
-      if (tooLarge) continue;
-      accepted.set(offsetKey(o.topic, o.partition), {
-        offset: o.offset,
-        leaderEpoch: o.leaderEpoch,
-        metadata,
-        commitTimestampMs: req.commitTimestampMs >= 0n ? req.commitTimestampMs : now,
-        expireTimestampMs: expire,
-      });
-    }
+    const { accepted, results } = acceptOffsets(req.offsets, this.config, (o, metadata) => ({
+      offset: o.offset,
+      leaderEpoch: o.leaderEpoch,
+      metadata,
+      commitTimestampMs: req.commitTimestampMs >= 0n ? req.commitTimestampMs : now,
+      expireTimestampMs: expire,
+    }));
     const code = accepted.size > 0 ? await this.manager.storeOffsets(group, accepted) : ErrorCode.NONE;
     if (code !== ErrorCode.NONE) for (const r of results) if (r.errorCode === ErrorCode.NONE) r.errorCode = code;
     return results;
@@ -87,20 +97,24 @@ export class OffsetsOps {
 
   /**
    * Committed offsets of a group: for the partitions asked, or all when topics is null. A partition
-   * with no commit answers offset -1 with no error, as Kafka does.
+   * with no commit answers offset -1 with no error, as Kafka does. requireStable (OffsetFetch v7+,
+   * read_committed consumers): a partition with an offset in an open transaction answers
+   * UNSTABLE_OFFSET_COMMIT (offset -1) and the client retries, as Kafka's handleFetchOffsets.
    */
-  fetch(groupId: string, topics: { topic: string; partitions: number[] }[] | null) {
+  fetch(groupId: string, topics: { topic: string; partitions: number[] }[] | null, requireStable = false) {
     const err = this.manager.coordinatorError(groupId);
     const group = err === ErrorCode.NONE ? this.manager.getGroup(groupId) : undefined;
     const entry = (topic: string, partition: number) => {
-      const o = group?.offsets.get(offsetKey(topic, partition));
+      const k = offsetKey(topic, partition);
+      const unstable = requireStable && group !== undefined && group.hasPendingTxnOffset(k);
+      const o = unstable ? undefined : group?.offsets.get(k);
       return {
         topic,
         partition,
         offset: o?.offset ?? -1n,
         leaderEpoch: o?.leaderEpoch ?? -1,
         metadata: o?.metadata ?? "",
-        errorCode: ErrorCode.NONE,
+        errorCode: unstable ? ErrorCode.UNSTABLE_OFFSET_COMMIT : ErrorCode.NONE,
       };
     };
     if (err !== ErrorCode.NONE) return { errorCode: err, partitions: [] as ReturnType<typeof entry>[] };

@@ -6,7 +6,8 @@
 // and controller, every partition with leader and ISR, the groups with their lag (the markup as
 // text), and a rate chart that draws itself from live produce traffic; a screenshot is saved to
 // test-artifacts/dashboard.png. Last, with the admin API replaced by fixed answers (page.route),
-// under-replicated and offline partitions are highlighted (test-artifacts/dashboard-degraded.png),
+// under-replicated and offline partitions and a hanging transaction are highlighted
+// (test-artifacts/dashboard-degraded.png),
 // and an API that stops answering shows as an error banner over the last figures.
 import assert from "node:assert/strict";
 import { mkdirSync } from "node:fs";
@@ -271,6 +272,13 @@ test("dashboard: under-replicated and offline partitions are highlighted (admin 
     "/v1/topics/ledger/partitions": () => [partition(0, 1, [1, 2, 3], [1, 2, 3]), partition(1, 2, [2, 3, 1], [2, 1]), partition(2, null, [3, 1, 2], [])],
     "/v1/groups": () => [],
     "/v1/quotas": () => ({ quotas: [], throttled: [] }),
+    "/v1/transactions": () => ({
+      broker_id: 1, transaction_max_timeout_ms: 900_000, coordinator: [], hanging: 1,
+      open_on_partitions: [
+        { topic: "ledger", partition: 0, producer_id: "4000", producer_epoch: 2, first_offset: 1100, last_write_ms: 0, age_ms: 3_600_000, hanging: true },
+        { topic: "ledger", partition: 1, producer_id: "4001", producer_epoch: 0, first_offset: 1190, last_write_ms: 0, age_ms: 2_000, hanging: false },
+      ],
+    }),
     "/v1/log-dirs": () => ({
       log_dirs: [
         { dir: "/data1/strand", online: true, offline_reason: null, partitions: 3, usable_bytes: 52_428_800, total_bytes: 1e12, min_free_bytes: 104_857_600, appends_refused: "log dir /data1/strand has 52428800 bytes usable, below log.dir.min.free.bytes=104857600: appends are refused until space is freed", full: false },
@@ -318,6 +326,11 @@ test("dashboard: under-replicated and offline partitions are highlighted (admin 
     const tiles = new Map(await page.$$eval(".tile", (ts) => ts.map((t) => [t.querySelector("span")!.textContent, t.className] as [string, string])));
     assert.equal(tiles.get("Under-replicated"), "tile warn");
     assert.equal(tiles.get("Offline"), "tile bad");
+    // Open transactions on partitions led here, the hanging one (older than transaction.max.timeout.ms) first and red.
+    const txns = await rows(page, "transactions");
+    assert.deepEqual(txns.map((r) => [r[0], r[1], r[2], r[4], r[5], r[6]]), [["ledger", "0", "4000", "1,100", "3,600 s", "hanging"], ["ledger", "1", "4001", "1,190", "2 s", "open"]]);
+    assert.deepEqual(await page.$$eval("#transactions tbody tr", (trs) => trs.map((tr) => tr.className)), ["warn", ""]);
+    assert.equal(tiles.get("Hanging transactions"), "tile bad");
     // 1,000 messages every 2,000 ms of the broker's clock: 500/s, whatever the browser's timing.
     const values = ((await page.getAttribute("#chart-messages", "data-values")) ?? "").split(" ");
     assert.ok(values.length >= 2 && values.every((v) => v === "500.000"), `rates ${values}`);

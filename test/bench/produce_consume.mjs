@@ -7,7 +7,9 @@
 // (an SSL listener, a certificate made with openssl for the run), with its ratio to plaintext;
 // STRAND_BENCH_TLS=0 skips it (bench:ab sets it: an older commit has no TLS to compare). Machines
 // here are shared and noisy, so the ratios matter more than the absolute figures. In the same
-// broker run, acks=all produce plain and with enable.idempotence=true, and their ratio (issue 15).
+// broker run, acks=all produce plain and with enable.idempotence=true, and their ratio (issue 15);
+// and transactional produce (confluent-kafka: 1,000-record transactions committed one after the
+// other, txn_produce.py) next to the same batches from an idempotent producer without transactions.
 import { spawn, spawnSync } from "node:child_process";
 import { closeSync, mkdtempSync, openSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -153,6 +155,13 @@ async function benchRuntime(runtime, tls = false) {
         }
       }
     }
+    let txn = null;
+    if (!tls) {
+      const py = spawnSync("/usr/bin/python3", [join(root, "test/bench/txn_produce.py"), b, "bench-txn", "200", "1000"], { timeout: 300_000 });
+      const last = py.stdout.toString().trim().split("\n").pop() ?? "";
+      if (py.status === 0 && last.startsWith("{")) txn = JSON.parse(last);
+      else console.error(`transactional produce not measured (python3-confluent-kafka needed): ${py.stderr.toString().slice(-500)}`);
+    }
     const rss = spawnSync("ps", ["-o", "rss=", "-p", String(broker.pid)]).stdout.toString().trim();
     return {
       produce: produce.ms,
@@ -162,6 +171,7 @@ async function benchRuntime(runtime, tls = false) {
       cpuConsume: cpu2 - cpu1,
       acksAll,
       idempotent,
+      txn,
     };
   } finally {
     broker.kill("SIGTERM");
@@ -194,6 +204,11 @@ for (const rt of runtimes) {
   const idem = row("idempotent produce, kcat -P", best(r.idempotent), inputBytes, records);
   console.log(`  idempotent / acks=all: ${fmt(idem / all, 3)} (issue 15's target: at least 0.90); broker CPU seconds idempotent / acks=all (lower: cheaper): ${fmt(cpuOf(r.idempotent) / cpuOf(r.acksAll), 3)}`);
   console.log(`  passes: acks=all ${passes(r.acksAll)}; idempotent ${passes(r.idempotent)}`);
+  if (r.txn !== null) {
+    const x = r.txn;
+    console.log(`  transactional produce (confluent-kafka, ${fmt(x.transactions)} transactions of ${fmt(x.records_per_txn)} records): ${fmt(x.txn_per_s, 1)} transactions/s, ${fmt(x.txn_per_s * x.records_per_txn)} records/s (issue 15's target: at least 100 transactions/s)`);
+    console.log(`  same batches, idempotent producer flushed per batch (no transaction): ${fmt(x.idem_batches_per_s, 1)} batches/s; transactional / idempotent: ${fmt(x.txn_per_s / x.idem_batches_per_s, 3)}`);
+  }
   if (process.env.STRAND_BENCH_TLS === "0") continue;
   // Labels below must not read "strand on" or "produce (kcat": bench:ab parses those lines.
   const t = await benchRuntime(rt, true);

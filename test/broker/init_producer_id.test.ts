@@ -1,7 +1,7 @@
 // InitProducerId (22) over real sockets: every version v0-4 advertised and answered with a new
 // id and epoch 0; ids never repeat across connections and a restart; the malformed id/epoch pair,
-// the empty and the (not yet supported) transactional id answered with Kafka's codes; the block
-// in the registry in Kafka's JSON. Authorization with real ACLs (KafkaApis 3.8): IDEMPOTENT_WRITE
+// the empty transactional id and one whose coordinator is not loaded answered with Kafka's codes; the block
+// in the registry in Kafka's JSON (the transactional path is in txn_wiring.test.ts). Authorization with real ACLs (KafkaApis 3.8): IDEMPOTENT_WRITE
 // on the cluster, or WRITE on any topic; a transactional id needs WRITE on it. With ZooKeeper cut
 // off (a TCP proxy), ids come from the block at hand, then a retriable code, never a closed
 // connection.
@@ -63,7 +63,7 @@ test("InitProducerId v0-4: a new id, epoch 0, never the same twice, across conne
   }
 });
 
-test("InitProducerId: half an id/epoch pair is INVALID_REQUEST; an empty transactional id INVALID_REQUEST; a transactional id NOT_COORDINATOR (no transactions yet)", async () => {
+test("InitProducerId: half an id/epoch pair is INVALID_REQUEST; an empty transactional id INVALID_REQUEST; a transactional id before its coordinator exists NOT_COORDINATOR (retriable; the client finds its coordinator first)", async () => {
   const b = await startBroker();
   const c = await WireClient.connect(b.port);
   try {
@@ -111,7 +111,7 @@ test("InitProducerId with ACLs: IDEMPOTENT_WRITE on the cluster or WRITE on some
     // A transactional id: its own ACL, whatever the cluster grants.
     assert.equal((await init(alice, 4, { transactionalId: "tx" })).errorCode, ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED);
     await grant(b, "User:alice", Op.WRITE, Res.TRANSACTIONAL_ID, "tx");
-    assert.equal((await init(alice, 4, { transactionalId: "tx" })).errorCode, ErrorCode.NOT_COORDINATOR, "authorized, then refused: no transactions yet");
+    assert.equal((await init(alice, 4, { transactionalId: "tx" })).errorCode, ErrorCode.NOT_COORDINATOR, "authorized; no FindCoordinator yet, so no __transaction_state partition is loaded here");
   } finally {
     alice.close();
     admin.close();

@@ -1,10 +1,9 @@
 // The transaction handlers AddPartitionsToTxn (24), AddOffsetsToTxn (25), EndTxn (26),
-// DescribeTransactions (65) and ListTransactions (66), not yet
-// in the dispatch table (CONTRACT15.md), called as the dispatcher would call them (request and
+// DescribeTransactions (65) and ListTransactions (66) (also registered now: txn_wiring.test.ts
+// repeats the ACL cases on a real broker), called as the dispatcher would call them (request and
 // answer through the codec) over the real TransactionCoordinator (manual clock, in-memory
 // __transaction_state, fake marker sender) and Kafka's ACL evaluation (AclCache, as the
-// authorizer): KafkaApis 3.8's checks and error codes for each version. When the handlers are
-// registered, the next slice repeats the ACL cases against a broker (test/helpers/acls.ts).
+// authorizer): KafkaApis 3.8's checks and error codes for each version.
 import assert from "node:assert/strict";
 import { test } from "node:test";
 import { addPartitionsToTxnHandler } from "../../src/broker/api/24_add_partitions_to_txn.ts";

@@ -19,7 +19,7 @@ import { grant, saslAclBroker } from "../helpers/acls.ts";
 import { startBroker, type TestBroker } from "../helpers/broker.ts";
 import { buildBatch, valueRecords } from "../helpers/record_batch.ts";
 import { saslLogin } from "../helpers/sasl.ts";
-import { committedValues, fetchIsolated, listLatest, txnBatch, valuesOf, writeMarker } from "../helpers/txn.ts";
+import { committedValues, fetchIsolated, listLatest, produceAs, txnBatch, valuesOf, writeMarker } from "../helpers/txn.ts";
 import { createTopic, produce, WireClient } from "../helpers/wire.ts";
 import { sharedZooKeeper, skipUnlessZooKeeper } from "../helpers/zookeeper.ts";
 
@@ -34,7 +34,8 @@ async function login(b: TestBroker, user: string, password: string): Promise<Wir
 
 async function startZkBroker(dir?: string): Promise<TestBroker> {
   const server = await zk.get();
-  return await startBroker({ ...saslAclBroker, "sasl.mechanism.inter.broker.protocol": "PLAIN", "zookeeper.connect": `127.0.0.1:${server.port}/strand-txn-part`, "zookeeper.session.timeout.ms": "6000" }, dir);
+  // Hand-built transactions (no coordinator behind their producer ids): KIP-890's verification off.
+  return await startBroker({ ...saslAclBroker, "transaction.partition.verification.enable": "false", "sasl.mechanism.inter.broker.protocol": "PLAIN", "zookeeper.connect": `127.0.0.1:${server.port}/strand-txn-part`, "zookeeper.session.timeout.ms": "6000" }, dir);
 }
 
 async function waitLeader(c: WireClient, topic: string): Promise<void> {
@@ -56,7 +57,7 @@ test("transactions over the wire: last stable offset, read_committed Fetch and L
     const p1 = 4000n;
     const p2 = 4001n;
     // Producer 1 opens a transaction at 1; a plain record follows at 3.
-    assert.equal((await produce(admin, T, 0, txnBatch(p1, 0, 0, 2, "c"))).baseOffset, 1n);
+    assert.equal((await produceAs(admin, "hand-built", T, 0, txnBatch(p1, 0, 0, 2, "c"))).baseOffset, 1n);
     assert.equal((await produce(admin, T, 0, buildBatch(valueRecords(1, "after-")))).errorCode, 0);
     let rc = await fetchIsolated(admin, T, 0n, 1);
     assert.equal(rc.errorCode, 0);
@@ -94,14 +95,14 @@ test("transactions over the wire: last stable offset, read_committed Fetch and L
     // Fencing: an older coordinator epoch, an older producer epoch; an unknown partition.
     const fenced = await writeMarker(admin, { producerId: p1, producerEpoch: 0, committed: false, coordinatorEpoch: 2, partitions: [[T, 0], ["no-such-topic", 0]] });
     assert.deepEqual(fenced, { [`${T}-0`]: ErrorCode.TRANSACTION_COORDINATOR_FENCED, "no-such-topic-0": ErrorCode.UNKNOWN_TOPIC_OR_PARTITION });
-    assert.equal((await produce(admin, T, 0, txnBatch(p1, 1, 0, 1, "e1-"))).errorCode, 0, "producer 1 bumped to epoch 1");
+    assert.equal((await produceAs(admin, "hand-built", T, 0, txnBatch(p1, 1, 0, 1, "e1-"))).errorCode, 0, "producer 1 bumped to epoch 1");
     const oldEpoch = await writeMarker(admin, { producerId: p1, producerEpoch: 0, committed: false, coordinatorEpoch: 3, partitions: [[T, 0]] });
     assert.deepEqual(oldEpoch, { [`${T}-0`]: ErrorCode.INVALID_PRODUCER_EPOCH });
     // A producer this partition never saw: Kafka writes its marker; nothing is unstable for it.
     assert.deepEqual(await writeMarker(admin, { producerId: 999_999n, producerEpoch: 0, committed: false, coordinatorEpoch: 0, partitions: [[T, 0]] }), { [`${T}-0`]: 0 });
 
     // Producer 2's transaction is aborted; producer 1's (epoch 1, at 6) is still open.
-    const p2Base = (await produce(admin, T, 0, txnBatch(p2, 0, 0, 3, "a"))).baseOffset;
+    const p2Base = (await produceAs(admin, "hand-built", T, 0, txnBatch(p2, 0, 0, 3, "a"))).baseOffset;
     assert.deepEqual(await writeMarker(admin, { producerId: p2, producerEpoch: 0, committed: false, coordinatorEpoch: 0, partitions: [[T, 0]] }), { [`${T}-0`]: 0 });
     rc = await fetchIsolated(admin, T, 0n, 1);
     assert.equal(rc.lastStableOffset, 6n, "producer 1's new transaction is open at 6");
@@ -117,7 +118,7 @@ test("transactions over the wire: last stable offset, read_committed Fetch and L
     assert.deepEqual((await fetchIsolated(admin, T, 0n, 1, 4)).abortedTransactions, [{ producerId: p2, firstOffset: p2Base }]);
 
     // A transaction left open across a clean restart.
-    const p3Base = (await produce(admin, T, 0, txnBatch(4002n, 0, 0, 2, "open"))).baseOffset;
+    const p3Base = (await produceAs(admin, "hand-built", T, 0, txnBatch(4002n, 0, 0, 2, "open"))).baseOffset;
     const dir = b.logDir;
     admin.close();
     alice.close();

@@ -9,7 +9,7 @@ import assert from "node:assert/strict";
 import { test } from "node:test";
 import { skipUnlessZooKeeper, withCluster } from "../helpers/cluster.ts";
 import { buildBatch, valueRecords } from "../helpers/record_batch.ts";
-import { committedValues, fetchIsolated, txnBatch, writeMarker } from "../helpers/txn.ts";
+import { committedValues, fetchIsolated, produceAs, txnBatch, writeMarker } from "../helpers/txn.ts";
 import { produce, WireClient } from "../helpers/wire.ts";
 import { ErrorCode } from "../../src/util/errors.ts";
 import { createTopic } from "./workload.ts";
@@ -17,18 +17,19 @@ import { createTopic } from "./workload.ts";
 const T = "txn-takeover";
 
 test("a follower taking over knows the open and aborted transactions: same last stable offset, aborted list and coordinator fencing", { skip: skipUnlessZooKeeper(), timeout: 240_000 }, async () => {
-  await withCluster(2, { budgetMs: 200_000, label: "strand-txn-takeover-" }, async (cluster) => {
+  // Hand-built transactions (no coordinator behind their producer ids): KIP-890's verification off.
+  await withCluster(2, { budgetMs: 200_000, label: "strand-txn-takeover-", overrides: { "transaction.partition.verification.enable": "false" } }, async (cluster) => {
     await createTopic(cluster, T, { partitions: 1, replicationFactor: 2 });
     const leader = await cluster.waitLeader(T, 0, 30_000);
     const follower = leader === 0 ? 1 : 0;
     let c = await WireClient.connect(cluster.broker(leader).port);
     const ok = (r: { errorCode: number }) => assert.equal(r.errorCode, 0);
     ok(await produce(c, T, 0, buildBatch(valueRecords(1, "plain-")))); // 0
-    ok(await produce(c, T, 0, txnBatch(9001n, 0, 0, 2, "committed-"))); // 1-2
-    ok(await produce(c, T, 0, txnBatch(9002n, 0, 0, 2, "aborted-"))); // 3-4
+    ok(await produceAs(c, "hand-built", T, 0, txnBatch(9001n, 0, 0, 2, "committed-"))); // 1-2
+    ok(await produceAs(c, "hand-built", T, 0, txnBatch(9002n, 0, 0, 2, "aborted-"))); // 3-4
     assert.deepEqual(await writeMarker(c, { producerId: 9001n, producerEpoch: 0, committed: true, coordinatorEpoch: 4, partitions: [[T, 0]] }), { [`${T}-0`]: 0 }); // 5
     assert.deepEqual(await writeMarker(c, { producerId: 9002n, producerEpoch: 0, committed: false, coordinatorEpoch: 4, partitions: [[T, 0]] }), { [`${T}-0`]: 0 }); // 6
-    ok(await produce(c, T, 0, txnBatch(9003n, 0, 0, 2, "open-"))); // 7-8
+    ok(await produceAs(c, "hand-built", T, 0, txnBatch(9003n, 0, 0, 2, "open-"))); // 7-8
     ok(await produce(c, T, 0, buildBatch(valueRecords(1, "late-")))); // 9
     const before = await fetchIsolated(c, T, 0n, 1);
     assert.equal(before.lastStableOffset, 7n);

@@ -46,6 +46,12 @@ import {
   OffsetForLeaderEpochApi,
   ProduceApi,
   SyncGroupApi,
+  AddOffsetsToTxnApi,
+  AddPartitionsToTxnApi,
+  DescribeTransactionsApi,
+  EndTxnApi,
+  ListTransactionsApi,
+  TxnOffsetCommitApi,
 } from "../../src/protocol/api/mod.ts";
 import type { ApiSchema, Struct } from "../../src/protocol/mod.ts";
 import { ErrorCode } from "../../src/util/errors.ts";
@@ -53,6 +59,7 @@ import { enableAcls, grant, revokeAll, saslAclBroker } from "../helpers/acls.ts"
 import { startBroker, type TestBroker } from "../helpers/broker.ts";
 import { commitOffsets, fetchOffsets, findCoordinator, subscriptionV0 } from "../helpers/groups.ts";
 import { buildBatch, valueRecords } from "../helpers/record_batch.ts";
+import { findTxnCoordinator, initTxn } from "../helpers/txn.ts";
 import { saslLogin, scramUpsertion } from "../helpers/sasl.ts";
 import { createTopic, listOffset, produce, WireClient } from "../helpers/wire.ts";
 
@@ -117,6 +124,10 @@ test("authorization: every client API denied without its ACL (Kafka's code, noth
     assert.deepEqual(await commitOffsets(admin, "g", { t: { 0: 1n } }), [0]);
     assert.deepEqual(await commitOffsets(admin, "dg", { t: { 0: 1n } }), [0]);
     assert.deepEqual(await commitOffsets(admin, "od", { t: { 0: 1n } }), [0]);
+    assert.equal((await findTxnCoordinator(admin, "tx")).errorCode, 0);
+    const txp = await initTxn(admin, "tx");
+    assert.equal(txp.errorCode, 0);
+    const txnFields = { transactionalId: "tx", producerId: txp.producerId, producerEpoch: txp.producerEpoch };
     enableAcls(b);
     const delId = b.broker.services.metadata.getTopic("del")!.topicId;
     const carol = await scramUpsertion("carol", "SCRAM-SHA-256", "carol-secret");
@@ -581,6 +592,60 @@ test("authorization: every client API denied without its ACL (Kafka's code, noth
           },
         ],
       },
+      {
+        api: AddPartitionsToTxnApi,
+        version: 3,
+        request: () => ({ v3AndBelowTransactionalId: "tx", v3AndBelowProducerId: txp.producerId, v3AndBelowProducerEpoch: txp.producerEpoch, v3AndBelowTopics: [{ name: "t", partitions: [0] }] }),
+        grants: [[Op.WRITE, Res.TRANSACTIONAL_ID, "tx"], [Op.WRITE, Res.TOPIC, "t"]],
+        denied: (r) => assert.equal(r.resultsByTopicV3AndBelow[0].resultsByPartition[0].partitionErrorCode, ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED),
+        allowed: (r) => assert.equal(r.resultsByTopicV3AndBelow[0].resultsByPartition[0].partitionErrorCode, 0),
+        partial: [{ grants: [[Op.WRITE, Res.TRANSACTIONAL_ID, "tx"]], check: (r) => assert.equal(r.resultsByTopicV3AndBelow[0].resultsByPartition[0].partitionErrorCode, ErrorCode.TOPIC_AUTHORIZATION_FAILED) }],
+      },
+      {
+        api: AddOffsetsToTxnApi,
+        version: 3,
+        request: () => ({ ...txnFields, groupId: "g" }),
+        grants: [[Op.WRITE, Res.TRANSACTIONAL_ID, "tx"], [Op.READ, Res.GROUP, "g"]],
+        denied: (r) => assert.equal(r.errorCode, ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED),
+        allowed: (r) => assert.equal(r.errorCode, 0),
+        partial: [{ grants: [[Op.WRITE, Res.TRANSACTIONAL_ID, "tx"]], check: (r) => assert.equal(r.errorCode, ErrorCode.GROUP_AUTHORIZATION_FAILED) }],
+      },
+      {
+        api: TxnOffsetCommitApi,
+        version: 3,
+        request: () => ({ ...txnFields, groupId: "g", generationId: -1, memberId: "", groupInstanceId: null, topics: [{ name: "t", partitions: [{ partitionIndex: 0, committedOffset: 1n, committedLeaderEpoch: -1, committedMetadata: null }] }] }),
+        grants: [[Op.WRITE, Res.TRANSACTIONAL_ID, "tx"], [Op.READ, Res.GROUP, "g"], [Op.READ, Res.TOPIC, "t"]],
+        denied: (r) => assert.equal(r.topics[0].partitions[0].errorCode, ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED),
+        allowed: (r) => assert.equal(r.topics[0].partitions[0].errorCode, 0),
+        partial: [
+          { grants: [[Op.WRITE, Res.TRANSACTIONAL_ID, "tx"]], check: (r) => assert.equal(r.topics[0].partitions[0].errorCode, ErrorCode.GROUP_AUTHORIZATION_FAILED) },
+          { grants: [[Op.WRITE, Res.TRANSACTIONAL_ID, "tx"], [Op.READ, Res.GROUP, "g"]], check: (r) => assert.equal(r.topics[0].partitions[0].errorCode, ErrorCode.TOPIC_AUTHORIZATION_FAILED) },
+        ],
+      },
+      {
+        api: DescribeTransactionsApi,
+        version: 0,
+        request: () => ({ transactionalIds: ["tx"] }),
+        grants: [[Op.DESCRIBE, Res.TRANSACTIONAL_ID, "tx"]],
+        denied: (r) => assert.equal(r.transactionStates[0].errorCode, ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED),
+        allowed: (r) => assert.deepEqual([r.transactionStates[0].errorCode, r.transactionStates[0].transactionState], [0, "Ongoing"]),
+      },
+      {
+        api: ListTransactionsApi,
+        version: 1,
+        request: () => ({ stateFilters: [], producerIdFilters: [], durationFilter: -1n }),
+        grants: [[Op.DESCRIBE, Res.TRANSACTIONAL_ID, "tx"]],
+        denied: (r) => assert.deepEqual([r.errorCode, r.transactionStates], [0, []]),
+        allowed: (r) => assert.deepEqual(r.transactionStates.map((t: Any) => t.transactionalId), ["tx"]),
+      },
+      {
+        api: EndTxnApi,
+        version: 3,
+        request: () => ({ ...txnFields, committed: false }),
+        grants: [[Op.WRITE, Res.TRANSACTIONAL_ID, "tx"]],
+        denied: (r) => assert.equal(r.errorCode, ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED),
+        allowed: (r) => assert.equal(r.errorCode, 0),
+      },
     ];
 
     for (const c of cases) {
@@ -602,9 +667,9 @@ test("authorization: every client API denied without its ACL (Kafka's code, noth
     }
 
     // The table covers every advertised API but those Kafka checks nothing on and the
-    // inter-broker ones (LeaderAndIsr, StopReplica, UpdateMetadata, ControlledShutdown).
+    // inter-broker ones (LeaderAndIsr, StopReplica, UpdateMetadata, ControlledShutdown, WriteTxnMarkers).
     const versions = await alice.request(ApiVersionsApi, 3, { clientSoftwareName: "t", clientSoftwareVersion: "1" });
-    const exempt = new Set([4, 5, 6, 7, 17, 18, 36]);
+    const exempt = new Set([4, 5, 6, 7, 17, 18, 27, 36]);
     const covered = new Set(cases.map((c) => c.api.apiKey));
     const missing = (versions.apiKeys as { apiKey: number }[]).map((k) => k.apiKey).filter((k) => !exempt.has(k) && !covered.has(k));
     assert.deepEqual(missing, [], "every advertised API is in the table");

@@ -13,7 +13,7 @@ import { tempDir } from "../helpers/broker.ts";
 import { spawnBrokerProcess } from "../helpers/broker_process.ts";
 import { buildBatch, valueRecords } from "../helpers/record_batch.ts";
 import { run, skipUnless } from "../helpers/tools.ts";
-import { fetchIsolated, txnBatch, writeMarker } from "../helpers/txn.ts";
+import { fetchIsolated, produceAs, txnBatch, writeMarker } from "../helpers/txn.ts";
 import { createTopic, produce, WireClient } from "../helpers/wire.ts";
 import { skipUnlessZooKeeper, startZooKeeper } from "../helpers/zookeeper.ts";
 import { rmSync } from "node:fs";
@@ -67,18 +67,19 @@ const skip = skipUnlessZooKeeper() || skipUnless("kcat") || skipUnless("confluen
 test("transactions survive kill -9: read_committed kcat and confluent-kafka skip aborted data and stop at the open transaction, before and after", { skip, timeout: 300_000 }, async () => {
   const zk = await startZooKeeper();
   const dir = tempDir("strand-txn-crash-");
-  const overrides = { "zookeeper.connect": `127.0.0.1:${zk.port}`, "zookeeper.session.timeout.ms": "6000" };
+  // Hand-built transactions (no coordinator behind their producer ids): KIP-890's verification off.
+  const overrides = { "zookeeper.connect": `127.0.0.1:${zk.port}`, "zookeeper.session.timeout.ms": "6000", "transaction.partition.verification.enable": "false" };
   let b = await spawnBrokerProcess(overrides, dir);
   let c = await WireClient.connect(b.port);
   try {
     assert.equal((await createTopic(c, T)).errorCode, 0);
     await waitLeader(c); // probe-0 at 0
-    assert.equal((await produce(c, T, 0, txnBatch(7001n, 0, 0, 2, "committed-"))).errorCode, 0);
-    assert.equal((await produce(c, T, 0, txnBatch(7002n, 0, 0, 2, "aborted-"))).errorCode, 0);
+    assert.equal((await produceAs(c, "hand-built", T, 0, txnBatch(7001n, 0, 0, 2, "committed-"))).errorCode, 0);
+    assert.equal((await produceAs(c, "hand-built", T, 0, txnBatch(7002n, 0, 0, 2, "aborted-"))).errorCode, 0);
     assert.equal((await produce(c, T, 0, buildBatch(valueRecords(1, "plain-")))).errorCode, 0);
     assert.deepEqual(await writeMarker(c, { producerId: 7001n, producerEpoch: 0, committed: true, coordinatorEpoch: 1, partitions: [[T, 0]] }), { [`${T}-0`]: 0 });
     assert.deepEqual(await writeMarker(c, { producerId: 7002n, producerEpoch: 0, committed: false, coordinatorEpoch: 1, partitions: [[T, 0]] }), { [`${T}-0`]: 0 });
-    const openAt = (await produce(c, T, 0, txnBatch(7003n, 0, 0, 2, "open-"))).baseOffset;
+    const openAt = (await produceAs(c, "hand-built", T, 0, txnBatch(7003n, 0, 0, 2, "open-"))).baseOffset;
     assert.equal((await produce(c, T, 0, buildBatch(valueRecords(1, "late-")))).errorCode, 0);
     const committed = ["probe-0", "committed-0", "committed-1", "plain-0"];
     const everything = ["probe-0", "committed-0", "committed-1", "aborted-0", "aborted-1", "plain-0", "open-0", "open-1", "late-0"];

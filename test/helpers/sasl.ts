@@ -4,7 +4,7 @@
 import assert from "node:assert/strict";
 import { AlterUserScramCredentialsApi, SaslAuthenticateApi, SaslHandshakeApi } from "../../src/protocol/api/mod.ts";
 import { plainToken, ScramClientExchange, scramMechanismByName } from "../../src/protocol/sasl/mod.ts";
-import type { WireClient } from "./wire.ts";
+import { WireClient } from "./wire.ts";
 
 /** Logs in; returns the last SaslAuthenticate answer (errorCode 0 when it worked). */
 export async function saslLogin(c: WireClient, mechanism: string, user: string, password: string) {
@@ -19,6 +19,13 @@ export async function saslLogin(c: WireClient, mechanism: string, user: string, 
   const done = await c.request(SaslAuthenticateApi, 2, { authBytes: final });
   if (done.errorCode === 0) assert.equal(exchange.verify(done.authBytes as Uint8Array), null, "the server proves it holds the credential");
   return done;
+}
+
+/** A new connection to the broker's port, logged in with PLAIN as user. */
+export async function plainLogin(port: number, user: string, password: string): Promise<WireClient> {
+  const c = await WireClient.connect(port);
+  assert.equal((await saslLogin(c, "PLAIN", user, password)).errorCode, 0, `login of ${user}`);
+  return c;
 }
 
 /** An AlterUserScramCredentials upsertion for a password, as Kafka's Admin client computes it. */

@@ -1,9 +1,12 @@
 // Transactions by hand over the wire, for the partition-side tests: transactional batches as a
 // producer builds them, WriteTxnMarkers as a coordinator sends it (v1), and Fetch / ListOffsets
-// with an isolation level (0 read_uncommitted, 1 read_committed).
-import { FetchApi, ListOffsetsApi, WriteTxnMarkersApi } from "../../src/protocol/mod.ts";
+// with an isolation level (0 read_uncommitted, 1 read_committed); and, for the coordinator-side
+// tests, FindCoordinator key type 1 and InitProducerId for a transactional id, each retried
+// (bounded) while __transaction_state is created and loaded, as clients retry.
+import { FetchApi, FindCoordinatorApi, InitProducerIdApi, ListOffsetsApi, ProduceApi, WriteTxnMarkersApi } from "../../src/protocol/mod.ts";
+import { ErrorCode } from "../../src/util/errors.ts";
 import { buildBatch, parseBatches, text, valueRecords } from "./record_batch.ts";
-import type { WireClient } from "./wire.ts";
+import type { ProducePartitionResponse, WireClient } from "./wire.ts";
 
 /** A transactional batch of n records of producer pid (values `${prefix}0`, `${prefix}1` …). */
 export function txnBatch(pid: bigint, epoch: number, seq: number, n: number, prefix: string): Uint8Array {
@@ -92,4 +95,53 @@ export async function listLatest(c: WireClient, topic: string, isolationLevel: 0
   });
   const p = (res.topics as { partitions: { errorCode: number; offset: bigint }[] }[])[0].partitions[0];
   return { errorCode: p.errorCode, offset: p.offset };
+}
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+export const txnRetriable: number[] = [ErrorCode.COORDINATOR_NOT_AVAILABLE, ErrorCode.COORDINATOR_LOAD_IN_PROGRESS, ErrorCode.NOT_COORDINATOR, ErrorCode.CONCURRENT_TRANSACTIONS];
+
+export interface Coordinator {
+  errorCode: number;
+  nodeId: number;
+  port: number;
+}
+
+/** FindCoordinator key type 1 until it names a node (v4: batched keys). */
+export async function findTxnCoordinator(c: WireClient, id: string, version = 3): Promise<Coordinator> {
+  let r: Coordinator = { errorCode: -1, nodeId: -1, port: -1 };
+  for (let i = 0; i < 200; i++) {
+    if (version >= 4) {
+      const b = await c.request(FindCoordinatorApi, 4, { keyType: 1, coordinatorKeys: [id] });
+      r = (b.coordinators as Coordinator[])[0];
+    } else r = await c.request(FindCoordinatorApi, version, { key: id, keyType: 1 }) as unknown as Coordinator;
+    if (!txnRetriable.includes(r.errorCode)) return r;
+    await sleep(50);
+  }
+  return r;
+}
+
+export interface InitAnswer {
+  errorCode: number;
+  producerId: bigint;
+  producerEpoch: number;
+}
+
+/** InitProducerId for a transactional id (v3+: with the expected id/epoch). */
+export async function initTxn(c: WireClient, id: string, version = 4, expected = { producerId: -1n, producerEpoch: -1 }, timeoutMs = 60_000): Promise<InitAnswer> {
+  let r: InitAnswer = { errorCode: -1, producerId: -1n, producerEpoch: -1 };
+  for (let i = 0; i < 200; i++) {
+    r = await c.request(InitProducerIdApi, version, { transactionalId: id, transactionTimeoutMs: timeoutMs, ...expected }) as unknown as InitAnswer;
+    if (!txnRetriable.includes(r.errorCode)) return r;
+    await sleep(50);
+  }
+  return r;
+}
+
+/**
+ * Produce v9 (acks=all) of one record set under a transactional id: transactional batches need
+ * one (Kafka's TRANSACTIONAL_ID_AUTHORIZATION_FAILED without), the partition's answer.
+ */
+export async function produceAs(c: WireClient, transactionalId: string | null, topic: string, partition: number, records: Uint8Array): Promise<ProducePartitionResponse> {
+  const res = await c.request(ProduceApi, 9, { transactionalId, acks: -1, timeoutMs: 10_000, topicData: [{ name: topic, partitionData: [{ index: partition, records }] }] });
+  return (res.responses as { partitionResponses: ProducePartitionResponse[] }[])[0].partitionResponses[0];
 }

@@ -53,6 +53,7 @@ const supported: Record<number, [string, number, number]> = {
   25: ["AddOffsetsToTxn", 0, 4],
   26: ["EndTxn", 0, 4],
   27: ["WriteTxnMarkers", 0, 1],
+  28: ["TxnOffsetCommit", 0, 4],
   29: ["DescribeAcls", 0, 3],
   30: ["CreateAcls", 0, 3],
   31: ["DeleteAcls", 0, 3],

@@ -83,6 +83,14 @@ export const dashboardHtml = `<!doctype html>
   </section>
 
   <section class="panel">
+    <h2>Open transactions <small>on partitions led by this broker; hanging: older than transaction.max.timeout.ms</small></h2>
+    <table id="transactions">
+      <thead><tr><th>Topic</th><th class="num">Partition</th><th class="num">Producer id</th><th class="num">Epoch</th><th class="num">First offset</th><th class="num">Age</th><th>State</th></tr></thead>
+      <tbody></tbody>
+    </table>
+  </section>
+
+  <section class="panel">
     <h2>Committed offsets and lag</h2>
     <table id="offsets">
       <thead><tr><th>Group</th><th>Topic</th><th class="num">Partition</th><th class="num">Committed</th><th class="num">High watermark</th><th class="num">Lag</th></tr></thead>

@@ -2,7 +2,8 @@
 // admin API's JSON routes (relative URLs, so the page also works behind a proxy under a prefix):
 // /v1/cluster, /v1/topics, /v1/topics/{t}/partitions (for at most dashboardTopicsDetailedMax
 // topics), /v1/groups, /v1/groups/{g} (at most dashboardGroupsDetailedMax), /v1/stats and
-// /v1/quotas (the clients this broker throttled under their quotas), and redraws the page. Rates are the increase of /v1/stats' counters over the increase of its
+// /v1/quotas (the clients this broker throttled under their quotas), /v1/transactions (open and
+// hanging transactions on partitions led here), and redraws the page. Rates are the increase of /v1/stats' counters over the increase of its
 // monotonic clock between two polls (a counter that went down restarted from zero, as Prometheus
 // takes it), so the chart's first point comes with the second poll.
 //
@@ -189,7 +190,7 @@ export const dashboardJs = String.raw`"use strict";
 
   function render() {
     if (last === null) return;
-    const { cluster, topics, partitions, groups, details, storageState, quotas } = last;
+    const { cluster, topics, partitions, groups, details, storageState, quotas, txns } = last;
     const showInternal = $("show-internal").checked;
     const local = cluster.local_broker_id;
 
@@ -300,6 +301,13 @@ export const dashboardJs = String.raw`"use strict";
       num(fmtInt(t.throttled_total)), num(fmtInt(t.last_throttle_time_ms) + " ms"))),
       quotas === null ? "quotas not available" : "no client throttled");
 
+    // Open transactions on partitions led here; hanging ones hold read_committed consumers back.
+    const open = txns === null ? [] : txns.open_on_partitions.slice().sort((a, b) => b.age_ms - a.age_ms);
+    fill("transactions", open.map((t) => h("tr", { class: t.hanging ? "warn" : null, "data-topic": t.topic, "data-partition": t.partition },
+      h("td", { class: "name" }, t.topic), num(t.partition), num(t.producer_id), num(t.producer_epoch), num(fmtInt(t.first_offset)),
+      num(fmtInt(Math.round(t.age_ms / 1000)) + " s"), h("td", null, badge(t.hanging ? "bad" : "info", t.hanging ? "hanging" : "open")))),
+      txns === null ? "transactions not available" : "no open transaction");
+
     // Summary tiles and charts.
     const under = topics.reduce((a, t) => a + t.under_replicated_partitions, 0);
     const offline = topics.reduce((a, t) => a + t.offline_partitions, 0);
@@ -314,6 +322,7 @@ export const dashboardJs = String.raw`"use strict";
       tile("Offline", fmtInt(offline), offline > 0 ? "bad" : "ok"),
       tile("Groups", fmtInt(groups.length)),
       tile("Total lag", fmtInt(lag)),
+      tile("Hanging transactions", txns === null ? "–" : fmtInt(txns.hanging), txns !== null && txns.hanging > 0 ? "bad" : "ok"),
     );
     $("rate-messages").textContent = now ? fmtRate(now.messages) + " msg/s" : "–";
     $("rate-bytes").textContent = now ? fmtBytes(now.bytes) + "/s" : "–";
@@ -330,8 +339,9 @@ export const dashboardJs = String.raw`"use strict";
   // ---- polling
 
   async function poll() {
-    const [cluster, topics, groups, stats, storageState, quotas] = await Promise.all([
+    const [cluster, topics, groups, stats, storageState, quotas, txns] = await Promise.all([
       getJson("v1/cluster"), getJson("v1/topics"), getJson("v1/groups"), getJson("v1/stats"), getJson("v1/log-dirs"), orNull(getJson("v1/quotas")),
+      orNull(getJson("v1/transactions")),
     ]);
     topics.sort((a, b) => (a.internal !== b.internal ? (a.internal ? 1 : -1) : a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
     groups.sort((a, b) => (a.group_id < b.group_id ? -1 : a.group_id > b.group_id ? 1 : 0));
@@ -343,7 +353,7 @@ export const dashboardJs = String.raw`"use strict";
     addStats(stats);
     const partitions = new Map(detailed.map((t, i) => [t.name, parts[i]]));
     const details = new Map(groups.slice(0, GROUPS_DETAILED_MAX).map((g, i) => [g.group_id, dets[i]]));
-    last = { cluster, topics, partitions, groups, details, storageState, quotas };
+    last = { cluster, topics, partitions, groups, details, storageState, quotas, txns };
     render();
   }
 

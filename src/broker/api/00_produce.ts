@@ -8,6 +8,9 @@
 // NOT_ENOUGH_REPLICAS before appending when the ISR is smaller than min.insync.replicas; answered
 // once the high watermark covers the batch, or REQUEST_TIMED_OUT after the request's timeoutMs —
 // then the batch may or may not be committed, as in Kafka).
+// Transactional batches (KafkaApis 3.8): the request needs a transactional id with WRITE on it
+// (else TRANSACTIONAL_ID_AUTHORIZATION_FAILED everywhere); a producer's first batch on a partition
+// in a transaction is verified with the coordinator first (KIP-890, txn_verify.ts).
 import { anyBatchUsesCodec, Compression, ProduceApi } from "../../protocol/mod.ts";
 import type { Struct } from "../../protocol/mod.ts";
 import { ErrorCode } from "../../util/mod.ts";
@@ -15,6 +18,8 @@ import { AclOperation, ResourceType } from "../../authorizer/mod.ts";
 import { internalTopics } from "../../controller/mod.ts";
 import type { ProduceResult } from "../../replication/mod.ts";
 import { authorizedNames } from "../authorize_checks.ts";
+import { allowed } from "../authorize.ts";
+import { type PartitionToVerify, transactionalProducerOf, type Verification, verifyTransactionalProduce } from "../txn_verify.ts";
 import type { ApiHandler } from "../dispatch.ts";
 import { type BrokerServices, CloseConnection } from "../services.ts";
 
@@ -40,6 +45,9 @@ export const produceHandler: ApiHandler<BrokerServices> = {
     // As Kafka: WRITE on each topic, checked before anything else about it (so an unauthorized
     // topic does not reveal whether it exists).
     const writable = authorizedNames(s, ctx, AclOperation.WRITE, ResourceType.TOPIC, topics.map((t) => t.name));
+    const verification = await verifyTransactions(s, ctx, req.transactionalId as string | null, topics, writable);
+    // No await from here to the appends: the verification's guard holds until they are done.
+    const verified = verification === null ? null : verification instanceof Map ? verification : verification.recheck();
     const responses = topics.map((t) => ({
       name: t.name,
       partitionResponses: t.partitionData.map((p): Struct => {
@@ -54,6 +62,8 @@ export const produceHandler: ApiHandler<BrokerServices> = {
           // zstd arrived with Produce v7 (KIP-110); older requests may not carry it.
           : ctx.version < 7 && p.records !== null && anyBatchUsesCodec(p.records, Compression.zstd)
           ? { errorCode: ErrorCode.UNSUPPORTED_COMPRESSION_TYPE, errorMessage: `zstd needs Produce v7+, got v${ctx.version}`, baseOffset: -1, logStartOffset: -1 }
+          : verified !== null && (verified.get(`${p.index}:${t.name}`) ?? ErrorCode.NONE) !== ErrorCode.NONE
+          ? { errorCode: verified.get(`${p.index}:${t.name}`)!, errorMessage: "the partition's transaction could not be verified with its coordinator", baseOffset: -1, logStartOffset: -1 }
           : s.replicaManager.appendToPartition(t.name, p.index, p.records, s.config.messageMaxBytes, ctx.version < 3, acks);
         if (acks === -1 && r.errorCode === ErrorCode.NONE) waiting.push({ topic: t.name, partition: p.index, requiredOffset: r.nextOffset! });
         if (r.errorCode !== ErrorCode.NONE) {
@@ -83,6 +93,27 @@ export const produceHandler: ApiHandler<BrokerServices> = {
     return { responses, throttleTimeMs: 0 };
   },
 };
+
+/**
+ * null when no partition carries a transactional batch (the common case: nothing is allocated);
+ * else a code per partition: TRANSACTIONAL_ID_AUTHORIZATION_FAILED for all without WRITE on the
+ * transactional id, or the coordinator's verification of each transactional partition.
+ */
+async function verifyTransactions(s: BrokerServices, ctx: Parameters<ApiHandler<BrokerServices>["handle"]>[1], transactionalId: string | null, topics: TopicData[], writable: Set<string>): Promise<Map<string, number> | Verification | null> {
+  let parts: PartitionToVerify[] | null = null;
+  for (const t of topics) {
+    if (!writable.has(t.name) || internalTopics.has(t.name)) continue;
+    for (const p of t.partitionData) {
+      const producer = transactionalProducerOf(p.records);
+      if (producer !== null) (parts ??= []).push({ topic: t.name, partition: p.index, producer });
+    }
+  }
+  if (parts === null) return null;
+  if (transactionalId === null || !allowed(s, ctx, AclOperation.WRITE, ResourceType.TRANSACTIONAL_ID, transactionalId)) {
+    return new Map(topics.flatMap((t) => t.partitionData.map((p) => [`${p.index}:${t.name}`, ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED] as const)));
+  }
+  return await verifyTransactionalProduce(s, s.txnVerifyConnections ?? null, transactionalId, parts);
+}
 
 /** acks=all: holds the answer until the ISR has every appended batch (or the timeout passes). */
 async function awaitAcks(

@@ -1,6 +1,6 @@
 // OffsetFetch (9), v0-9. v0 reads the registry (Kafka 0.8 consumers); v1-7 one group (topics null
 // from v2: every committed partition); v8+ several groups per request (KIP-709). require_stable
-// has nothing to wait for while strand has no transactions.
+// (v7+): a partition whose offset waits in an open transaction answers UNSTABLE_OFFSET_COMMIT.
 // As Kafka: DESCRIBE on the group (else GROUP_AUTHORIZATION_FAILED for the group), and DESCRIBE
 // on each topic: named topics without it answer TOPIC_AUTHORIZATION_FAILED per partition, and
 // "every committed partition" leaves them out.
@@ -23,12 +23,13 @@ const deniedPartition = (partitionIndex: number, errorCode: number) => ({
   errorCode,
 });
 
-function answerTopics(s: BrokerServices, ctx: RequestContext, groupId: string, topics: Wanted) {
+function answerTopics(s: BrokerServices, ctx: RequestContext, groupId: string, topics: Wanted, requireStable: boolean) {
   const describable = (names: string[]) => authorizedNames(s, ctx, AclOperation.DESCRIBE, ResourceType.TOPIC, names);
   const asked = topics === null ? null : describable(topics.map((t) => t.name));
   const r = s.coordinator.offsets.fetch(
     groupId,
     topics?.filter((t) => asked!.has(t.name)).map((t) => ({ topic: t.name, partitions: t.partitionIndexes })) ?? null,
+    requireStable,
   );
   const shown = topics === null ? describable(r.partitions.map((p) => p.topic)) : asked!;
   const byTopic = new Map<string, unknown[]>();
@@ -59,7 +60,7 @@ export const offsetFetchHandler: ApiHandler<BrokerServices> = {
         throttleTimeMs: 0,
         groups: groups.map((g) =>
           allowed(s, ctx, AclOperation.DESCRIBE, ResourceType.GROUP, g.groupId)
-            ? { groupId: g.groupId, ...answerTopics(s, ctx, g.groupId, g.topics) }
+            ? { groupId: g.groupId, ...answerTopics(s, ctx, g.groupId, g.topics, req.requireStable as boolean) }
             : { groupId: g.groupId, errorCode: ErrorCode.GROUP_AUTHORIZATION_FAILED, topics: [] }
         ),
       };
@@ -90,7 +91,7 @@ export const offsetFetchHandler: ApiHandler<BrokerServices> = {
       }
       return { throttleTimeMs: 0, topics: out, errorCode: ErrorCode.NONE };
     }
-    const r = answerTopics(s, ctx, groupId, topics);
+    const r = answerTopics(s, ctx, groupId, topics, ctx.version >= 7 && (req.requireStable as boolean));
     // Before v2 there is no top-level error: it is repeated on each partition.
     if (ctx.version < 2 && r.errorCode !== ErrorCode.NONE) {
       const topicsOut = (topics ?? []).map((t) => ({

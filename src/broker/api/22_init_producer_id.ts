@@ -4,9 +4,10 @@
 // also gets a new id: without a transactional id there is nothing to bump. Authorization as
 // KafkaApis 3.8: a transactional id needs WRITE on it (TRANSACTIONAL_ID_AUTHORIZATION_FAILED);
 // without one, IDEMPOTENT_WRITE on the cluster or WRITE on any topic (CLUSTER_AUTHORIZATION_FAILED).
-// Transactions are not here yet: a transactional id is answered NOT_COORDINATOR, as FindCoordinator
-// answers that no transaction coordinator exists. Ids out of reach (registry unavailable) are
-// COORDINATOR_LOAD_IN_PROGRESS, retriable, as Kafka answers while it has no block.
+// A transactional id goes to the transaction coordinator (epoch bumps, fencing; NOT_COORDINATOR off
+// its __transaction_state leader); PRODUCER_FENCED is INVALID_PRODUCER_EPOCH below v4, which older
+// clients know. Ids out of reach (registry unavailable) are COORDINATOR_LOAD_IN_PROGRESS, retriable,
+// as Kafka answers while it has no block.
 import { AclOperation, ResourceType } from "../../authorizer/mod.ts";
 import { ProducerIdsUnavailable } from "../../coordinator/mod.ts";
 import { InitProducerIdApi, type Struct } from "../../protocol/mod.ts";
@@ -37,7 +38,13 @@ export const initProducerIdHandler: ApiHandler<BrokerServices> = {
         return answer(ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED);
       }
       if (transactionalId === "") return answer(ErrorCode.INVALID_REQUEST);
-      return answer(ErrorCode.NOT_COORDINATOR);
+      if ((req.producerId === NO_PRODUCER_ID) !== (req.producerEpoch === NO_PRODUCER_EPOCH)) return answer(ErrorCode.INVALID_REQUEST);
+      const c = s.txnCoordinator;
+      if (c === undefined || c === null) return answer(ErrorCode.COORDINATOR_NOT_AVAILABLE);
+      const expected = req.producerId === NO_PRODUCER_ID ? null : { producerId: req.producerId as bigint, producerEpoch: req.producerEpoch as number };
+      const r = await c.handleInitProducerId(transactionalId, req.transactionTimeoutMs as number, expected);
+      const code = r.errorCode === ErrorCode.PRODUCER_FENCED && ctx.version < 4 ? ErrorCode.INVALID_PRODUCER_EPOCH : r.errorCode;
+      return code === ErrorCode.NONE ? answer(code, r.producerId, r.producerEpoch) : answer(code);
     }
     if (!idempotentWriteAllowed(s, ctx)) return answer(ErrorCode.CLUSTER_AUTHORIZATION_FAILED);
     // One of id and epoch without the other is malformed (KafkaApis checks it before the coordinator).

@@ -4,7 +4,6 @@
 // fails the transaction's request, the other partitions answering OPERATION_NOT_ATTEMPTED, as
 // KafkaApis 3.8. v4+ from partition leaders (batched, verifyOnly; KIP-890): CLUSTER_ACTION on the
 // cluster. PRODUCER_FENCED is INVALID_PRODUCER_EPOCH below v2 (older clients do not know it).
-// Not registered in the dispatch table yet (see CONTRACT15.md).
 import { AclOperation, ResourceType } from "../../authorizer/mod.ts";
 import { internalTopics } from "../../controller/mod.ts";
 import { AddPartitionsToTxnApi, type Struct } from "../../protocol/mod.ts";

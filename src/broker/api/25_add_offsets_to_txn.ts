@@ -1,7 +1,6 @@
 // AddOffsetsToTxn (25), v0-4: the group's __consumer_offsets partition joins the transaction.
 // TRANSACTIONAL_ID WRITE (TRANSACTIONAL_ID_AUTHORIZATION_FAILED), then GROUP READ
 // (GROUP_AUTHORIZATION_FAILED), as KafkaApis 3.8; PRODUCER_FENCED is INVALID_PRODUCER_EPOCH below v2.
-// Not registered in the dispatch table yet (see CONTRACT15.md).
 import { AclOperation, ResourceType } from "../../authorizer/mod.ts";
 import { AddOffsetsToTxnApi } from "../../protocol/mod.ts";
 import { ErrorCode } from "../../util/mod.ts";

@@ -1,7 +1,6 @@
 // EndTxn (26), v0-4: commit or abort. TRANSACTIONAL_ID WRITE (TRANSACTIONAL_ID_AUTHORIZATION_FAILED),
 // as KafkaApis 3.8; answered once PrepareCommit / PrepareAbort is in __transaction_state (markers
 // follow); PRODUCER_FENCED is INVALID_PRODUCER_EPOCH below v2.
-// Not registered in the dispatch table yet (see CONTRACT15.md).
 import { AclOperation, ResourceType } from "../../authorizer/mod.ts";
 import { EndTxnApi } from "../../protocol/mod.ts";
 import { ErrorCode } from "../../util/mod.ts";

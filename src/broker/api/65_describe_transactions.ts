@@ -1,7 +1,6 @@
 // DescribeTransactions (65), v0: each id needs TRANSACTIONAL_ID DESCRIBE
 // (TRANSACTIONAL_ID_AUTHORIZATION_FAILED), and only topics the principal may DESCRIBE are shown,
 // as KafkaApis 3.8. Unknown ids: TRANSACTIONAL_ID_NOT_FOUND; another broker's: NOT_COORDINATOR.
-// Not registered in the dispatch table yet (see CONTRACT15.md).
 import { AclOperation, ResourceType } from "../../authorizer/mod.ts";
 import { DescribeTransactionsApi, type Struct } from "../../protocol/mod.ts";
 import { ErrorCode } from "../../util/mod.ts";

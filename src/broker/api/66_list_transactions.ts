@@ -1,6 +1,5 @@
 // ListTransactions (66), v0-1: the ids this coordinator holds, filtered by state, producer id and
 // (v1) duration, keeping only those the principal may DESCRIBE (TRANSACTIONAL_ID), as KafkaApis 3.8.
-// Not registered in the dispatch table yet (see CONTRACT15.md).
 import { AclOperation, ResourceType } from "../../authorizer/mod.ts";
 import { ListTransactionsApi } from "../../protocol/mod.ts";
 import { ErrorCode } from "../../util/mod.ts";

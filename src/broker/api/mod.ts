@@ -25,6 +25,12 @@ import { deleteTopicsHandler } from "./20_delete_topics.ts";
 import { deleteRecordsHandler } from "./21_delete_records.ts";
 import { initProducerIdHandler } from "./22_init_producer_id.ts";
 import { describeProducersHandler } from "./61_describe_producers.ts";
+import { addPartitionsToTxnHandler } from "./24_add_partitions_to_txn.ts";
+import { addOffsetsToTxnHandler } from "./25_add_offsets_to_txn.ts";
+import { endTxnHandler } from "./26_end_txn.ts";
+import { txnOffsetCommitHandler } from "./28_txn_offset_commit.ts";
+import { describeTransactionsHandler } from "./65_describe_transactions.ts";
+import { listTransactionsHandler } from "./66_list_transactions.ts";
 import { offsetForLeaderEpochHandler } from "./23_offset_for_leader_epoch.ts";
 import { writeTxnMarkersHandler } from "./27_write_txn_markers.ts";
 import { describeAclsHandler } from "./29_describe_acls.ts";
@@ -71,6 +77,12 @@ export const apiHandlers: ApiHandler<BrokerServices>[] = [
   deleteRecordsHandler,
   initProducerIdHandler,
   describeProducersHandler,
+  addPartitionsToTxnHandler,
+  addOffsetsToTxnHandler,
+  endTxnHandler,
+  txnOffsetCommitHandler,
+  describeTransactionsHandler,
+  listTransactionsHandler,
   offsetForLeaderEpochHandler,
   writeTxnMarkersHandler,
   describeConfigsHandler,

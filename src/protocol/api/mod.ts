@@ -29,6 +29,7 @@ import { OffsetForLeaderEpochApi } from "./23_offset_for_leader_epoch.ts";
 import { AddPartitionsToTxnApi } from "./24_add_partitions_to_txn.ts";
 import { AddOffsetsToTxnApi } from "./25_add_offsets_to_txn.ts";
 import { EndTxnApi } from "./26_end_txn.ts";
+import { TxnOffsetCommitApi } from "./28_txn_offset_commit.ts";
 import { WriteTxnMarkersApi } from "./27_write_txn_markers.ts";
 import { DescribeAclsApi } from "./29_describe_acls.ts";
 import { CreateAclsApi } from "./30_create_acls.ts";
@@ -91,9 +92,8 @@ export {
   SyncGroupApi,
 };
 
-// Transactions: schemas only until the partition side lands (no handler is registered, so
-// ApiVersions does not advertise them).
-export { AddOffsetsToTxnApi, AddPartitionsToTxnApi, DescribeTransactionsApi, EndTxnApi, ListTransactionsApi, WriteTxnMarkersApi };
+// Transactions.
+export { AddOffsetsToTxnApi, AddPartitionsToTxnApi, DescribeTransactionsApi, EndTxnApi, ListTransactionsApi, TxnOffsetCommitApi, WriteTxnMarkersApi };
 
 export const apiSchemas: readonly ApiSchema[] = [
   ProduceApi,
@@ -123,6 +123,7 @@ export const apiSchemas: readonly ApiSchema[] = [
   AddOffsetsToTxnApi,
   EndTxnApi,
   WriteTxnMarkersApi,
+  TxnOffsetCommitApi,
   DescribeAclsApi,
   CreateAclsApi,
   DeleteAclsApi,

@@ -1,0 +1,129 @@
+#!/usr/bin/python3
+# Consume-transform-produce with confluent-kafka transactions (librdkafka), made to survive broker
+# failures as an application does: IN (N numbered records, written first) is copied to OUT in
+# transactions with send_offsets_to_transaction; an abortable error aborts the transaction and
+# rewinds the consumer to the group's committed offsets; a fatal one (fenced) makes a new producer
+# (init_transactions fences the old epoch). Prints "P <copied>" after each commit, then checks:
+# a read_committed reader of OUT sees each input record exactly once, in order; a read_uncommitted
+# reader sees at least as many. Last line: one JSON summary.
+# Usage: rdkafka_ctp.py BOOTSTRAP IN OUT GROUP N BATCH DEADLINE_S
+import json
+import os
+import sys
+import time
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "e2e", "py"))
+from confluent_txn import read_all  # noqa: E402
+
+from confluent_kafka import OFFSET_BEGINNING, Consumer, KafkaException, Producer, TopicPartition
+
+
+def say(*a):
+    print(*a, flush=True)
+
+
+def new_producer(bootstrap, txn_id):
+    p = Producer({
+        "bootstrap.servers": bootstrap,
+        "transactional.id": txn_id,
+        "transaction.timeout.ms": 30000,
+        "linger.ms": 5,
+        "message.timeout.ms": 30000,
+    })
+    while True:
+        try:
+            p.init_transactions(30)
+            return p
+        except KafkaException as e:
+            say("init_transactions: %s" % e)
+            time.sleep(0.5)
+
+
+def main():
+    bootstrap, tin, tout, group = sys.argv[1:5]
+    n, batch, deadline_s = int(sys.argv[5]), int(sys.argv[6]), int(sys.argv[7])
+    s = {"n": n, "commits": 0, "aborts": 0, "fatal_restarts": 0, "errors": []}
+    plain = Producer({"bootstrap.servers": bootstrap, "acks": "all", "linger.ms": 5, "enable.idempotence": True})
+    for i in range(n):
+        while True:
+            try:
+                plain.produce(tin, partition=0, value=b"rec-%d" % i)
+                break
+            except BufferError:
+                plain.poll(0.1)
+    plain.flush(60)
+    say("INPUT written")
+
+    txn_id = "ctp-" + group
+    producer = new_producer(bootstrap, txn_id)
+    consumer = Consumer({"bootstrap.servers": bootstrap, "group.id": group, "enable.auto.commit": False,
+                         "isolation.level": "read_committed", "auto.offset.reset": "earliest"})
+    consumer.subscribe([tin])
+    copied = 0
+    end = time.time() + deadline_s
+
+    def rewind():
+        try:
+            committed = consumer.committed(consumer.assignment(), 30)
+            for tp in committed:
+                consumer.seek(TopicPartition(tp.topic, tp.partition, tp.offset if tp.offset >= 0 else OFFSET_BEGINNING))
+        except KafkaException as e:
+            say("rewind: %s" % e)
+
+    while time.time() < end:
+        msgs = [m for m in consumer.consume(batch, 0.5) if m.error() is None]
+        if not msgs:
+            # Done once the group's committed offset is the input's end.
+            try:
+                c = consumer.committed([TopicPartition(tin, 0)], 10)[0].offset
+            except KafkaException:
+                c = -1
+            if c >= n:
+                break
+            continue
+        try:
+            producer.begin_transaction()
+            for m in msgs:
+                producer.produce(tout, partition=0, value=b"copy-" + m.value())
+            producer.send_offsets_to_transaction(consumer.position(consumer.assignment()), consumer.consumer_group_metadata(), 60)
+            producer.commit_transaction(60)
+            s["commits"] += 1
+            copied = msgs[-1].offset() + 1
+            say("P %d" % copied)
+        except KafkaException as e:
+            err = e.args[0]
+            if len(s["errors"]) < 30:
+                s["errors"].append(str(err))
+            # Fatal (fenced): a new producer. Otherwise (abortable, a retriable error that outlived
+            # the call's timeout, a commit of unknown outcome): abort, and rewind to what committed.
+            aborted = False
+            if not err.fatal():
+                try:
+                    producer.abort_transaction(60)
+                    s["aborts"] += 1
+                    aborted = True
+                except KafkaException as e2:
+                    say("abort: %s" % e2)
+            if not aborted:
+                producer = new_producer(bootstrap, txn_id)
+                s["fatal_restarts"] += 1
+            rewind()
+    group_offset = consumer.committed([TopicPartition(tin, 0)], 30)[0].offset
+    consumer.close()
+    rc = read_all(bootstrap, tout, "read_committed", n, 90)
+    ru = read_all(bootstrap, tout, "read_uncommitted", n, 60)
+    expected = ["copy-rec-%d" % i for i in range(n)]
+    s.update({
+        "group_offset": group_offset,
+        "committed_read": len(rc),
+        "uncommitted_read": len(ru),
+        "committed_exact": rc == expected,
+        "first_mismatch": next((i for i, (a, b) in enumerate(zip(rc, expected)) if a != b), None),
+        "duplicates": len(rc) - len(set(rc)),
+    })
+    s["ok"] = s["committed_exact"] and group_offset == n and len(ru) >= n
+    say(json.dumps(s))
+
+
+if __name__ == "__main__":
+    main()
