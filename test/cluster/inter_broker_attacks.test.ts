@@ -25,6 +25,7 @@ import { AclOperation, type Authorizer } from "../../src/authorizer/mod.ts";
 import { leaderAndIsrRequest, stopReplicaRequest, type TopicInfo, updateMetadataRequest } from "../../src/controller/mod.ts";
 import { loadPlatform } from "../../src/platform/mod.ts";
 import {
+  AddPartitionsToTxnApi,
   ControlledShutdownApi,
   FetchApi,
   LeaderAndIsrApi,
@@ -32,6 +33,7 @@ import {
   StopReplicaApi,
   type Struct,
   UpdateMetadataApi,
+  WriteTxnMarkersApi,
 } from "../../src/protocol/mod.ts";
 import { ErrorCode } from "../../src/util/errors.ts";
 import { ZooKeeperClient } from "../../src/zk/mod.ts";
@@ -195,6 +197,12 @@ test("cluster: inter-broker attacks on the client and the inter-broker listener 
         const ofle = await c.request(OffsetForLeaderEpochApi, 3, { replicaId: other.id, topics: [{ topic: "victim", partitions: [{ partition: 0, currentLeaderEpoch: -1, leaderEpoch: 0 }] }] });
         assert.deepEqual((ofle.topics as { partitions: { errorCode: number }[] }[])[0].partitions.map((p) => p.errorCode), [ErrorCode.TOPIC_AUTHORIZATION_FAILED]);
         assert.equal((await c.request(ControlledShutdownApi, 3, { brokerId: other.id, brokerEpoch: truth.czxid.get(other.id)! })).errorCode, denied);
+        // A partition leader's transaction checks (v4) and a coordinator's markers: brokers' requests too.
+        const txn = { transactionalId: "tx", producerId: 1000n, producerEpoch: 0, verifyOnly: false, topics: [{ name: "victim", partitions: [0] }] };
+        assert.equal((await c.request(AddPartitionsToTxnApi, 4, { transactions: [txn] })).errorCode, denied);
+        const marker = { producerId: 1000n, producerEpoch: 0, transactionResult: false, topics: [{ name: "victim", partitionIndexes: [0] }], coordinatorEpoch: MAX_EPOCH };
+        const markers = await c.request(WriteTxnMarkersApi, 1, { markers: [marker] });
+        assert.deepEqual((markers.markers as { topics: { partitions: { errorCode: number }[] }[] }[])[0].topics[0].partitions.map((p) => p.errorCode), [denied]);
       } finally {
         c.close();
       }

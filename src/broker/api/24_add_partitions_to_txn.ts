@@ -2,15 +2,18 @@
 // (TRANSACTIONAL_ID_AUTHORIZATION_FAILED), then WRITE on each topic (internal topics never:
 // TOPIC_AUTHORIZATION_FAILED) and each partition known (UNKNOWN_TOPIC_OR_PARTITION); one failure
 // fails the transaction's request, the other partitions answering OPERATION_NOT_ATTEMPTED, as
-// KafkaApis 3.8. v4+ from partition leaders (batched, verifyOnly; KIP-890): CLUSTER_ACTION on the
-// cluster. PRODUCER_FENCED is INVALID_PRODUCER_EPOCH below v2 (older clients do not know it).
+// KafkaApis 3.8. v4+ from partition leaders (batched, verifyOnly; KIP-890): an inter-broker
+// request (inter_broker.ts: CLUSTER_ACTION with an authorizer, else the inter-broker listener
+// only, never in single-node mode, where the leader asks its own coordinator in process), so a
+// plain client cannot skip v3's TRANSACTIONAL_ID and topic checks by speaking v4. PRODUCER_FENCED is INVALID_PRODUCER_EPOCH below v2 (older clients do not know it).
 import { AclOperation, ResourceType } from "../../authorizer/mod.ts";
 import { internalTopics } from "../../controller/mod.ts";
 import { AddPartitionsToTxnApi, type Struct } from "../../protocol/mod.ts";
 import { ErrorCode } from "../../util/mod.ts";
 import { allowed } from "../authorize.ts";
-import { authorizedNames, clusterAllowed } from "../authorize_checks.ts";
+import { authorizedNames } from "../authorize_checks.ts";
 import type { ApiHandler, RequestContext } from "../dispatch.ts";
+import { refuseInterBroker } from "../inter_broker.ts";
 import type { BrokerServices } from "../services.ts";
 
 interface TxnRequest {
@@ -37,7 +40,7 @@ export const addPartitionsToTxnHandler: ApiHandler<BrokerServices> = {
       };
       return { throttleTimeMs: 0, resultsByTopicV3AndBelow: (await addOne(s, ctx, t)).topicResults };
     }
-    if (!clusterAllowed(s, ctx, AclOperation.CLUSTER_ACTION)) {
+    if (refuseInterBroker(s, ctx, "AddPartitionsToTxn", { version: v })) {
       return { throttleTimeMs: 0, errorCode: ErrorCode.CLUSTER_AUTHORIZATION_FAILED, resultsByTransaction: [] };
     }
     const results = await Promise.all((req.transactions as TxnRequest[]).map((t) => addOne(s, ctx, t)));
