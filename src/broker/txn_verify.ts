@@ -20,26 +20,27 @@
 //   The producer's state on the partition is compared before and after; one that has meanwhile
 //   started its transaction there (a pipelined batch) needs no guard.
 
-import { AddPartitionsToTxnApi, BatchField, type Struct } from "../protocol/mod.ts";
-import { ErrorCode } from "../util/mod.ts";
+import { AddPartitionsToTxnApi, BatchAttribute, BatchField, type Struct } from "../protocol/mod.ts";
+import { ErrorCode, recordBatchHeaderBytes } from "../util/mod.ts";
 import type { BrokerServices } from "./services.ts";
 import type { InterBrokerConnections } from "./txn_marker_sender.ts";
-
-const TRANSACTIONAL_ATTRIBUTE = 0x10;
-/** A batch header is 61 bytes; magic at byte 16. */
-const BATCH_HEADER_BYTES = 61;
 
 export interface TxnBatchProducer {
   producerId: bigint;
   producerEpoch: number;
 }
 
-/** The first batch's producer when it is a transactional record batch v2, else null (no allocation otherwise). */
+/**
+ * The first batch's producer when it is a transactional record batch v2 with a producer id, else
+ * null (no allocation otherwise). A transactional bit without a producer id is a malformed batch,
+ * not a transaction: the validator refuses it (INVALID_RECORD) without asking any coordinator.
+ */
 export function transactionalProducerOf(records: Uint8Array | null): TxnBatchProducer | null {
-  if (records === null || records.length < BATCH_HEADER_BYTES || records[16] !== 2) return null;
-  if ((records[BatchField.attributes + 1] & TRANSACTIONAL_ATTRIBUTE) === 0) return null;
+  if (records === null || records.length < recordBatchHeaderBytes || records[BatchField.magic] !== 2) return null;
+  if ((records[BatchField.attributes + 1] & BatchAttribute.transactional) === 0) return null;
   const dv = new DataView(records.buffer, records.byteOffset, records.byteLength);
-  return { producerId: dv.getBigInt64(BatchField.producerId), producerEpoch: dv.getInt16(BatchField.producerEpoch) };
+  const producerId = dv.getBigInt64(BatchField.producerId);
+  return producerId < 0n ? null : { producerId, producerEpoch: dv.getInt16(BatchField.producerEpoch) };
 }
 
 export interface PartitionToVerify {

@@ -63,7 +63,7 @@ export const produceHandler: ApiHandler<BrokerServices> = {
           : ctx.version < 7 && p.records !== null && anyBatchUsesCodec(p.records, Compression.zstd)
           ? { errorCode: ErrorCode.UNSUPPORTED_COMPRESSION_TYPE, errorMessage: `zstd needs Produce v7+, got v${ctx.version}`, baseOffset: -1, logStartOffset: -1 }
           : verified !== null && (verified.get(`${p.index}:${t.name}`) ?? ErrorCode.NONE) !== ErrorCode.NONE
-          ? { errorCode: verified.get(`${p.index}:${t.name}`)!, errorMessage: "the partition's transaction could not be verified with its coordinator", baseOffset: -1, logStartOffset: -1 }
+          ? { errorCode: verified.get(`${p.index}:${t.name}`)!, errorMessage: unverifiedMessage(verification!), baseOffset: -1, logStartOffset: -1 }
           : s.replicaManager.appendToPartition(t.name, p.index, p.records, s.config.messageMaxBytes, ctx.version < 3, acks);
         if (acks === -1 && r.errorCode === ErrorCode.NONE) waiting.push({ topic: t.name, partition: p.index, requiredOffset: r.nextOffset! });
         if (r.errorCode !== ErrorCode.NONE) {
@@ -113,6 +113,13 @@ async function verifyTransactions(s: BrokerServices, ctx: Parameters<ApiHandler<
     return new Map(topics.flatMap((t) => t.partitionData.map((p) => [`${p.index}:${t.name}`, ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED] as const)));
   }
   return await verifyTransactionalProduce(s, s.txnVerifyConnections ?? null, transactionalId, parts);
+}
+
+/** Why a partition's transactional batch was refused before its append. */
+function unverifiedMessage(verification: Map<string, number> | Verification): string {
+  return verification instanceof Map
+    ? "transactional records need the request's transactional id, with WRITE on it"
+    : "the partition's transaction could not be verified with its coordinator";
 }
 
 /** acks=all: holds the answer until the ISR has every appended batch (or the timeout passes). */
