@@ -17,6 +17,7 @@ import { AclCache, AclOperation, AclPermissionType, PatternType, ResourceType } 
 import type { Struct } from "../../src/protocol/codec.ts";
 import { ErrorCode } from "../../src/util/errors.ts";
 import { txnHarness } from "../coordinator/txn_harness.ts";
+import { recordingLogger } from "../helpers/faulty_platform.ts";
 import { callHandler } from "../helpers/handler_call.ts";
 
 const call = (h: Parameters<typeof callHandler>[0], s: BrokerServices, version: number, body: Struct, principal = "User:alice") => callHandler(h, s, version, body, { principal });
@@ -36,7 +37,9 @@ async function setup(withAcls: boolean) {
   metadata.updateTopic({ name: "t", topicId: new Uint8Array(16).fill(1), isInternal: false, partitions: [0, 1, 2].map(state), configs: {} });
   metadata.updateTopic({ name: "u", topicId: new Uint8Array(16).fill(2), isInternal: false, partitions: [{ ...state(0), topic: "u" }], configs: {} });
   const acls = withAcls ? new AclCache({ superUsers: ["User:admin"], allowEveryoneIfNoAclFound: false }) : null;
-  const s = { metadata, authorizer: acls, txnCoordinator: h.c } as unknown as BrokerServices;
+  // A ZooKeeper-mode broker whose inter-broker listener is BROKER (v4+ is an inter-broker request: inter_broker.ts).
+  const config = { zookeeperConnect: "127.0.0.1:2181", security: { interBrokerListener: "BROKER" } };
+  const s = { metadata, authorizer: acls, txnCoordinator: h.c, config, clock: { monotonicMs: () => 0 }, logger: recordingLogger() } as unknown as BrokerServices;
   return { h, s, acls };
 }
 
@@ -102,6 +105,12 @@ test("AddPartitionsToTxn v4+ (from partition leaders): CLUSTER_ACTION or CLUSTER
   allow(acls!, ResourceType.CLUSTER, "kafka-cluster", AclOperation.CLUSTER_ACTION);
   const r = await call(addPartitionsToTxnHandler, s, 5, body);
   assert.equal(r.errorCode, 0);
+  // Without an authorizer only the inter-broker listener may send it; in single-node mode nobody.
+  const open = { ...s, authorizer: null } as unknown as BrokerServices;
+  assert.equal((await callHandler(addPartitionsToTxnHandler, open, 5, body, { listener: "CLIENT" })).errorCode, ErrorCode.CLUSTER_AUTHORIZATION_FAILED);
+  assert.equal((await callHandler(addPartitionsToTxnHandler, open, 5, body, { listener: "BROKER" })).errorCode, 0);
+  const single = { ...s, config: { zookeeperConnect: null, security: { interBrokerListener: "BROKER" } } } as unknown as BrokerServices;
+  assert.equal((await call(addPartitionsToTxnHandler, single, 5, body)).errorCode, ErrorCode.CLUSTER_AUTHORIZATION_FAILED, "CLUSTER_ACTION does not help in single-node mode");
   const flat = (r.resultsByTransaction as { transactionalId: string; topicResults: { name: string; resultsByPartition: { partitionIndex: number; partitionErrorCode: number }[] }[] }[])
     .flatMap((t) => t.topicResults.flatMap((x) => x.resultsByPartition.map((p) => `${t.transactionalId} ${x.name}-${p.partitionIndex} ${p.partitionErrorCode}`)));
   assert.deepEqual(flat, [`tx t-0 0`, `tx t-1 ${ErrorCode.TRANSACTION_ABORTABLE}`, `other t-2 ${ErrorCode.INVALID_PRODUCER_ID_MAPPING}`]);
