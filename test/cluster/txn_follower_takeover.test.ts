@@ -20,7 +20,8 @@ test("a follower taking over knows the open and aborted transactions: same last 
   // Hand-built transactions (no coordinator behind their producer ids): KIP-890's verification off.
   await withCluster(2, { budgetMs: 200_000, label: "strand-txn-takeover-", overrides: { "transaction.partition.verification.enable": "false" } }, async (cluster) => {
     await createTopic(cluster, T, { partitions: 1, replicationFactor: 2 });
-    const leader = await cluster.waitLeader(T, 0, 30_000);
+    // Both replicas serving it (the registry naming a leader comes before its broker has the partition).
+    const { leader } = await cluster.waitFullyReplicated(T, 0, 30_000);
     const follower = leader === 0 ? 1 : 0;
     let c = await WireClient.connect(cluster.broker(leader).port);
     const ok = (r: { errorCode: number }) => assert.equal(r.errorCode, 0);
