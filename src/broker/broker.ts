@@ -340,12 +340,16 @@ export class Broker {
     }, dispatcher, log);
     // The connection limits are dynamic broker configs: a change applies to the next connection.
     dynamicConfig.listeners.push((effective) => server.setConnectionLimits(connectionLimitsOf(effective)));
-    const bound = await server.start();
+    // A listener that cannot bind (or a registration refused) stops start-up with the logs closed
+    // cleanly, so the next start does not recover them as after a crash.
+    let bound;
     try {
+      bound = await server.start();
       brokerEpoch = await register(platform, config, registry, brokerId, bound);
     } catch (e) {
       await server.stop();
       await fetchers.shutdown();
+      await aclStoreOf(services.authorizer)?.shutdown();
       logManager.shutdown();
       throw e;
     }

@@ -30,6 +30,7 @@ import {
   ReadQueue,
   spaceOf,
   webClock,
+  listenError,
   withConnectTimeout,
 } from "./shared.ts";
 import { checkReload, derBytes, type PreparedTls, prepareTls, tls13Suites, tlsErrorReason } from "./tls.ts";
@@ -458,7 +459,7 @@ const bunNetwork: Network = {
       };
       return Promise.resolve(listener);
     } catch (err) {
-      return Promise.reject(err);
+      return Promise.reject(listenError(opts.host, opts.port, err));
     }
   },
 

@@ -24,6 +24,7 @@ import {
   spaceOf,
   ReadQueue,
   webClock,
+  listenError,
   withConnectTimeout,
 } from "./shared.ts";
 import { connectNodeTls, listenNodeTls } from "./node_tls.ts";
@@ -421,7 +422,7 @@ const denoNetwork: Network = {
     try {
       listener = Deno.listen({ hostname: opts.host, port: opts.port, transport: "tcp" });
     } catch (err) {
-      return Promise.reject(err);
+      return Promise.reject(listenError(opts.host, opts.port, err));
     }
     const accepting = acceptLoop(listener, onConnection);
     let closing: Promise<void> | null = null;

@@ -85,11 +85,34 @@ export function connectError(where: string, cause: unknown): Error {
 }
 
 /**
+ * A listen failure naming the address and the cause: Bun says only "Failed to listen at <host>" and
+ * Deno "Address already in use (os error 98)", neither with the port an operator must look for.
+ */
+export function listenError(host: string, port: number, cause: unknown): Error {
+  const message = (cause as Error | null)?.message ?? String(cause);
+  const code = (cause as { code?: string } | null)?.code ??
+    (/in use/i.test(message) ? "EADDRINUSE" : undefined);
+  // Anything else (a TLS settings error, say) is its caller's to report as it is.
+  if (code === undefined) return cause instanceof Error ? cause : new Error(message);
+  const reason = LISTEN_REASONS[code] ?? message;
+  const where = host.includes(":") ? `[${host}]:${port}` : `${host}:${port}`;
+  return new Error(`cannot listen on ${where}: ${reason} (${code})`, { cause });
+}
+
+const LISTEN_REASONS: Record<string, string> = {
+  EADDRINUSE: "address already in use",
+  EADDRNOTAVAIL: "address not available on this host",
+  EACCES: "permission denied",
+};
+
+/**
  * node:fs's StatFs as the contract's FileSystemSpace. Java's FileStore counts in f_frsize units;
  * node:fs reports `frsize` where the runtime has it (Bun 1.4 and Deno 2.9 do), else `bsize`,
  * which equals it on Linux's common filesystems.
  */
-export function spaceOf(s: { bsize: number; blocks: number; bavail: number; frsize?: number }): FileSystemSpace {
+export function spaceOf(
+  s: { bsize: number; blocks: number; bavail: number; frsize?: number },
+): FileSystemSpace {
   const unit = s.frsize ?? s.bsize;
   return { totalBytes: s.blocks * unit, usableBytes: s.bavail * unit };
 }

@@ -481,7 +481,10 @@ test("net: connecting to a closed port or a busy one fails", async () => {
     const listener = await platform.net.listen({ host: "127.0.0.1", port: 0 }, (conn) => conn.close());
     const port = listener.port;
     // The port is in use: a second listener on it must fail.
-    await assert.rejects(platform.net.listen({ host: "127.0.0.1", port }, (conn) => conn.close()));
+    await assert.rejects(platform.net.listen({ host: "127.0.0.1", port }, (conn) => conn.close()), (err: Error) => {
+      assert.equal(err.message, `cannot listen on 127.0.0.1:${port}: address already in use (EADDRINUSE)`);
+      return true;
+    });
     await listener.close();
     await listener.close(); // idempotent
     await assert.rejects(platform.net.connect({ host: "127.0.0.1", port }), (err: Error) => {
