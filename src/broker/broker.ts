@@ -38,7 +38,7 @@ import { ScramCredentialStore } from "./scram_credentials.ts";
 import { ClientQuotas } from "./client_quota_manager.ts";
 import { QuotaStore } from "./quota_config.ts";
 import { IpConnectionRates } from "./ip_connection_rate.ts";
-import { DynamicBrokerConfig } from "./dynamic_config.ts";
+import { DynamicBrokerConfig, logDefaultsOf } from "./dynamic_config.ts";
 import { watchLogDirFailures } from "./log_dir_events.ts";
 import { RequestDispatcher, type RequestObserver } from "./dispatch.ts";
 import { LocalControllerChannel } from "./local_channel.ts";
@@ -143,29 +143,7 @@ export class Broker {
     const interBrokerTls: TlsClientOptions | undefined = interTls === undefined ? undefined : { ...interTls };
     await ensureKafkaPaths(registry);
     const clusterId = await getOrCreateClusterId(platform, registry, config.clusterId);
-    const logDefaults: TopicLogConfig = {
-      segmentBytes: config.logSegmentBytes,
-      segmentMs: config.logRollMs,
-      segmentJitterMs: config.logRollJitterMs,
-      indexIntervalBytes: config.logIndexIntervalBytes,
-      segmentIndexBytes: config.logIndexSizeMaxBytes,
-      maxMessageBytes: config.messageMaxBytes,
-      minInsyncReplicas: config.minInsyncReplicas,
-      retentionMs: config.logRetentionMs,
-      retentionBytes: config.logRetentionBytes,
-      flushMessages: config.logFlushIntervalMessages,
-      flushMs: config.logFlushIntervalMs,
-      fileDeleteDelayMs: config.logSegmentDeleteDelayMs,
-      cleanupPolicy: config.logCleanupPolicy,
-      deleteRetentionMs: config.logCleaner.deleteRetentionMs,
-      minCleanableDirtyRatio: config.logCleaner.minCleanableRatio,
-      minCompactionLagMs: config.logCleaner.minCompactionLagMs,
-      maxCompactionLagMs: config.logCleaner.maxCompactionLagMs,
-      messageTimestampType: config.logMessageTimestamp.type,
-      messageTimestampBeforeMaxMs: config.logMessageTimestamp.beforeMaxMs,
-      messageTimestampAfterMaxMs: config.logMessageTimestamp.afterMaxMs,
-      messageTimestampDifferenceMaxMs: config.logMessageTimestamp.differenceMaxMs,
-    };
+    const logDefaults: TopicLogConfig = logDefaultsOf(config);
     const brokerId = config.brokerId >= 0 ? config.brokerId : await generateBrokerId(platform, config, registry);
     const log = logger.child({ broker: brokerId });
     // Dynamic broker configs (/config/brokers/<id>, <default>) update logDefaults in place.

@@ -199,6 +199,11 @@ export const brokerConfigKeys: Record<string, KeyDef> = {
   "log.message.timestamp.before.max.ms": { kind: "long", default: "9223372036854775807", min: 0 },
   "log.message.timestamp.after.max.ms": { kind: "long", default: "9223372036854775807", min: 0 },
   "log.message.timestamp.difference.max.ms": { kind: "long", default: "9223372036854775807", min: 0 },
+  // The topics' compression.type and levels (protocol/recompress.ts rewrites batches in another codec).
+  "compression.type": { kind: "string", default: "producer", check: compressionTypeCheck },
+  "compression.gzip.level": { kind: "int", default: "-1", min: -1, max: 9 },
+  "compression.lz4.level": { kind: "int", default: "9", min: 1, max: 17 },
+  "compression.zstd.level": { kind: "int", default: "3", min: -131072, max: 22 },
   // Compaction (src/log/cleaner.ts): one cleaner on the event loop; threads 0 disables it.
   "log.cleaner.enable": { kind: "bool", default: "true" },
   "log.cleaner.threads": { kind: "int", default: "1", min: 0 },
@@ -295,6 +300,12 @@ export interface Listener {
   port: number;
 }
 
+function compressionTypeCheck(v: string): string | null {
+  return ["producer", "uncompressed", "gzip", "snappy", "lz4", "zstd"].includes(v)
+    ? null
+    : `"${v}" is not one of producer, uncompressed, gzip, snappy, lz4, zstd`;
+}
+
 function timestampTypeCheck(v: string): string | null {
   return v === "CreateTime" || v === "LogAppendTime" ? null : `"${v}" is not CreateTime or LogAppendTime`;
 }
@@ -371,6 +382,8 @@ export interface BrokerConfig {
   logCleanupPolicy: string;
   /** log.message.timestamp.*: defaults of the topics' message.timestamp.* keys. */
   logMessageTimestamp: { type: string; beforeMaxMs: number; afterMaxMs: number; differenceMaxMs: number };
+  /** compression.type and compression.{gzip,lz4,zstd}.level: defaults of the topic keys. */
+  compression: { type: string; gzipLevel: number; lz4Level: number; zstdLevel: number };
   /** log.cleaner.*: the LogCleaner's settings and the broker defaults of the compaction topic keys. */
   logCleaner: {
     enable: boolean;
@@ -613,6 +626,12 @@ export function parseBrokerConfig(input: Map<string, string>): { config: BrokerC
       beforeMaxMs: int("log.message.timestamp.before.max.ms"),
       afterMaxMs: int("log.message.timestamp.after.max.ms"),
       differenceMaxMs: int("log.message.timestamp.difference.max.ms"),
+    },
+    compression: {
+      type: raw.get("compression.type")!,
+      gzipLevel: int("compression.gzip.level"),
+      lz4Level: int("compression.lz4.level"),
+      zstdLevel: int("compression.zstd.level"),
     },
     logCleaner: {
       enable: raw.get("log.cleaner.enable")!.toLowerCase() === "true",

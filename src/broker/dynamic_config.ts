@@ -49,6 +49,10 @@ import type { MetadataCache } from "./metadata_cache.ts";
  * minute forms (log.retention.hours, log.retention.minutes, log.roll.hours) are read-only.
  */
 export const dynamicBrokerConfigKeys: ReadonlySet<string> = new Set([
+  "compression.gzip.level",
+  "compression.lz4.level",
+  "compression.type",
+  "compression.zstd.level",
   "log.cleanup.policy",
   "log.cleaner.delete.retention.ms",
   "log.cleaner.max.compaction.lag.ms",
@@ -121,6 +125,9 @@ export function logDefaultsOf(config: BrokerConfig): TopicLogConfig {
     messageTimestampBeforeMaxMs: config.logMessageTimestamp.beforeMaxMs,
     messageTimestampAfterMaxMs: config.logMessageTimestamp.afterMaxMs,
     messageTimestampDifferenceMaxMs: config.logMessageTimestamp.differenceMaxMs,
+    compressionType: config.compression.type,
+    compressionGzipLevel: config.compression.gzipLevel,
+    compressionZstdLevel: config.compression.zstdLevel,
   };
 }
 

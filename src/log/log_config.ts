@@ -15,9 +15,11 @@
 //   message.timestamp.{type,before.max.ms,after.max.ms,difference.max.ms} ← log.message.timestamp.*
 //   (the produce path's record validation reads them: protocol/record_validator.ts)
 //   segment.jitter.ms ← log.roll.jitter.ms|hours (each new active segment rolls up to this much early)
+//   compression.type ← compression.type, compression.{gzip,zstd}.level ← the same names (the
+//   produce path recompresses batches whose codec differs: protocol/recompress.ts)
 // Accepted and reported, not applied (README's topic config table says why): preallocate,
 // message.format.version (ignored by Kafka itself since inter-broker protocol 3.0),
-// message.downconversion.enable, compression.{gzip,lz4,zstd}.level, local.retention.{ms,bytes};
+// message.downconversion.enable, compression.lz4.level, local.retention.{ms,bytes};
 // remote.storage.enable only as false (tiered storage is off, as in a Kafka without
 // remote.log.storage.system.enable). leader/follower.replication.throttled.replicas name the
 // replicas the broker's leader/follower.replication.throttled.rate applies to.
@@ -230,6 +232,11 @@ export interface TopicLogConfig extends LogConfig {
   leaderThrottledReplicas?: ThrottledReplicas;
   /** follower.replication.throttled.replicas, parsed: the replicas throttled on the follower side. */
   followerThrottledReplicas?: ThrottledReplicas;
+  /** compression.type: the codec produced batches are stored in ("producer": as they came). */
+  compressionType?: string;
+  /** compression.gzip.level / compression.zstd.level, used when batches are recompressed. */
+  compressionGzipLevel?: number;
+  compressionZstdLevel?: number;
 }
 
 /** A throttled-replicas list: every replica of the topic ("*"), or partition:broker pairs. */
@@ -279,6 +286,9 @@ export function effectiveLogConfig(defaults: TopicLogConfig, overrides: Record<s
     messageTimestampDifferenceMaxMs: num("message.timestamp.difference.max.ms", defaults.messageTimestampDifferenceMaxMs ?? Number.MAX_SAFE_INTEGER),
     leaderThrottledReplicas: parseThrottledReplicas(overrides["leader.replication.throttled.replicas"]),
     followerThrottledReplicas: parseThrottledReplicas(overrides["follower.replication.throttled.replicas"]),
+    compressionType: overrides["compression.type"]?.trim() ?? defaults.compressionType ?? "producer",
+    compressionGzipLevel: num("compression.gzip.level", defaults.compressionGzipLevel ?? -1),
+    compressionZstdLevel: num("compression.zstd.level", defaults.compressionZstdLevel ?? 3),
     cleanupPolicy: overrides["cleanup.policy"] !== undefined
       ? overrides["cleanup.policy"].split(",").map((p) => p.trim()).join(",")
       : defaults.cleanupPolicy ?? logConfigDefaults.cleanupPolicy,

@@ -9,7 +9,7 @@
 // the caller's bound, limits.decompressedBytesMax by default, UNSUPPORTED_COMPRESSION_TYPE for
 // codecs 5-7). Compression only fails on a programmer error (an unknown codec).
 
-import { gunzipSync, gzipSync, zstdCompressSync } from "node:zlib";
+import { constants as zlibConstants, gunzipSync, gzipSync, zstdCompressSync } from "node:zlib";
 import { assert, decompressedBytesMax, ErrorCode } from "../util/mod.ts";
 import { lz4Compress, lz4Decompress } from "./compression_lz4.ts";
 import { snappyCompress, snappyDecompress } from "./compression_snappy.ts";
@@ -29,18 +29,31 @@ export interface DecompressOptions {
 
 export const codecNames = ["none", "gzip", "snappy", "lz4", "zstd"] as const;
 
-export function compress(codec: number, data: Uint8Array): Uint8Array {
+/**
+ * Compression levels (Kafka's compression.gzip.level / compression.zstd.level, KIP-390); a level
+ * left out is the codec's default. lz4 has none here: lz4js writes one fast level only.
+ */
+export interface CompressionLevels {
+  gzip?: number;
+  zstd?: number;
+}
+
+export function compress(codec: number, data: Uint8Array, levels: CompressionLevels = {}): Uint8Array {
   switch (codec) {
     case Compression.none:
       return data;
     case Compression.gzip:
-      return toUint8(gzipSync(data));
+      return toUint8(gzipSync(data, { level: levels.gzip ?? -1 }));
     case Compression.snappy:
       return snappyCompress(data);
     case Compression.lz4:
       return lz4Compress(data);
     case Compression.zstd:
-      return toUint8(zstdCompressSync(data));
+      return toUint8(
+        levels.zstd === undefined
+          ? zstdCompressSync(data)
+          : zstdCompressSync(data, { params: { [zlibConstants.ZSTD_c_compressionLevel]: levels.zstd } }),
+      );
     default:
       assert(false, `compression codec ${codec} is 0-4`);
   }

@@ -10,7 +10,8 @@
 //   record_batch_builder.ts: a v2 batch built record by record (for the broker's own writes).
 //   records.ts: the records inside a batch, decoded (loading __consumer_offsets, compaction).
 // - compression.ts: Kafka's codecs (gzip, snappy, lz4, zstd) on bytes; decompression is bounded
-//   and answers an error code instead of throwing.
+//   and answers an error code instead of throwing. recompress.ts: validated batches rewritten in a
+//   topic's compression.type (the body only; the header keeps every other field).
 // - message_set.ts: legacy message sets (magic 0/1, Produce v0-2) up-converted to one v2 batch.
 // - internal/offsets_records.ts: the __consumer_offsets key and value formats (version-prefixed);
 //   internal/consumer_protocol.ts: consumer subscription and assignment bytes (JoinGroup, SyncGroup);
@@ -31,6 +32,7 @@ export * from "./message_set.ts";
 export * from "./record_batch.ts";
 export * from "./record_batch_builder.ts";
 export * from "./record_validator.ts";
+export * from "./recompress.ts";
 export * from "./records.ts";
 export * from "./schema.ts";
 export * from "./throttle.ts";

@@ -23,7 +23,7 @@
 import type { LogManager, TopicLogConfig } from "../log/mod.ts";
 import { abortedTxnsForRead, isThrottledReplica, KafkaStorageError, topicPartitionKey } from "../log/mod.ts";
 import type { Clock } from "../platform/mod.ts";
-import { recordSetMagic, type RecordRules, upConvertMessageSet, validateBatches } from "../protocol/mod.ts";
+import { recompressBatches, recordSetMagic, type RecordRules, targetCodecOf, upConvertMessageSet, validateBatches } from "../protocol/mod.ts";
 import { decompressedBytesMax, ErrorCode, KafkaError, partitionLogRetryMs } from "../util/mod.ts";
 import type { Logger } from "../util/mod.ts";
 import { type IsrWriter, Partition, type PartitionState } from "./partition.ts";
@@ -307,6 +307,13 @@ export class ReplicaManager implements FollowerLog {
     }
     const summary = validateBatches(records, maxBytes, recordRulesOf(topic, partition, config, this.clock.nowMs()));
     if (summary.errorCode !== ErrorCode.NONE) return { ...fail(summary.errorCode, summary.message), recordErrors: summary.recordErrors };
+    const target = targetCodecOf(config.compressionType);
+    if (target !== null) {
+      const levels = { gzip: config.compressionGzipLevel, zstd: config.compressionZstdLevel };
+      const rewritten = recompressBatches(records, target, levels, maxBytes, `${topic}-${partition}`);
+      if (!rewritten.ok) return fail(rewritten.errorCode, rewritten.message);
+      records = rewritten.records;
+    }
     try {
       const info = p.appendRecordsToLeader(records, summary, requiredAcks, this.clock.monotonicMs());
       result.baseOffset = info.firstOffset;
