@@ -146,6 +146,7 @@ export class ControllerContext {
       await slice.yield(); // between partitions: each one's read, decision and write is a unit
       let cur: PartitionState = initial;
       let done = false;
+      let reread = false;
       for (let attempt = 0; attempt < stateWriteAttemptsMax && !done; attempt++) {
         if (cur.partitionEpoch < 0) {
           result.failed.push({ state: cur, reason: "the partition has no state yet" });
@@ -158,6 +159,15 @@ export class ControllerContext {
           break;
         }
         if ("error" in d) {
+          // The cached ISR may lag a leader's change whose notification is still on its way: the
+          // decision is refused only on what the registry holds now (Kafka elects from state it
+          // reads from ZooKeeper).
+          const fresh = reread ? null : await this.reread(cur);
+          reread = true;
+          if (fresh !== null && fresh.partitionEpoch !== cur.partitionEpoch) {
+            cur = fresh;
+            continue;
+          }
           result.failed.push({ state: cur, reason: d.error });
           done = true;
           break;

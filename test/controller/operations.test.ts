@@ -28,7 +28,9 @@ test("controlled shutdown moves the broker's leaderships, drops it from ISRs, st
     // Broker 1 hears it now follows 2 for partition 0, and stops fetching partition 1.
     assert.equal(h.channel.leaderAndIsrTo(1, "t", 0).at(-1)!.leader, 2);
     assert.deepEqual(h.channel.stopReplicasTo(1).map((s) => [s.partitions, s.deletePartitions]), [[[{ topic: "t", partition: 1 }], false]]);
-    assert.equal(h.channel.leaderAndIsrTo(1, "t", 1).length, 0, "partition 1's shrink goes to the others only");
+    // (Epoch 0 is the topic creation's, whose sends may be recorded after the clear on a loaded machine.)
+    const shrinkTo1 = h.channel.leaderAndIsrTo(1, "t", 1).filter((p) => p.leaderEpoch > 0);
+    assert.equal(shrinkTo1.length, 0, "partition 1's shrink goes to the others only");
     assert.ok(h.channel.leaderAndIsrTo(3, "t", 1).length > 0);
     // A shutting-down broker is no leader candidate: the preferred election of p0 fails.
     await h.leaderWritesIsr("t", 0, [2, 3, 1]);
@@ -131,6 +133,24 @@ test("ElectLeaders: preferred election and its errors, unclean election on reque
     assert.equal(r.errorCode, ErrorCode.NONE);
     const s1 = await h.state("t", 1);
     assert.deepEqual([s1.leader, s1.isr], [2, [2]]);
+  });
+});
+
+test("ElectLeaders: a preferred replica the leader just put back in the ISR is elected before the ISR change notification arrives", async () => {
+  await withHarness({}, async (h) => {
+    await h.createTopic("t", [[1, 2, 3]]);
+    await h.killBroker(1);
+    await h.waitState("t", 0, (s) => s.leader === 2);
+    await h.startBroker(1);
+    await h.brokerSeen(1);
+    // The leader has written 1 back into the ISR; its notification has not reached the controller
+    // (none is written here), so the controller's cached ISR is still [2, 3]. Kafka elects from the
+    // state it reads from ZooKeeper, and so must strand.
+    await h.leaderWritesIsr("t", 0, [2, 3, 1], false);
+    const [r] = await h.controller.electLeaders(0, [{ topic: "t", partition: 0 }]);
+    assert.equal(r.errorCode, ErrorCode.NONE, r.errorMessage ?? "");
+    const s = await h.state("t", 0);
+    assert.deepEqual([s.leader, s.isr], [1, [2, 3, 1]]);
   });
 });
 
