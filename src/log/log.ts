@@ -61,7 +61,7 @@ import type { ProducerBatch, ProducerStateManager } from "./producer_state.ts";
 import { breachedSegmentCount, readSegments, segmentIndexFor } from "./log_segments.ts";
 import { DeletedFileSuffix, LogSegment, type TimestampOffset } from "./segment.ts";
 import { SwapFileSuffix } from "./swap.ts";
-import type { Timestamp } from "./timestamp.ts";
+import { batchMaxTimestampAt, type Timestamp } from "./timestamp.ts";
 import { findOffsetForTimestamp, RunningMaxTimestamps } from "./timestamp_search.ts";
 
 const cleanLoad: LogLoadState = { hadCleanShutdown: true, recoveryPoint: Number.MAX_SAFE_INTEGER, logStartOffset: 0, highWatermark: null };
@@ -277,7 +277,7 @@ export class Log {
   private appendChecked(records: Uint8Array, offsetCount: number, leaderEpoch: number, producerBatches: ProducerBatch[] | null): AppendInfo {
     this.checkAppendAllowed(records.length);
     try {
-      this.maybeRoll(records.length, this.logEndOffset + offsetCount - 1);
+      this.maybeRoll(records.length, this.logEndOffset + offsetCount - 1, batchMaxTimestampAt(records, 0));
       const firstOffset = this.logEndOffset;
       this.assignEpoch(leaderEpoch, firstOffset);
       const next = assignOffsets(records, firstOffset, leaderEpoch);
@@ -346,7 +346,7 @@ export class Log {
    */
   private appendFetchedRun(records: Uint8Array, batches: FetchedBatch[], from: number): number {
     const first = batches[from];
-    this.maybeRoll(first.size, first.lastOffset, first.baseOffset);
+    this.maybeRoll(first.size, first.lastOffset, batchMaxTimestampAt(records, first.position), first.baseOffset);
     const seg = this.activeSegment;
     let end = from + 1;
     let bytes = first.size;
@@ -513,17 +513,18 @@ export class Log {
 
   /**
    * Rolls before an append of incomingBytes whose last offset is lastOffset, when the active
-   * segment is full, old, has a full index, or cannot index lastOffset (relative offsets are
-   * int32). The new segment starts at firstOffset (a follower's batches may start past the log end
-   * offset). An empty segment takes the append unless it cannot index it.
+   * segment is full, old (Kafka's shouldRoll: segment.ms by the incoming batch's max timestamp,
+   * LogSegment.timeWaitedForRoll), has a full index, or cannot index lastOffset (relative offsets
+   * are int32). The new segment starts at firstOffset (a follower's batches may start past the log
+   * end offset). An empty segment takes the append unless it cannot index it.
    */
-  private maybeRoll(incomingBytes: number, lastOffset: number, firstOffset = this.logEndOffset): void {
+  private maybeRoll(incomingBytes: number, lastOffset: number, maxTimestamp: Timestamp, firstOffset = this.logEndOffset): void {
     const seg = this.activeSegment;
     const offsetOverflow = lastOffset - seg.baseOffset > 0x7fffffff;
     if (seg.sizeBytes === 0 && !offsetOverflow) return;
     const full = seg.sizeBytes + incomingBytes > this.config.segmentBytes;
     if (this.rollJitter?.segment !== seg) this.rollJitter = { segment: seg, ms: randomSegmentJitterMs(this._config, this.platform) };
-    const old = this.platform.clock.nowMs() - seg.createdMs > this.config.segmentMs - this.rollJitter.ms;
+    const old = seg.timeWaitedForRoll(this.platform.clock.nowMs(), maxTimestamp) > this.config.segmentMs - this.rollJitter.ms;
     if (full || old || offsetOverflow || seg.index.isFull || seg.timeIndex.isFull) this.roll(firstOffset);
   }
 

@@ -38,7 +38,7 @@ import {
 import { OffsetIndex } from "./offset_index.ts";
 import { TimeIndex } from "./time_index.ts";
 import { TransactionIndex, TxnIndexSuffix } from "./txn_index.ts";
-import { batchMaxTimestampAt, NO_TIMESTAMP, type Timestamp, timestampFromBigInt, timestampFromView } from "./timestamp.ts";
+import { batchMaxTimestampAt, NO_TIMESTAMP, type Timestamp, timestampDifferenceMs, timestampFromBigInt, timestampFromView } from "./timestamp.ts";
 
 export function segmentFileName(baseOffset: number, suffix: string): string {
   return String(baseOffset).padStart(20, "0") + suffix;
@@ -90,6 +90,8 @@ export class LogSegment {
   private headerView = new DataView(this.headerBuf.buffer);
   /** `<base>.txnindex` (txn_index.ts), made on first use. */
   private _txnIndex: TransactionIndex | null = null;
+  /** The first batch's max timestamp (timeWaitedForRoll); null until an append or a read sets it. */
+  private rollingBasedTimestamp: Timestamp | null = null;
 
   private constructor(
     private readonly platform: Platform,
@@ -101,9 +103,27 @@ export class LogSegment {
     private readonly config: SegmentConfig,
     public sizeBytes: number,
     public nextOffset: number,
-    /** Wall-clock time of the segment's creation, for segment.ms rolls. */
-    readonly createdMs: number,
+    /** Wall-clock time of the segment's creation (or its truncation to empty), for segment.ms rolls. */
+    private created: number,
   ) {}
+
+  get createdMs(): number {
+    return this.created;
+  }
+
+  /**
+   * Kafka's LogSegment.timeWaitedForRoll, what segment.ms is compared with: the incoming batch's
+   * max timestamp less the first batch's (Kafka's rollingBasedTimestamp, read from the file once
+   * after a restart, so a reopened segment keeps its age), or, when the first batch carries no
+   * timestamp, the wall-clock time since the segment was created.
+   */
+  timeWaitedForRoll(nowMs: number, incomingMaxTimestamp: Timestamp): number {
+    if (this.rollingBasedTimestamp === null && this.sizeBytes > 0) {
+      this.rollingBasedTimestamp = this.readHeader(0)?.maxTimestamp ?? NO_TIMESTAMP;
+    }
+    const first = this.rollingBasedTimestamp ?? NO_TIMESTAMP;
+    return first >= 0 ? timestampDifferenceMs(incomingMaxTimestamp, first) : nowMs - this.created;
+  }
 
   /** The aborted transactions whose markers are in this segment (`.txnindex`). */
   get txnIndex(): TransactionIndex {
@@ -424,7 +444,9 @@ export class LogSegment {
       while (at < records.length) {
         const size = batchLogOverhead + int32At(records, at + BatchField.batchLength);
         batchLastOffset = int64At(records, at + BatchField.baseOffset) + int32At(records, at + BatchField.lastOffsetDelta);
-        this.indexBatch(position + at, size, batchLastOffset, batchMaxTimestampAt(records, at));
+        const maxTimestamp = batchMaxTimestampAt(records, at);
+        if (position === 0 && at === 0) this.rollingBasedTimestamp = maxTimestamp;
+        this.indexBatch(position + at, size, batchLastOffset, maxTimestamp);
         at += size;
       }
     } catch (e) {
@@ -452,6 +474,7 @@ export class LogSegment {
     this.sizeBytes = position;
     this.nextOffset = nextOffset;
     this.bytesSinceIndexEntry = 0;
+    if (position === 0) this.rollingBasedTimestamp = null;
     for (const step of steps) {
       try {
         step();
@@ -628,6 +651,11 @@ export class LogSegment {
     this.txnIndex.truncateTo(nextOffset);
     this.bytesSinceIndexEntry = 0;
     this.restoreMaxTimestamp();
+    if (position === 0) {
+      // Empty again: its age starts over (Kafka's truncateTo).
+      this.created = this.platform.clock.nowMs();
+      this.rollingBasedTimestamp = null;
+    }
   }
 
   /**

@@ -96,6 +96,11 @@ export function addTimestamp(ts: Timestamp, ms: number): Timestamp {
   return timestampFromBigInt(wide > INT64_MAX ? INT64_MAX : wide < INT64_MIN ? INT64_MIN : wide);
 }
 
+/** a - b in milliseconds, as a number (inexact only past 2^53, far beyond any duration compared). */
+export function timestampDifferenceMs(a: Timestamp, b: Timestamp): number {
+  return typeof a === "number" && typeof b === "number" ? a - b : Number(BigInt(a) - BigInt(b));
+}
+
 /** For log lines and messages (a bigint cannot go into JSON). */
 export function timestampToString(ts: Timestamp): string {
   return String(ts);

@@ -31,11 +31,12 @@ function logConfig(over: Partial<LogConfig> = {}): LogConfig {
 const openLog = (dir: string, config: LogConfig, logger: Logger = silentLogger) => Log.open(platform, dir, "t", 0, config, logger);
 
 /** Appends one batch of n records (values `${prefix}${offset}`); returns its first offset. */
-function appendRecords(log: Log, n: number, valueBytes = 20, epoch = 0): number {
+function appendRecords(log: Log, n: number, valueBytes = 20, epoch = 0, baseTimestamp?: number): number {
   const first = log.logEndOffset;
   // Client batches carry base offset 0; the log assigns the real one.
   const records = Array.from({ length: n }, (_, i) => ({ value: `v${first + i}`.padEnd(valueBytes, ".") }));
-  const info = log.appendAsLeader(buildBatch(records), n, epoch);
+  const opts = baseTimestamp === undefined ? {} : { baseTimestamp: BigInt(baseTimestamp) };
+  const info = log.appendAsLeader(buildBatch(records, opts), n, epoch);
   assert.equal(info.firstOffset, first);
   assert.equal(info.lastOffset, first + n - 1);
   return first;
@@ -442,12 +443,12 @@ test("log: a segment older than segment.ms rolls at the next append", async () =
     const timed: Platform = { ...platform, clock };
     const log = Log.open(timed, dir, "t", 0, logConfig({ segmentMs: 60_000 }), silentLogger);
     try {
-      appendRecords(log, 1);
+      appendRecords(log, 1, 20, 0, now);
       now += 60_000;
-      appendRecords(log, 1);
+      appendRecords(log, 1, 20, 0, now);
       assert.deepEqual(segmentBases(dir), [0], "not older than segment.ms yet");
       now += 1;
-      appendRecords(log, 1);
+      appendRecords(log, 1, 20, 0, now);
       assert.deepEqual(segmentBases(dir), [0, 2]);
       assertEveryOffsetReadable(log, 0, 3);
     } finally {
@@ -469,21 +470,21 @@ test("log: segment.jitter.ms rolls each segment up to that much early, one rando
     };
     const log = Log.open(timed, dir, "t", 0, logConfig({ segmentMs: 60_000, segmentJitterMs: 10_000 }), silentLogger);
     try {
-      appendRecords(log, 1);
+      appendRecords(log, 1, 20, 0, now);
       // First segment: 0x7fffffff % 10000 = 3647 ms early, so it rolls past 60000 - 3647.
       now += 60_000 - 3_647;
-      appendRecords(log, 1);
+      appendRecords(log, 1, 20, 0, now);
       assert.deepEqual(segmentBases(dir), [0], "not yet: exactly segment.ms - jitter");
       now += 1;
-      appendRecords(log, 1);
+      appendRecords(log, 1, 20, 0, now);
       assert.deepEqual(segmentBases(dir), [0, 2]);
       // Second segment: 5 ms early; the draw is kept across appends.
       now += 60_000 - 5;
-      appendRecords(log, 1);
+      appendRecords(log, 1, 20, 0, now);
       assert.deepEqual(segmentBases(dir), [0, 2]);
       assert.equal(drawn, 2, "one draw per segment, not per append");
       now += 1;
-      appendRecords(log, 1);
+      appendRecords(log, 1, 20, 0, now);
       assert.deepEqual(segmentBases(dir), [0, 2, 4]);
       assertEveryOffsetReadable(log, 0, 5);
     } finally {
@@ -502,9 +503,64 @@ test("log: without segment.jitter.ms no random draw is made and the roll is at s
     };
     const log = Log.open(timed, dir, "t", 0, logConfig({ segmentMs: 60_000 }), silentLogger);
     try {
-      appendRecords(log, 1);
+      appendRecords(log, 1, 20, 0, now);
       now += 60_000;
-      appendRecords(log, 1);
+      appendRecords
+test("log: segment.ms is timed by the batches' timestamps (Kafka's timeWaitedForRoll), not the wall clock, when they carry one", async () => {
+  await withTempDir((dir) => {
+    const now = 1_000_000;
+    const timed: Platform = { ...platform, clock: { ...platform.clock, nowMs: () => now } };
+    const log = Log.open(timed, dir, "t", 0, logConfig({ segmentMs: 60_000 }), silentLogger);
+    try {
+      appendRecords(log, 1, 20, 0, 5_000_000);
+      appendRecords(log, 1, 20, 0, 5_060_000);
+      assert.deepEqual(segmentBases(dir), [0], "exactly segment.ms after the first batch");
+      // The wall clock has not moved: the producer's timestamps alone age the segment.
+      appendRecords(log, 1, 20, 0, 5_060_001);
+      assert.deepEqual(segmentBases(dir), [0, 2]);
+    } finally {
+      log.close();
+    }
+  });
+});
+
+test("log: a reopened segment keeps its age: segment.ms counts from its first batch, not the file's last modification", async () => {
+  await withTempDir((dir) => {
+    const hour = 3_600_000;
+    const start = Date.now() - 2 * hour;
+    let log = Log.open(platform, dir, "t", 0, logConfig({ segmentMs: hour }), silentLogger);
+    appendRecords(log, 1, 20, 0, start);
+    log.close();
+    // Reopened now: the file was modified a moment ago, its first batch is two hours old.
+    log = Log.open(platform, dir, "t", 0, logConfig({ segmentMs: hour }), silentLogger);
+    try {
+      appendRecords(log, 1, 20, 0, Date.now());
+      assert.deepEqual(segmentBases(dir), [0, 1]);
+    } finally {
+      log.close();
+    }
+  });
+});
+
+test("log: batches without a timestamp (-1) age a segment by the wall clock since its creation", async () => {
+  await withTempDir((dir) => {
+    let now = 1_000_000;
+    const timed: Platform = { ...platform, clock: { ...platform.clock, nowMs: () => now } };
+    const log = Log.open(timed, dir, "t", 0, logConfig({ segmentMs: 60_000 }), silentLogger);
+    try {
+      appendRecords(log, 1, 20, 0, -1);
+      now += 60_000;
+      appendRecords(log, 1, 20, 0, -1);
+      assert.deepEqual(segmentBases(dir), [0]);
+      now += 1;
+      appendRecords(log, 1, 20, 0, -1);
+      assert.deepEqual(segmentBases(dir), [0, 2]);
+    } finally {
+      log.close();
+    }
+  });
+});
+(log, 1, 20, 0, now);
       assert.deepEqual(segmentBases(dir), [0]);
     } finally {
       log.close();

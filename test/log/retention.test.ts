@@ -194,11 +194,15 @@ test("roll: by segment.bytes and by segment.ms (topic overrides over broker defa
       for (const b of files(`${dir}/size-0`).live.slice(0, -1)) {
         assert.ok(nodeFs.statSync(`${dir}/size-0/${String(b).padStart(20, "0")}.log`).size <= 600);
       }
+      // segment.ms is timed by the batches' timestamps (Kafka's timeWaitedForRoll): stamped now.
       const byTime = lm.getOrCreateLog("time", 0, effectiveLogConfig(defaults, { "segment.ms": "80" }));
-      appendStamped(byTime, 5);
+      const appendNow = (n: number) => {
+        for (let i = 0; i < n; i++) byTime.appendAsLeader(buildBatch([{ value: "t" }], { baseTimestamp: BigInt(Date.now()) }), 1, 0);
+      };
+      appendNow(5);
       assert.deepEqual(files(`${dir}/time-0`).live, [0], "young segment: no roll");
       await sleep(150);
-      appendStamped(byTime, 2);
+      appendNow(2);
       assert.deepEqual(files(`${dir}/time-0`).live, [0, 5], "rolled at the first append after segment.ms");
       assert.equal(byTime.recoveryPoint, 5, "a roll flushes the finished segment");
     } finally {

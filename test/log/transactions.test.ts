@@ -49,7 +49,8 @@ function txn(pid: bigint, epoch: number, seq: number, n = 2): Uint8Array {
   return buildBatch(valueRecords(n, `p${pid}s${seq}-`), { producerId: pid, producerEpoch: epoch, baseSequence: seq, attributes: 0x10, baseTimestamp: BigInt(Date.now()) });
 }
 function plain(n = 1): Uint8Array {
-  return buildBatch(valueRecords(n, "plain-"));
+  // Stamped now as the markers are: segment.ms is timed by batch timestamps (Kafka's timeWaitedForRoll).
+  return buildBatch(valueRecords(n, "plain-"), { baseTimestamp: BigInt(Date.now()) });
 }
 const marker = (committed: boolean, coordinatorEpoch = 0) => ({ committed, coordinatorEpoch });
 const hwToEnd = (log: Log) => log.updateHighWatermark(log.logEndOffset);
