@@ -13,6 +13,7 @@ import {
   type SecurityConfig,
 } from "./security_config.ts";
 import { type ListenerSsl, parseListenerSsl } from "./ssl_config.ts";
+import { replicaSelectorError } from "./replica_selector.ts";
 import { canonicalIp, saslTokenBytesMax } from "../util/mod.ts";
 
 export class ConfigError extends Error {
@@ -298,13 +299,6 @@ export interface Listener {
   name: string;
   host: string;
   port: number;
-}
-
-export const rackAwareReplicaSelector = "org.apache.kafka.common.replica.RackAwareReplicaSelector";
-
-function replicaSelectorError(v: string): string | null {
-  const name = v.trim();
-  return name === "" || name === rackAwareReplicaSelector ? null : `"${name}" is not ${rackAwareReplicaSelector} (the one replica selector strand has)`;
 }
 
 function timestampTypeCheck(v: string): string | null {

@@ -11,8 +11,15 @@
 // it reads up to the follower's own high watermark (the last stable offset for read_committed).
 
 import type { Partition } from "../replication/mod.ts";
-import { rackAwareReplicaSelector } from "./config.ts";
 import type { MetadataCache } from "./metadata_cache.ts";
+
+export const rackAwareReplicaSelector = "org.apache.kafka.common.replica.RackAwareReplicaSelector";
+
+/** replica.selector.class's check: empty or Kafka's RackAwareReplicaSelector. */
+export function replicaSelectorError(v: string): string | null {
+  const name = v.trim();
+  return name === "" || name === rackAwareReplicaSelector ? null : `"${name}" is not ${rackAwareReplicaSelector} (the one replica selector strand has)`;
+}
 
 export interface ReplicaView {
   brokerId: number;
