@@ -88,19 +88,21 @@ function partitionKey(byId: boolean, topic: string, topicId: Uint8Array, partiti
 
 /** The partitions a request names, in its order. */
 function requestedPartitions(topics: FetchTopic[], byId: boolean): RequestedPartition[] {
-  return topics.flatMap((t) =>
-    t.partitions.map((p) => ({
-      key: partitionKey(byId, t.topic, t.topicId, p.partition),
+  return topics.flatMap((t) => {
+    // The decoded id is a view of the request's frame: a session must not keep the frame alive.
+    const topicId = t.topicId.slice();
+    return t.partitions.map((p) => ({
+      key: partitionKey(byId, t.topic, topicId, p.partition),
       topic: byId ? "" : t.topic,
-      topicId: t.topicId,
+      topicId,
       partition: p.partition,
       fetchOffset: p.fetchOffset,
       partitionMaxBytes: p.partitionMaxBytes,
       currentLeaderEpoch: p.currentLeaderEpoch ?? -1,
       logStartOffset: p.logStartOffset ?? -1n,
       lastFetchedEpoch: p.lastFetchedEpoch ?? -1,
-    }))
-  );
+    }));
+  });
 }
 
 function forgottenKeys(forgotten: ForgottenTopic[] | undefined, byId: boolean): string[] {
