@@ -89,6 +89,9 @@ export class BrokerMetrics {
     const partitionCount = r.gauge("kafka_server_replicamanager_partitioncount", "Partitions this broker holds a replica of.");
     const leaderCount = r.gauge("kafka_server_replicamanager_leadercount", "Partitions this broker leads.");
     const offlineReplicas = r.gauge("kafka_server_replicamanager_offlinereplicacount", "Replicas on this broker whose log dir has failed.");
+    const fetchSessions = r.gauge("kafka_server_fetchsessioncache_numincrementalfetchsessions", "Incremental fetch sessions held (KIP-227).");
+    const fetchSessionPartitions = r.gauge("kafka_server_fetchsessioncache_numincrementalfetchpartitionscached", "Partitions in all incremental fetch sessions held.");
+    const fetchSessionEvictions = r.counter("kafka_server_fetchsessioncache_incrementalfetchsessionevictions_total", "Fetch sessions evicted to make room for new ones.");
     const activeController = r.gauge("kafka_controller_kafkacontroller_activecontrollercount", "1 when this broker is the active controller, else 0.");
     const offlinePartitions = r.gauge("kafka_controller_kafkacontroller_offlinepartitionscount", "Partitions without a live leader (reported by the active controller only).");
     const requests = r.counter("kafka_network_requestmetrics_requests_total", "Requests answered, by API and version.", ["request", "version"]);
@@ -159,6 +162,7 @@ export class BrokerMetrics {
       loopLagMax.labels().set(n === 0 ? 0 : Math.max(...this.lagSamplesMs) / 1000);
       for (const f of [messagesIn, bytesIn, bytesOut, logSize, logStart, logEnd, groupLag]) f.clear();
       for (const f of [underReplicated, partitionCount, leaderCount, offlineReplicas, activeController, offlinePartitions]) f.clear();
+      for (const f of [fetchSessions, fetchSessionPartitions, fetchSessionEvictions]) f.clear();
       for (const f of [offlineDirs, dirUsable, dirTotal, dirRefusing, transientErrors, unserved]) f.clear();
       for (const f of [connections, poolUsed, poolAvailable, poolWaiting, throttled, refused]) f.clear();
       const t = this.target;
@@ -210,6 +214,11 @@ export class BrokerMetrics {
       partitionCount.labels().set(all);
       leaderCount.labels().set(leaders);
       offlineReplicas.labels().set(offline);
+      if (s.fetchSessions) {
+        fetchSessions.labels().set(s.fetchSessions.size);
+        fetchSessionPartitions.labels().set(s.fetchSessions.partitionCount);
+        fetchSessionEvictions.labels().set(s.fetchSessions.evictions);
+      }
       activeController.labels().set(t.isActiveController ? 1 : 0);
       if (t.isActiveController) offlinePartitions.labels().set(countOfflinePartitions(s));
       this.collectGroupLag(s, (group, topic, partition, lag) => groupLag.labels(group, topic, String(partition)).set(lag));

@@ -49,6 +49,7 @@ import { ProducerIdManager } from "../coordinator/mod.ts";
 import { createTxnCoordinator, metadataLeaderLookup, transactionTopicEnsurer } from "./txn_wiring.ts";
 import { InterBrokerConnections, InterBrokerTxnMarkerSender, LocalFirstTxnMarkerSender } from "./txn_marker_sender.ts";
 import { type ConnectionLimits, type NetworkStats, SocketServer } from "./server.ts";
+import { FetchSessionCache } from "./fetch_session.ts";
 import type { BrokerServices } from "./services.ts";
 
 /** Kafka's reserved.broker.max.id: generated broker ids start above it. */
@@ -275,6 +276,7 @@ export class Broker {
       clock: platform.clock,
       logger: log,
       authorizer: null,
+      fetchSessions: new FetchSessionCache(config.maxIncrementalFetchSessionCacheSlots),
     };
     const dispatcher = new RequestDispatcher(services, apiHandlers, log);
     // Quotas too are read before the first connection, so no client runs unthrottled meanwhile.

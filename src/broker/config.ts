@@ -13,6 +13,7 @@ import {
   type SecurityConfig,
 } from "./security_config.ts";
 import { type ListenerSsl, parseListenerSsl } from "./ssl_config.ts";
+import { replicaSelectorError } from "./replica_selector.ts";
 import { canonicalIp, saslTokenBytesMax } from "../util/mod.ts";
 
 export class ConfigError extends Error {
@@ -159,6 +160,11 @@ export const brokerConfigKeys: Record<string, KeyDef> = {
   "max.connections.per.ip.overrides": { kind: "string", default: "", check: (v) => ipOverridesError(v) },
   "max.connection.creation.rate": { kind: "int", default: "2147483647", min: 0 },
   "fetch.max.bytes": { kind: "int", default: "57671680", min: 1024 },
+  // KIP-227: incremental fetch sessions this broker keeps (fetch_session.ts); 0 creates none.
+  "max.incremental.fetch.session.cache.slots": { kind: "int", default: "1000", min: 0 },
+  // KIP-392: empty (Kafka's default) lets the leader serve every consumer; Kafka's
+  // RackAwareReplicaSelector is the one selector strand knows (replica_selector.ts).
+  "replica.selector.class": { kind: "string", default: "", check: (v) => replicaSelectorError(v) },
   // Client quotas' sampled rates (Kafka's ClientQuotaManagerConfig): the rate is measured over
   // quota.window.num windows of quota.window.size.seconds each.
   "quota.window.num": { kind: "int", default: "11", min: 1, max: 3600 },
@@ -332,6 +338,10 @@ export interface BrokerConfig {
   messageMaxBytes: number;
   socketRequestMaxBytes: number;
   fetchMaxBytes: number;
+  /** max.incremental.fetch.session.cache.slots (KIP-227). */
+  maxIncrementalFetchSessionCacheSlots: number;
+  /** replica.selector.class (KIP-392): "" (leader only) or Kafka's RackAwareReplicaSelector. */
+  replicaSelectorClass: string;
   connectionsMaxIdleMs: number;
   /** quota.window.num and quota.window.size.seconds: the client quotas' sampled rate. */
   quotaWindowNum: number;
@@ -590,6 +600,8 @@ export function parseBrokerConfig(input: Map<string, string>): { config: BrokerC
     messageMaxBytes: int("message.max.bytes"),
     socketRequestMaxBytes: int("socket.request.max.bytes"),
     fetchMaxBytes: int("fetch.max.bytes"),
+    maxIncrementalFetchSessionCacheSlots: int("max.incremental.fetch.session.cache.slots"),
+    replicaSelectorClass: (raw.get("replica.selector.class") ?? "").trim(),
     connectionsMaxIdleMs: int("connections.max.idle.ms"),
     quotaWindowNum: int("quota.window.num"),
     quotaWindowSizeSeconds: int("quota.window.size.seconds"),

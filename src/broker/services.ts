@@ -13,6 +13,7 @@ import type { BrokerConfig } from "./config.ts";
 import type { ControllerMutationQuotaManager } from "./client_quota_manager.ts";
 import type { ControlFence } from "./control_fence.ts";
 import type { DynamicBrokerConfig } from "./dynamic_config.ts";
+import type { FetchSessionCache } from "./fetch_session.ts";
 import type { MetadataCache } from "./metadata_cache.ts";
 import type { InterBrokerConnections } from "./txn_marker_sender.ts";
 
@@ -73,6 +74,8 @@ export interface BrokerServices {
   txnMarkerSender?: { shutdown(): void } | null;
   /** Connections to transaction coordinators for KIP-890's verification of transactional produce (txn_verify.ts). */
   txnVerifyConnections?: InterBrokerConnections | null;
+  /** Incremental fetch sessions (KIP-227, fetch_session.ts); absent or null: every fetch is sessionless. */
+  fetchSessions?: FetchSessionCache | null;
 }
 
 /** Thrown by a handler when Kafka would close the connection (e.g. acks=0 produce that failed). */

@@ -179,6 +179,20 @@ export class Partition {
     return this.followers.get(replicaId)?.logEndOffset ?? -1;
   }
 
+  /**
+   * The followers a consumer at `fetchOffset` could read instead of the leader (KIP-392, Kafka's
+   * findPreferredReadReplica): in the ISR and holding the offset, as this leader last saw them.
+   * (Kafka also checks the follower's log start offset, which strand's leader does not track.)
+   */
+  readReplicaCandidates(fetchOffset: number, nowMs: number): { brokerId: number; logEndOffset: number; timeSinceLastCaughtUpMs: number }[] {
+    const out = [];
+    for (const [brokerId, f] of this.followers) {
+      if (!this.state.isr.includes(brokerId) || f.logEndOffset < fetchOffset) continue;
+      out.push({ brokerId, logEndOffset: f.logEndOffset, timeSinceLastCaughtUpMs: nowMs - f.lastCaughtUpTimeMs });
+    }
+    return out;
+  }
+
   /** Whether a broker holds a replica of this partition (replica fetches from others are refused). */
   isReplica(brokerId: number): boolean {
     return this.followers.has(brokerId);

@@ -393,7 +393,7 @@ export class ReplicaManager implements FollowerLog {
    * the last stable offset, with the aborted transactions the records overlap); followers up to
    * the log end offset. `leaderEndOffset` is set to the log end offset at the read.
    */
-  readPartition(req: FetchPartitionRequest, replicaId: number, minOneBatch: boolean, readCommitted = false): FetchPartitionResult & { leaderEndOffset: number } {
+  readPartition(req: FetchPartitionRequest, replicaId: number, minOneBatch: boolean, readCommitted = false, fetchOnlyLeader = true): FetchPartitionResult & { leaderEndOffset: number } {
     const out = {
       topic: req.topic,
       partition: req.partition,
@@ -407,7 +407,8 @@ export class ReplicaManager implements FollowerLog {
     const p = this.getPartition(req.topic, req.partition);
     if (this.isOffline(req.topic, req.partition)) return { ...out, errorCode: ErrorCode.KAFKA_STORAGE_ERROR };
     if (p === undefined) return { ...out, errorCode: ErrorCode.UNKNOWN_TOPIC_OR_PARTITION };
-    if (!p.isLeader) return { ...out, errorCode: ErrorCode.NOT_LEADER_OR_FOLLOWER };
+    // KIP-392: a consumer's fetch (v11+) may read a follower, up to the follower's high watermark.
+    if (!p.isLeader && (fetchOnlyLeader || replicaId >= 0)) return { ...out, errorCode: ErrorCode.NOT_LEADER_OR_FOLLOWER };
     const epochError = p.checkLeaderEpoch(req.currentLeaderEpoch ?? -1);
     if (epochError !== ErrorCode.NONE) return { ...out, errorCode: epochError };
     if (replicaId >= 0 && !p.isReplica(replicaId)) return { ...out, errorCode: notAssignedReplicaError(req.currentLeaderEpoch ?? -1) };
@@ -415,6 +416,12 @@ export class ReplicaManager implements FollowerLog {
     out.lastStableOffset = p.log.lastStableOffset;
     out.logStartOffset = p.log.logStartOffset;
     out.leaderEndOffset = p.log.logEndOffset;
+    const preferred = req.preferredReadReplica?.(p) ?? -1;
+    if (preferred >= 0) {
+      // The leader sends the consumer to another replica and reads nothing (Kafka's readFromLog).
+      out.records = new Uint8Array(0);
+      return { ...out, preferredReadReplica: preferred };
+    }
     if (replicaId >= 0 && this.shouldLeaderThrottle(p, replicaId)) {
       out.records = new Uint8Array(0);
       return out;
@@ -447,14 +454,15 @@ export class ReplicaManager implements FollowerLog {
     const first = this.readAll(params);
     const bytes = first.reduce((n, r) => n + (r.records?.length ?? 0), 0);
     const anyError = first.some((r) => r.errorCode !== ErrorCode.NONE);
-    if (params.maxWaitMs <= 0 || bytes >= params.minBytes || anyError || params.partitions.length === 0) return this.countOut(params, first);
+    const redirected = first.some((r) => (r.preferredReadReplica ?? -1) >= 0);
+    if (params.maxWaitMs <= 0 || bytes >= params.minBytes || anyError || redirected || params.partitions.length === 0) return this.countOut(params, first);
     // Consumers wait for the high watermark to pass their offset, followers for the log end.
     const visible = (p: Partition) => (params.replicaId >= 0 ? p.log.logEndOffset : params.isolationLevel === 1 ? p.log.lastStableOffset : p.highWatermark);
     const op = {
       tryComplete: () => {
         for (const req of params.partitions) {
           const p = this.getPartition(req.topic, req.partition);
-          if (p === undefined || !p.isLeader || this.isOffline(req.topic, req.partition)) return true;
+          if (p === undefined || (!p.isLeader && params.fetchOnlyLeader !== false) || this.isOffline(req.topic, req.partition)) return true;
           // A throttled follower's data does not complete the wait (Kafka's DelayedFetch).
           if (visible(p) > req.fetchOffset && !(params.replicaId >= 0 && this.shouldLeaderThrottle(p, params.replicaId))) return true;
         }
@@ -539,7 +547,7 @@ export class ReplicaManager implements FollowerLog {
     let budget = params.maxBytes;
     let minOneBatch = true;
     return params.partitions.map((req) => {
-      const { leaderEndOffset: _, ...r } = this.readPartition({ ...req, maxBytes: Math.min(req.maxBytes, budget) }, params.replicaId, minOneBatch, params.isolationLevel === 1);
+      const { leaderEndOffset: _, ...r } = this.readPartition({ ...req, maxBytes: Math.min(req.maxBytes, budget) }, params.replicaId, minOneBatch, params.isolationLevel === 1, params.fetchOnlyLeader !== false);
       const n = r.records?.length ?? 0;
       if (n > 0) minOneBatch = false;
       budget = Math.max(0, budget - n);
@@ -615,7 +623,10 @@ export class ReplicaManager implements FollowerLog {
   appendAsFollower(topic: string, partition: number, records: Uint8Array, leaderHighWatermark: number, leaderLogStartOffset: number): void {
     const p = this.followedPartition(topic, partition);
     if (records.length > 0) p.log.appendAsFollower(records);
+    const hwBefore = p.highWatermark;
     p.updateFollowerHighWatermark(leaderHighWatermark);
+    // Consumers reading this follower (KIP-392) wait for its high watermark.
+    if (p.highWatermark !== hwBefore) this.wake(topicPartitionKey(topic, partition));
     const start = Math.min(leaderLogStartOffset, p.highWatermark);
     if (start > p.log.logStartOffset) p.log.maybeIncrementLogStartOffset(start, "leader's log start offset moved");
   }

@@ -4,6 +4,7 @@
 // ReplicaFetchers (what the ReplicaManager asks of the fetchers on LeaderAndIsr / StopReplica).
 
 import type { RecordError } from "../protocol/mod.ts";
+import type { Partition } from "./partition.ts";
 
 export interface ProduceResult {
   errorCode: number;
@@ -32,6 +33,11 @@ export interface FetchPartitionRequest {
   maxBytes: number;
   /** KIP-320: the leader epoch the fetcher believes current; -1 skips the check. */
   currentLeaderEpoch?: number;
+  /**
+   * KIP-392, on the leader, for a consumer: the replica it should read instead (-1: read here).
+   * Given the partition (ReplicaManager.readReplicaViews describes its replicas).
+   */
+  preferredReadReplica?: (p: Partition) => number;
 }
 
 export interface FetchParams {
@@ -41,6 +47,8 @@ export interface FetchParams {
   maxBytes: number;
   /** The fetching follower's broker id; -1 for consumers. */
   replicaId: number;
+  /** false: a consumer (Fetch v11+, KIP-392) may read a follower; true or absent: the leader only. */
+  fetchOnlyLeader?: boolean;
   /** 1: read_committed (consumers read up to the last stable offset); 0 or absent: read_uncommitted. */
   isolationLevel?: number;
   /** Told how long the fetch waited in the purgatory (not handler time: the request quota leaves it out). */
@@ -55,6 +63,8 @@ export interface FetchPartitionResult {
   lastStableOffset: number;
   logStartOffset: number;
   records: Uint8Array | null;
+  /** KIP-392: the replica the consumer should read instead (absent or -1: none). */
+  preferredReadReplica?: number;
   /** read_committed: the aborted transactions overlapping the records read (absent otherwise). */
   abortedTransactions?: { producerId: bigint; firstOffset: number }[];
 }

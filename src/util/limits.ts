@@ -27,6 +27,16 @@ export const connectionsThrottledMax = 128;
 export const connectionsWaitingForSlotMax = 128;
 /** Fetch long-poll ceiling, whatever a client asks for in max_wait_ms. */
 export const fetchMaxWaitMsMax = 60_000;
+/**
+ * Incremental fetch sessions (KIP-227, broker/fetch_session.ts): a session unused this long may be
+ * evicted for any newcomer (Kafka's MIN_INCREMENTAL_FETCH_SESSION_EVICTION_MS); a younger one
+ * only for a more valuable one.
+ */
+export const fetchSessionEvictionMs = 120_000;
+/** Partitions one fetch session may hold; a larger full fetch gets no session (Kafka: unbounded). */
+export const fetchSessionPartitionsMax = 50_000;
+/** Partitions all fetch sessions together may hold (about 200 bytes each): 1,000 slots x 1,000 partitions. */
+export const fetchSessionCachePartitionsMax = 1_000_000;
 /** Record batch v2 header size: everything before the first record. */
 export const recordBatchHeaderBytes = 61;
 /** Smallest frame we answer (api key, version, correlation id). */

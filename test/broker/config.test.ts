@@ -193,3 +193,14 @@ test("config: advertised listener names must be listener names, each once (Kafka
   const { config } = parse({ listeners: "PLAINTEXT://:9092", "advertised.listeners": "plaintext://h:19092" });
   assert.deepEqual(config.advertisedListeners, [{ name: "PLAINTEXT", host: "h", port: 19092 }]);
 });
+
+test("config: fetch sessions (KIP-227) and the replica selector (KIP-392): defaults, Kafka's selector, anything else refused", () => {
+  const d = parse({}).config;
+  assert.equal(d.maxIncrementalFetchSessionCacheSlots, 1000);
+  assert.equal(d.replicaSelectorClass, "");
+  const set = parse({ "max.incremental.fetch.session.cache.slots": "0", "replica.selector.class": " org.apache.kafka.common.replica.RackAwareReplicaSelector " }).config;
+  assert.equal(set.maxIncrementalFetchSessionCacheSlots, 0);
+  assert.equal(set.replicaSelectorClass, "org.apache.kafka.common.replica.RackAwareReplicaSelector");
+  assertConfigError({ "max.incremental.fetch.session.cache.slots": "-1" }, "max.incremental.fetch.session.cache.slots");
+  assertConfigError({ "replica.selector.class": "com.example.MySelector" }, "replica.selector.class");
+});

@@ -2,7 +2,8 @@
 // metadata cache; an id the broker does not know, the zero id, or the id of a deleted topic answers
 // UNKNOWN_TOPIC_ID for each of its partitions, next to topics that answer normally), answers carry
 // the id; v15 takes the replica id from the tagged ReplicaState; v16 names the current leader and
-// its endpoint for a partition that answers NOT_LEADER_OR_FOLLOWER (KIP-951). ListOffsets v8 -4.
+// its endpoint for a partition that answers NOT_LEADER_OR_FOLLOWER (KIP-951; a follower serves
+// consumers since KIP-392, so here the broker holds no replica at all). ListOffsets v8 -4.
 import assert from "node:assert/strict";
 import { test } from "node:test";
 import type { TopicLogConfig } from "../../src/log/mod.ts";
@@ -147,6 +148,12 @@ test("fetch v16: NOT_LEADER_OR_FOLLOWER names the current leader and its endpoin
     const moved = { ...t.partitions[1], leader: 1, leaderEpoch: t.partitions[1].leaderEpoch + 1, replicas: [0, 1], isr: [0, 1] };
     s.metadata.updateTopic({ ...t, partitions: [t.partitions[0], moved] });
     s.replicaManager.becomeLeaderOrFollower(moved, s.replicaManager.getPartition("led", 1)!.log.config as TopicLogConfig);
+    // A follower serves a v11+ consumer (KIP-392), so partition 1 still answers from here...
+    const fromFollower = await c.request(FetchApi, 16, body);
+    assert.deepEqual((fromFollower.responses as TopicAnswer[])[0].partitions.map((p) => p.errorCode), [0, 0]);
+    // ...until this broker holds no replica of it: then NOT_LEADER_OR_FOLLOWER, since the
+    // metadata still knows the partition (Kafka's getPartitionOrError).
+    s.replicaManager.stopReplica("led", 1, false);
 
     const after = await c.request(FetchApi, 16, body);
     assert.equal(after.errorCode, 0);

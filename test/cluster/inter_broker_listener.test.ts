@@ -79,7 +79,7 @@ test("cluster with a separate inter-broker listener: failover under acks=all los
     try {
       const got: string[] = [];
       while (got.length < acked.length) {
-        const p = await fetchOnce(w, "ibl", 0, BigInt(got.length));
+        const p = await fetchOnce(w, "ibl", 0, BigInt(got.length), { version: 10 });
         assert.equal(p.errorCode, 0);
         const values = parseBatches(p.records ?? new Uint8Array(0)).flatMap((batch) => batch.records)
           .filter((r) => r.offset >= BigInt(got.length)).map((r) => text(r.value) ?? "");

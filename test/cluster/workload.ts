@@ -240,7 +240,7 @@ function completeBatches(bytes: Uint8Array): Uint8Array {
   return bytes.subarray(0, pos);
 }
 
-/** Reads a partition from its leader (per ZooKeeper), offset 0 up to the high watermark. */
+/** Reads a partition from its leader (per ZooKeeper), offset 0 up to the high watermark (Fetch v10: only a leader serves it). */
 export async function readPartition(cluster: Cluster, topic: string, partition: number, timeoutMs = 60_000): Promise<PartitionContents> {
   const deadline = Date.now() + timeoutMs;
   let lastError = "";
@@ -253,7 +253,7 @@ export async function readPartition(cluster: Cluster, topic: string, partition: 
       let offset = 0n;
       let hw = -1n;
       for (;;) {
-        const r = await fetchOnce(c, topic, partition, offset, { maxBytes: 4 << 20, partitionMaxBytes: 4 << 20 });
+        const r = await fetchOnce(c, topic, partition, offset, { maxBytes: 4 << 20, partitionMaxBytes: 4 << 20, version: 10 });
         if (r.errorCode !== 0) throw new Error(`fetch ${topic}-${partition}@${offset} from ${leader}: error ${r.errorCode}`);
         if (hw < 0n) hw = r.highWatermark;
         const bytes = completeBatches(r.records ?? new Uint8Array(0));

@@ -207,9 +207,11 @@ export async function fetchOnce(
   topic: string,
   partition: number,
   fetchOffset: bigint,
-  opts: { maxWaitMs?: number; minBytes?: number; maxBytes?: number; partitionMaxBytes?: number } = {},
+  opts: { maxWaitMs?: number; minBytes?: number; maxBytes?: number; partitionMaxBytes?: number; version?: number } = {},
 ): Promise<FetchPartitionResponse> {
-  const res = await c.request(FetchApi, 11, {
+  // From v11 a follower serves consumers too (KIP-392), up to its own high watermark, which lags
+  // the leader's: a cluster test reading "from the leader" asks for v10, which only a leader serves.
+  const res = await c.request(FetchApi, opts.version ?? 11, {
     replicaId: -1,
     maxWaitMs: opts.maxWaitMs ?? 0,
     minBytes: opts.minBytes ?? 0,

@@ -1,6 +1,7 @@
-// Fetch (1), v4-16, for consumers and followers. Full fetches only: strand creates no incremental
-// fetch sessions (KIP-227), answering session id 0, which tells clients to keep sending full
-// requests; a request naming a session id answers FETCH_SESSION_ID_NOT_FOUND. Consumers read up to
+// Fetch (1), v4-16, for consumers and followers. v7+: incremental fetch sessions (KIP-227,
+// fetch_session.ts: which partitions a request reads, and which of them its answer carries).
+// v11+: a consumer may read a follower, and the leader may name a preferred read replica in the
+// consumer's rack (KIP-392, replica_selector.ts). Consumers read up to
 // the high watermark (isolation_level 1, read_committed: up to the last stable offset, with the
 // aborted transactions their records overlap; every answer carries the last stable offset); followers (replica_id >= 0; in v15+ ReplicaState.replicaId) up to the log
 // end offset, and their fetch offset moves the high watermark (ReplicaManager). A follower must be
@@ -20,17 +21,21 @@
 // epoch, and the response lists those leaders' endpoints, so the client need not ask Metadata.
 import { FetchApi, type Struct } from "../../protocol/mod.ts";
 import { AclOperation, ResourceType } from "../../authorizer/mod.ts";
-import { bytesEqual, ErrorCode, fetchMaxWaitMsMax, zeroUuid } from "../../util/mod.ts";
+import { bytesEqual, ErrorCode, fetchMaxWaitMsMax, uuidToString, zeroUuid } from "../../util/mod.ts";
 import { authorizedNames } from "../authorize_checks.ts";
 import type { ApiHandler } from "../dispatch.ts";
+import { CachedPartition, type FetchContext, type FetchSessionCache, INVALID_SESSION_ID, newFetchContext, type RequestedPartition } from "../fetch_session.ts";
 import { refuseInterBroker } from "../inter_broker.ts";
 import type { BrokerEndpoint } from "../metadata_cache.ts";
+import { preferredReadReplicaFor } from "../replica_selector.ts";
 import type { BrokerServices } from "../services.ts";
 
 interface FetchPartition {
   partition: number;
   currentLeaderEpoch: number;
   fetchOffset: bigint;
+  lastFetchedEpoch: number;
+  logStartOffset: bigint;
   partitionMaxBytes: number;
 }
 interface FetchTopic {
@@ -38,10 +43,16 @@ interface FetchTopic {
   topicId: Uint8Array;
   partitions: FetchPartition[];
 }
+interface ForgottenTopic {
+  topic: string;
+  topicId: Uint8Array;
+  partitions: number[];
+}
 
 const TOPIC_IDS_FROM = 13;
 const REPLICA_STATE_FROM = 15;
 const NODE_ENDPOINTS_FROM = 16;
+const CLIENT_METADATA_FROM = 11;
 
 /** A partition's answer when it could not be read at all. */
 function errorPartition(partitionIndex: number, errorCode: number): Struct {
@@ -66,38 +77,86 @@ function currentLeader(s: BrokerServices, topic: string, partition: number, endp
   return { leaderId: state.leader, leaderEpoch: state.leaderEpoch };
 }
 
+function knowsPartition(s: BrokerServices, topic: string, partition: number): boolean {
+  return s.metadata.getTopic(topic)?.partitions.some((p) => p.partition === partition) ?? false;
+}
+
+/** A session's key for a partition: its topic id in v13+ (names may change), else its name. */
+function partitionKey(byId: boolean, topic: string, topicId: Uint8Array, partition: number): string {
+  return byId ? `${uuidToString(topicId)}:${partition}` : `${topic}\u0000${partition}`;
+}
+
+/** The partitions a request names, in its order. */
+function requestedPartitions(topics: FetchTopic[], byId: boolean): RequestedPartition[] {
+  return topics.flatMap((t) => {
+    // The decoded id is a view of the request's frame: a session must not keep the frame alive.
+    const topicId = t.topicId.slice();
+    return t.partitions.map((p) => ({
+      key: partitionKey(byId, t.topic, topicId, p.partition),
+      topic: byId ? "" : t.topic,
+      topicId,
+      partition: p.partition,
+      fetchOffset: p.fetchOffset,
+      partitionMaxBytes: p.partitionMaxBytes,
+      currentLeaderEpoch: p.currentLeaderEpoch ?? -1,
+      logStartOffset: p.logStartOffset ?? -1n,
+      lastFetchedEpoch: p.lastFetchedEpoch ?? -1,
+    }));
+  });
+}
+
+function forgottenKeys(forgotten: ForgottenTopic[] | undefined, byId: boolean): string[] {
+  return (forgotten ?? []).flatMap((t) => t.partitions.map((p) => partitionKey(byId, t.topic, t.topicId, p)));
+}
+
 export const fetchHandler: ApiHandler<BrokerServices> = {
   api: FetchApi,
   async handle(s, ctx, req) {
-    const topics = req.topics as FetchTopic[];
-    const base = { throttleTimeMs: 0, sessionId: 0, nodeEndpoints: [] as Struct[] };
-    if ((req.sessionId as number) !== 0) {
-      return { ...base, errorCode: ErrorCode.FETCH_SESSION_ID_NOT_FOUND, responses: [] };
-    }
-    const replicaId = ctx.version >= REPLICA_STATE_FROM ? (req.replicaState as { replicaId: number }).replicaId : req.replicaId as number;
-    if (replicaId >= 0 && refuseInterBroker(s, ctx, "Fetch", { replica: replicaId })) {
-      return { ...base, errorCode: ErrorCode.NONE, responses: refusedFollower(topics, ctx.version >= TOPIC_IDS_FROM) };
-    }
-    const refusedReplica = replicaId >= 0 && (replicaId === s.brokerId || s.metadata.getBroker(replicaId) === undefined);
     const byId = ctx.version >= TOPIC_IDS_FROM;
-    // Each topic's name; null for an id this broker does not know.
-    const names = topics.map((t) => {
-      if (!byId) return t.topic;
-      return bytesEqual(t.topicId, zeroUuid) ? null : s.metadata.getTopicById(t.topicId)?.name ?? null;
+    const replicaId = ctx.version >= REPLICA_STATE_FROM ? (req.replicaState as { replicaId: number }).replicaId : req.replicaId as number;
+    const requested = requestedPartitions(req.topics as FetchTopic[], byId);
+    const cache: FetchSessionCache | null = s.fetchSessions ?? null;
+    const context = newFetchContext(cache, {
+      version: ctx.version,
+      sessionId: req.sessionId as number,
+      epoch: req.sessionEpoch as number,
+      privileged: replicaId >= 0,
+      requested,
+      forgotten: forgottenKeys(req.forgottenTopicsData as ForgottenTopic[] | undefined, byId),
+      nowMs: s.clock.nowMs(),
+    });
+    const base = { throttleTimeMs: 0, nodeEndpoints: [] as Struct[] };
+    if (context.kind === "error") return { ...base, errorCode: context.errorCode, sessionId: INVALID_SESSION_ID, responses: [] };
+    // What this fetch reads: an incremental fetch reads every partition of its session.
+    const wanted: RequestedPartition[] = context.kind === "incremental" ? [...context.session.partitions.values()] : requested;
+    const refusedFollower = replicaId >= 0 && refuseInterBroker(s, ctx, "Fetch", { replica: replicaId });
+    const refusedReplica = replicaId >= 0 && (replicaId === s.brokerId || s.metadata.getBroker(replicaId) === undefined);
+    // Each partition's topic name; null for an id this broker does not know.
+    const names = wanted.map((w) => {
+      if (!byId) return w.topic;
+      return bytesEqual(w.topicId, zeroUuid) ? null : s.metadata.getTopicById(w.topicId)?.name ?? null;
     });
     // A consumer needs READ on each topic (TOPIC_AUTHORIZATION_FAILED, before existence, as Kafka);
     // the follower side (replica_id >= 0) is authorized on its own.
-    const known = names.filter((n): n is string => n !== null);
+    const known = [...new Set(names.filter((n): n is string => n !== null))];
     const readable = replicaId >= 0 ? new Set(known) : authorizedNames(s, ctx, AclOperation.READ, ResourceType.TOPIC, known);
-    const partitions = topics.flatMap((t, ti) =>
-      names[ti] === null || refusedReplica || !readable.has(names[ti]) ? [] : t.partitions.map((p) => ({
-        topic: names[ti] as string,
-        partition: p.partition,
-        fetchOffset: Number(p.fetchOffset),
-        maxBytes: Math.max(0, p.partitionMaxBytes),
-        currentLeaderEpoch: p.currentLeaderEpoch ?? -1,
-      }))
-    );
+    const readsHere = (i: number) => names[i] !== null && !refusedFollower && !refusedReplica && readable.has(names[i] as string);
+    const clientMetadata = replicaId < 0 && ctx.version >= CLIENT_METADATA_FROM;
+    const selector = clientMetadata
+      ? preferredReadReplicaFor(s.config.replicaSelectorClass, s.metadata, ctx.conn.listener, req.rackId as string ?? "", s.clock.monotonicMs())
+      : undefined;
+    const partitions = wanted.flatMap((w, i) => {
+      if (!readsHere(i)) return [];
+      const fetchOffset = Number(w.fetchOffset);
+      return [{
+        topic: names[i] as string,
+        partition: w.partition,
+        fetchOffset,
+        maxBytes: Math.max(0, w.partitionMaxBytes),
+        currentLeaderEpoch: w.currentLeaderEpoch,
+        preferredReadReplica: selector === undefined ? undefined : (p: Parameters<typeof selector>[0]) => selector(p, fetchOffset),
+      }];
+    });
     const results = await s.replicaManager.fetchMessages({
       partitions,
       maxWaitMs: Math.min(Math.max(0, req.maxWaitMs as number), fetchMaxWaitMsMax),
@@ -105,49 +164,98 @@ export const fetchHandler: ApiHandler<BrokerServices> = {
       maxBytes: Math.min(Math.max(0, req.maxBytes as number), s.config.fetchMaxBytes),
       replicaId: refusedReplica ? -1 : replicaId,
       isolationLevel: ctx.version >= 4 ? req.isolationLevel as number : 0,
+      // Kafka's FetchParams.fetchOnlyLeader: followers, and consumers without client metadata (< v11).
+      fetchOnlyLeader: !clientMetadata,
       onParked: (ms) => (ctx.parkedMs += ms),
     });
     const endpoints = new Map<number, BrokerEndpoint>();
-    let i = 0;
-    const responses = topics.map((t, ti) => {
-      const name = names[ti];
-      return {
-        topic: byId ? "" : t.topic,
-        topicId: t.topicId,
-        partitions: t.partitions.map((p): Struct => {
-          if (name === null) return errorPartition(p.partition, ErrorCode.UNKNOWN_TOPIC_ID);
-          if (refusedReplica) return errorPartition(p.partition, ErrorCode.NOT_LEADER_OR_FOLLOWER);
-          if (!readable.has(name)) return errorPartition(p.partition, ErrorCode.TOPIC_AUTHORIZATION_FAILED);
-          const r = results[i++];
-          const out: Struct = {
-            partitionIndex: r.partition,
-            errorCode: r.errorCode,
-            highWatermark: BigInt(r.highWatermark),
-            lastStableOffset: BigInt(r.lastStableOffset),
-            logStartOffset: BigInt(r.logStartOffset),
-            abortedTransactions: r.abortedTransactions?.map((t) => ({ producerId: t.producerId, firstOffset: BigInt(t.firstOffset) })) ?? null,
-            preferredReadReplica: -1,
-            records: r.records ?? new Uint8Array(0),
-          };
-          if (ctx.version >= NODE_ENDPOINTS_FROM && r.errorCode === ErrorCode.NOT_LEADER_OR_FOLLOWER) {
-            out.currentLeader = currentLeader(s, name, r.partition, endpoints, ctx.conn.listener);
-          }
-          return out;
-        }),
+    let r = 0;
+    const answers = wanted.map((w, i): Struct => {
+      const name = names[i];
+      if (name === null) return errorPartition(w.partition, ErrorCode.UNKNOWN_TOPIC_ID);
+      if (refusedFollower) return errorPartition(w.partition, ErrorCode.TOPIC_AUTHORIZATION_FAILED);
+      if (refusedReplica) return errorPartition(w.partition, ErrorCode.NOT_LEADER_OR_FOLLOWER);
+      if (!readable.has(name)) return errorPartition(w.partition, ErrorCode.TOPIC_AUTHORIZATION_FAILED);
+      const res = results[r++];
+      // No replica here of a partition the metadata knows: the client should look elsewhere
+      // (Kafka's getPartitionOrError), not think the partition gone.
+      if (res.errorCode === ErrorCode.UNKNOWN_TOPIC_OR_PARTITION && knowsPartition(s, name, res.partition)) res.errorCode = ErrorCode.NOT_LEADER_OR_FOLLOWER;
+      const out: Struct = {
+        partitionIndex: res.partition,
+        errorCode: res.errorCode,
+        highWatermark: BigInt(res.highWatermark),
+        lastStableOffset: BigInt(res.lastStableOffset),
+        logStartOffset: BigInt(res.logStartOffset),
+        abortedTransactions: res.abortedTransactions?.map((t) => ({ producerId: t.producerId, firstOffset: BigInt(t.firstOffset) })) ?? null,
+        preferredReadReplica: res.preferredReadReplica ?? -1,
+        records: res.records ?? new Uint8Array(0),
       };
+      if (ctx.version >= NODE_ENDPOINTS_FROM && res.errorCode === ErrorCode.NOT_LEADER_OR_FOLLOWER) {
+        out.currentLeader = currentLeader(s, name, res.partition, endpoints, ctx.conn.listener);
+      }
+      return out;
     });
+    const { sessionId, errorCode, carried } = sessionAnswer(s, cache, context, wanted, answers);
     const nodeEndpoints = [...endpoints.values()]
       .sort((a, b) => a.id - b.id)
       .map((b) => ({ nodeId: b.id, host: b.host, port: b.port, rack: b.rack }));
-    return { ...base, errorCode: ErrorCode.NONE, responses, nodeEndpoints };
+    if (errorCode !== ErrorCode.NONE) return { ...base, errorCode, sessionId, responses: [] };
+    return { ...base, errorCode, sessionId, responses: groupByTopic(wanted, answers, carried, byId), nodeEndpoints };
   },
 };
 
-/** A follower that may not fetch: every partition TOPIC_AUTHORIZATION_FAILED (Kafka's answer). */
-function refusedFollower(topics: FetchTopic[], byId: boolean): Struct[] {
-  return topics.map((t) => ({
-    topic: byId ? "" : t.topic,
-    topicId: t.topicId,
-    partitions: t.partitions.map((p) => errorPartition(p.partition, ErrorCode.TOPIC_AUTHORIZATION_FAILED)),
-  }));
+/**
+ * The session side of an answer (Kafka's FetchContext.updateAndGenerateResponseData): a full fetch
+ * may make a session of what it read; an incremental one carries only the partitions with news.
+ */
+function sessionAnswer(s: BrokerServices, cache: FetchSessionCache | null, context: FetchContext, wanted: RequestedPartition[], answers: Struct[]) {
+  if (context.kind === "full" && cache !== null) {
+    const sessionId = cache.maybeCreateSession(s.clock.nowMs(), context.privileged, wanted.length, context.usesTopicIds, () => {
+      const partitions = new Map<string, CachedPartition>();
+      wanted.forEach((w, i) => {
+        const cached = new CachedPartition(w.key, w.topic, w.topicId, w.partition, w);
+        cached.mustRespond(partitionAnswer(answers[i]), true);
+        partitions.set(w.key, cached);
+      });
+      return partitions;
+    });
+    return { sessionId, errorCode: ErrorCode.NONE, carried: null };
+  }
+  if (context.kind !== "incremental") return { sessionId: INVALID_SESSION_ID, errorCode: ErrorCode.NONE, carried: null };
+  const session = context.session;
+  // Another fetch of this session got in while this one waited: the client has lost count.
+  if (session.epoch !== context.expectedEpoch) return { sessionId: session.id, errorCode: ErrorCode.INVALID_FETCH_SESSION_EPOCH, carried: null };
+  const carried = answers.map((a, i) => {
+    const cached = wanted[i] as CachedPartition;
+    const must = cached.mustRespond(partitionAnswer(a), true);
+    if (must && (a.records as Uint8Array).length > 0) session.moveToEnd(cached);
+    return must;
+  });
+  return { sessionId: session.id, errorCode: ErrorCode.NONE, carried };
+}
+
+function partitionAnswer(a: Struct) {
+  return {
+    errorCode: a.errorCode as number,
+    highWatermark: a.highWatermark as bigint,
+    lastStableOffset: a.lastStableOffset as bigint,
+    logStartOffset: a.logStartOffset as bigint,
+    preferredReadReplica: a.preferredReadReplica as number,
+    recordBytes: (a.records as Uint8Array | null)?.length ?? 0,
+    diverging: false,
+  };
+}
+
+/** The answer's topics: runs of the same topic in `wanted` order, with the partitions carried (all when `carried` is null). */
+function groupByTopic(wanted: RequestedPartition[], answers: Struct[], carried: boolean[] | null, byId: boolean): Struct[] {
+  const out: { topic: string; topicId: Uint8Array; partitions: Struct[] }[] = [];
+  let lastTopicKey = "";
+  wanted.forEach((w, i) => {
+    if (carried !== null && !carried[i]) return;
+    const topicKey = byId ? uuidToString(w.topicId) : w.topic;
+    if (out.length === 0 || topicKey !== lastTopicKey) out.push({ topic: byId ? "" : w.topic, topicId: w.topicId, partitions: [] });
+    lastTopicKey = topicKey;
+    out[out.length - 1].partitions.push(answers[i]);
+  });
+  return out;
 }
