@@ -204,6 +204,11 @@ export class Harness {
     for (let p = 0; p < assignment.length; p++) {
       if (!assignment[p].some((r) => live.has(r))) continue;
       await this.waitState(name, p, () => true);
+      // And the creation's LeaderAndIsr has reached every live replica: on a loaded machine it
+      // could otherwise land after a test's channel.clear() and pass for a later request.
+      for (const r of assignment[p].filter((b) => live.has(b))) {
+        await eventually(() => this.channel.leaderAndIsrTo(r, name, p).length > 0, `creation's LeaderAndIsr of ${name}-${p} to ${r}`);
+      }
     }
   }
 
