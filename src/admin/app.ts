@@ -369,7 +369,9 @@ export function createAdminApp(source: AdminSource, options: AdminAppOptions): H
         unserved_partitions: unserved.slice(0, 100),
       }, 503);
     }
-    return c.json({ status: "ready", broker_id: s.brokerId });
+    // broker_epoch (the registration's czxid) changes with every start: a rolling restart tells a
+    // restarted broker from one that has not gone down yet.
+    return c.json({ status: "ready", broker_id: s.brokerId, broker_epoch: String(s.brokerEpoch()) });
   });
 
   // --- cluster
