@@ -112,15 +112,16 @@ export function commandFor(words: string[], b: { id: number; host: string; port:
 
 const shellQuote = (w: string) => (/^[A-Za-z0-9_@%+=:,./-]+$/.test(w) ? w : `'${w.replaceAll("'", `'\\''`)}'`);
 
-async function getJson(url: string): Promise<{ status: number; body: unknown }> {
+async function getJson(url: string): Promise<{ status: number; body: unknown; from: string | null }> {
   const res = await fetch(url, { headers: { accept: "application/json" }, signal: AbortSignal.timeout(adminRequestMs) });
+  const from = res.headers.get("x-strand-broker-id");
   let body: unknown = null;
   try {
     body = await res.json();
   } catch {
     // not JSON
   }
-  return { status: res.status, body };
+  return { status: res.status, body, from };
 }
 
 /** The brokers in restart order (the controller last), from the first --admin-url that answers. */
@@ -137,6 +138,12 @@ async function plan(adminUrls: string[]): Promise<PlanBroker[]> {
         if (b.admin_url === null) throw new RollError(`broker ${b.id}'s admin API address is not published (is admin.listeners set there?)`);
         return { id: b.id, host: b.host, port: b.port, adminUrl: b.admin_url, isController: b.is_controller };
       });
+      // A loopback admin listener (the default) is published as 127.0.0.1 by every broker: from
+      // here they would all be one broker.
+      const shared = brokers.find((b, i) => brokers.findIndex((x) => x.adminUrl === b.adminUrl) !== i);
+      if (shared !== undefined) {
+        throw new RollError(`several brokers publish the admin address ${shared.adminUrl}: give admin.listeners an address this host can reach on each broker`);
+      }
       return brokers.sort((a, b) => (a.isController !== b.isController ? (a.isController ? 1 : -1) : a.id - b.id));
     } catch (e) {
       if (e instanceof RollError) throw e;
@@ -151,6 +158,7 @@ async function replicationProblems(brokers: PlanBroker[]): Promise<string | null
   const views = await Promise.all(brokers.map(async (b) => {
     try {
       const r = await getJson(`${b.adminUrl}/v1/topics`);
+      if (r.from !== String(b.id)) return `${b.adminUrl} answers as broker ${r.from ?? "unknown"}, not ${b.id}`;
       if (r.status !== 200 || !Array.isArray(r.body)) return `broker ${b.id}: ${r.status}`;
       const topics = r.body as { name: string; under_replicated_partitions: number; offline_partitions: number }[];
       const under = topics.reduce((a, t) => a + t.under_replicated_partitions, 0);
