@@ -66,8 +66,25 @@ export function publishAdminEndpoint(s: BrokerServices, urls: string[], logger: 
   };
 }
 
+/**
+ * The last reading of the published URLs per broker, reused for peerUrlsCacheMs: a dashboard poll
+ * asks for them once per group shown, and the registry need not be read that often.
+ */
+const peerUrlsCacheMs = 1_000;
+const peerUrlsCache = new WeakMap<BrokerServices, { atMs: number; urls: Promise<Map<number, string>> }>();
+
 /** Live brokers' published admin URLs (the first of each), this broker's own included. */
-export async function peerAdminUrls(s: BrokerServices): Promise<Map<number, string>> {
+export function peerAdminUrls(s: BrokerServices): Promise<Map<number, string>> {
+  const now = s.clock.monotonicMs();
+  const cached = peerUrlsCache.get(s);
+  if (cached !== undefined && now - cached.atMs < peerUrlsCacheMs) return cached.urls;
+  const urls = readPeerAdminUrls(s);
+  peerUrlsCache.set(s, { atMs: now, urls });
+  urls.catch(() => peerUrlsCache.delete(s));
+  return urls;
+}
+
+async function readPeerAdminUrls(s: BrokerServices): Promise<Map<number, string>> {
   const out = new Map<number, string>();
   let names: string[];
   try {
