@@ -350,7 +350,10 @@ export class RemoteControllerChannel implements ControllerChannel {
     }
     if (r.partitionErrors.length > 0) {
       const sample = r.partitionErrors.slice(0, 10).map((p) => `${p.topic}-${p.partition}: ${errorName(p.errorCode)}`);
-      log.error({ request: head.what, partitionErrors: r.partitionErrors.length, sample }, "broker answered a controller request with partition errors");
+      // A broker re-sent states it already holds answers STALE_CONTROLLER_EPOCH for each (as Kafka's
+      // does); that is expected, not a failure to report as one.
+      const expected = r.partitionErrors.every((p) => p.errorCode === ErrorCode.STALE_CONTROLLER_EPOCH);
+      (expected ? log.info : log.error).call(log, { request: head.what, partitionErrors: r.partitionErrors.length, sample }, "broker answered a controller request with partition errors");
     }
     try {
       this.options.onResponse?.(r);
