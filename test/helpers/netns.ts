@@ -41,9 +41,16 @@ export function skipUnlessNetns(): string | false {
 export class NetHosts {
   private destroyed = false;
   private readonly onExit = () => this.destroySync();
+  /** Interrupted (Ctrl-C, a runner's SIGTERM): no "exit" event then, so clean up and exit here. */
+  private readonly onSignal = (sig: NodeJS.Signals) => {
+    this.destroySync();
+    process.exit(sig === "SIGINT" ? 130 : 143);
+  };
 
   private constructor(readonly n: number, readonly subnet: number) {
     process.on("exit", this.onExit);
+    process.on("SIGINT", this.onSignal);
+    process.on("SIGTERM", this.onSignal);
   }
 
   /** Makes n hosts, fully connected. */
@@ -154,6 +161,8 @@ export class NetHosts {
     if (this.destroyed) return;
     this.destroyed = true;
     process.off("exit", this.onExit);
+    process.off("SIGINT", this.onSignal);
+    process.off("SIGTERM", this.onSignal);
     for (let i = 1; i <= this.n; i++) {
       this.killAll(i);
       ip(["netns", "del", this.ns(i)], true);
