@@ -42,6 +42,7 @@
 //   GET    /v1/stats                           per-topic messages/bytes in and bytes out since start, with clocks (for rates)
 //   GET    /v1/transactions                    the transactions this broker coordinates, and the open (and hanging:
 //                                              older than transaction.max.timeout.ms) ones on partitions it leads
+//   GET    /v1/cluster/brokers|groups|groups/{g}|stats   the whole cluster from any broker (cluster_views.ts)
 //   GET    /metrics                            Prometheus text format (broker_metrics.ts)
 //   GET    /                                   the dashboard page (HTML; dashboard/), with /dashboard.css and /dashboard.js
 //
@@ -81,7 +82,9 @@ import {
 import { type AclBinding, aclStoreOf, bindingProblem, filterProblem } from "../authorizer/mod.ts";
 import { BrokerIdZNode } from "../registry/mod.ts";
 import { adminRequestBodyBytesMax, adminTopicWaitMs, ErrorCode, errorName, type Logger } from "../util/mod.ts";
+import { mountClusterRoutes } from "./cluster_views.ts";
 import { mountDashboard } from "./dashboard/mod.ts";
+import { brokerIdHeader } from "./peers.ts";
 import { aclFilterKeys, aclJson, parseAclBinding, parseAclFilter } from "./acls.ts";
 import { prometheusContentType } from "./metrics.ts";
 import {
@@ -315,6 +318,12 @@ export function createAdminApp(source: AdminSource, options: AdminAppOptions): H
     return c.json({ error: `internal error: ${err.message}` }, 500);
   });
   app.notFound((c) => c.json({ error: `no route ${c.req.method} ${c.req.path}` }, 404));
+  // Which broker answered: a peer asking this one (peers.ts) checks it is the broker it meant.
+  app.use("*", async (c, next) => {
+    await next();
+    const b = source.broker();
+    if (b !== null) c.header(brokerIdHeader, String(b.services.brokerId));
+  });
 
   // Authorization of mutating routes.
   const tokenCheck = options.authToken === null ? null : bearerAuth({
@@ -360,7 +369,9 @@ export function createAdminApp(source: AdminSource, options: AdminAppOptions): H
         unserved_partitions: unserved.slice(0, 100),
       }, 503);
     }
-    return c.json({ status: "ready", broker_id: s.brokerId });
+    // broker_epoch (the registration's czxid) changes with every start: a rolling restart tells a
+    // restarted broker from one that has not gone down yet.
+    return c.json({ status: "ready", broker_id: s.brokerId, broker_epoch: String(s.brokerEpoch()) });
   });
 
   // --- cluster
@@ -648,6 +659,7 @@ export function createAdminApp(source: AdminSource, options: AdminAppOptions): H
 
   app.get("/v1/stats", (c) => c.json(statsView(services())));
   app.get("/v1/transactions", (c) => c.json(transactionsView(services())));
+  mountClusterRoutes(app, services, options.authToken);
   mountDashboard(app);
 
   app.get("/metrics", (c) => c.body(options.renderMetrics(), 200, { "content-type": prometheusContentType }));

@@ -17,6 +17,7 @@ import type { HttpServer, Platform, TlsServerOptions } from "../platform/mod.ts"
 import type { Logger } from "../util/mod.ts";
 import { type AdminSource, type AdminTarget, type BrokerPhase, createAdminApp, type LogLevel } from "./app.ts";
 import { BrokerMetrics } from "./broker_metrics.ts";
+import { publishAdminEndpoint, publishedAdminUrls } from "./peers.ts";
 
 /** Why the admin server could not start; its message names the config key to look at. */
 export class AdminStartupError extends Error {
@@ -71,10 +72,14 @@ export class AdminServer implements AdminSource {
   private state: BrokerPhase = "starting";
   private closed = false;
 
+  private unpublish: (() => Promise<void>) | null = null;
+
   private constructor(
     readonly metrics: BrokerMetrics,
     private readonly servers: HttpServer[],
     private readonly logger: Logger,
+    /** admin.listeners as configured (the scheme and host each server was bound with). */
+    private readonly listeners: { host: string; port: number; tls?: true }[],
   ) {}
 
   /** The bound addresses, in admin.listeners order (the real ports when 0 was asked for). */
@@ -89,7 +94,7 @@ export class AdminServer implements AdminSource {
     const metrics = new BrokerMetrics(platform.clock, { memoryRssBytes: () => platform.process.memoryRssBytes() });
     const servers: HttpServer[] = [];
     const log = options.logger.child({ component: "admin" });
-    const admin = new AdminServer(metrics, servers, log);
+    const admin = new AdminServer(metrics, servers, log, config.adminListeners);
     const app = createAdminApp(admin, {
       authToken: token,
       loopbackOnly,
@@ -132,12 +137,14 @@ export class AdminServer implements AdminSource {
     return this.state;
   }
 
-  /** The broker is registered and serving: the API answers for it from now on. */
+  /** The broker is registered and serving: the API answers for it from now on, and says where (peers.ts). */
   attach(broker: AdminBroker): void {
     this.current = broker;
     this.state = "running";
     this.metrics.attach(broker);
     broker.setRequestObserver(this.metrics.requestObserver);
+    const listeners = this.listeners.map((l, i) => ({ ...l, port: this.servers[i]?.port ?? l.port }));
+    this.unpublish = publishAdminEndpoint(broker.services, publishedAdminUrls(broker.services, listeners), this.logger);
   }
 
   /** The broker begins to shut down: ready answers 503, routes that need the broker too. */
@@ -147,6 +154,8 @@ export class AdminServer implements AdminSource {
     this.state = "stopping";
     this.metrics.attach(null);
     b?.setRequestObserver(null);
+    void this.unpublish?.();
+    this.unpublish = null;
   }
 
   async close(): Promise<void> {

@@ -219,6 +219,8 @@ export class Broker {
       backoffMs: CONTROLLER_CHANNEL_BACKOFF_MS,
       sasl: interBrokerSasl,
       tls: interBrokerTls,
+      // Replicas a broker answers KAFKA_STORAGE_ERROR for lose leadership (a failed log dir).
+      onResponse: (r) => controller.onControlResponse(r),
     });
     const fetchers = new ReplicaFetcherManager(platform, brokerId, replicaManager, (id) => local.brokerEndpoint(id), log, {
       numReplicaFetchers: config.replication.numReplicaFetchers,

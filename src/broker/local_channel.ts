@@ -32,7 +32,7 @@
 //   applied whole or not yet: a produce to one not yet created gets UNKNOWN_TOPIC_OR_PARTITION,
 //   which clients retry. The controller epoch is checked again after every yield.
 
-import type { BrokerInfo, ConfigAdmin, ControllerChannel, TopicInfo } from "../controller/mod.ts";
+import type { BrokerInfo, ConfigAdmin, ControllerChannel, PartitionError, TopicInfo } from "../controller/mod.ts";
 import { effectiveLogConfig, type TopicLogConfig } from "../log/mod.ts";
 import type { ReplicaManager } from "../replication/mod.ts";
 import { ErrorCode, KafkaError, logCreationsInFlightMax, type Logger, silentLogger, TimeSlice } from "../util/mod.ts";
@@ -84,10 +84,16 @@ export class LocalControllerChannel implements ControllerChannel {
   }
 
   leaderAndIsr(brokerId: number, controllerEpoch: number, topics: TopicInfo[], liveBrokers: BrokerInfo[]): Promise<void> {
-    return this.inOrder(() => this.applyLeaderAndIsr(brokerId, controllerEpoch, topics, liveBrokers));
+    return this.leaderAndIsrPartitionErrors(brokerId, controllerEpoch, topics, liveBrokers).then(() => {});
   }
 
-  private async applyLeaderAndIsr(brokerId: number, controllerEpoch: number, topics: TopicInfo[], liveBrokers: BrokerInfo[]): Promise<void> {
+  /** leaderAndIsr, answering the partitions not applied with their code (KAFKA_STORAGE_ERROR: offline dir). */
+  leaderAndIsrPartitionErrors(brokerId: number, controllerEpoch: number, topics: TopicInfo[], liveBrokers: BrokerInfo[]): Promise<PartitionError[]> {
+    const errors: PartitionError[] = [];
+    return this.inOrder(() => this.applyLeaderAndIsr(brokerId, controllerEpoch, topics, liveBrokers, errors)).then(() => errors);
+  }
+
+  private async applyLeaderAndIsr(brokerId: number, controllerEpoch: number, topics: TopicInfo[], liveBrokers: BrokerInfo[], errors: PartitionError[]): Promise<void> {
     this.checkEpoch(controllerEpoch);
     for (const b of liveBrokers) this.leaderEndpoints.set(b.id, { id: b.id, host: b.host, port: b.port, rack: b.rack });
     const configs = new Map<string, Record<string, string>>();
@@ -109,7 +115,8 @@ export class LocalControllerChannel implements ControllerChannel {
             await slice.yield();
             this.checkEpoch(controllerEpoch);
           }
-          this.replicaManager.becomeLeaderOrFollower(p, config);
+          const code = this.replicaManager.becomeLeaderOrFollower(p, config);
+          if (code !== ErrorCode.NONE) errors.push({ topic: t.name, partition: p.partition, errorCode: code });
           i++;
         }
       }

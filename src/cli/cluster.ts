@@ -1,19 +1,26 @@
 // strand cluster info: the cluster id, the controller and the brokers, from one Metadata answer
-// (what rpk cluster info shows first).
+// (what rpk cluster info shows first). strand cluster rolling-restart: rolling_restart.ts.
+import { rollingRestart, rollingRestartOptions, rollingRestartUsage } from "./rolling_restart.ts";
 import { commonOptionsUsage, Output, parseToolArgs, runTool, UsageError, withCluster } from "./tool.ts";
 
 export const clusterUsage = `Usage: strand cluster info --bootstrap-server HOST:PORT[,...]
+       strand cluster rolling-restart --admin-url URL --restart-command TEMPLATE [--dry-run]
 
-Prints the cluster id, the controller and every broker (the controller marked with *).
+info prints the cluster id, the controller and every broker (the controller marked with *).
+rolling-restart restarts every broker in turn (see strand cluster rolling-restart --help).
 
 Options:
 ${commonOptionsUsage}`;
 
 export async function clusterCommand(args: string[]): Promise<never> {
   return await runTool("cluster", async () => {
+    if (args[0] === "rolling-restart") {
+      const { values } = parseToolArgs(args.slice(1), rollingRestartOptions, rollingRestartUsage);
+      return await rollingRestart(values, new Output());
+    }
     const { values, positionals } = parseToolArgs(args, {}, clusterUsage, 1);
     if (positionals[0] !== "info") {
-      throw new UsageError(positionals[0] === undefined ? "a command is required: info" : `unknown command "${positionals[0]}"`);
+      throw new UsageError(positionals[0] === undefined ? "a command is required: info or rolling-restart" : `unknown command "${positionals[0]}"`);
     }
     const out = new Output();
     await withCluster(values, async (c) => {

@@ -44,6 +44,7 @@ Usage:
   strand groups list|describe|reset-offsets|delete --bootstrap-server HOST:PORT [options]
   strand transactions list|describe|describe-producers|find-hanging|abort --bootstrap-server HOST:PORT [options]
   strand cluster info --bootstrap-server HOST:PORT
+  strand cluster rolling-restart --admin-url URL --restart-command 'ssh {host} sudo systemctl restart strand@{id}'
   strand users list|describe|set|delete --bootstrap-server HOST:PORT [options]
   strand acls --add|--remove|--list --bootstrap-server HOST:PORT [options]
   strand quotas --describe|--alter --bootstrap-server HOST:PORT [--entity-type users|clients ...]

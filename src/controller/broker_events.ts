@@ -58,6 +58,7 @@ export class BrokerEvents {
     for (const id of failed) {
       ctx.liveBrokers.delete(id);
       ctx.shuttingDown.delete(id);
+      ctx.offlineReplicas.delete(id); // a broker that registers again has reopened its dirs
       this.channel.removeBroker?.(id);
     }
     if (failed.length > 0) await this.onBrokerFailure(failed);

@@ -5,6 +5,7 @@
 // order, and a slow or dead broker must not stall the controller.
 
 import type { PartitionState } from "../replication/mod.ts";
+import type { PartitionError } from "./control_requests.ts";
 
 /** One of a broker's listeners, as its registration (and UpdateMetadata v3+) names it. */
 export interface ListenerEndpoint {
@@ -55,6 +56,12 @@ export interface ControllerChannel {
     partitions: { topic: string; partition: number }[],
     deletePartitions: boolean,
   ): Promise<void>;
+  /**
+   * Optional: leaderAndIsr that also answers, as a broker's LeaderAndIsr response does, the
+   * partitions it could not apply with their error (KAFKA_STORAGE_ERROR: the replica's log dir is
+   * offline). The local broker's channel has it; the controller learns offline replicas from it.
+   */
+  leaderAndIsrPartitionErrors?(brokerId: number, controllerEpoch: number, topics: TopicInfo[], liveBrokers: BrokerInfo[]): Promise<PartitionError[]>;
   /**
    * Optional: the controller found a broker registered (new, or again with a new epoch); requests
    * to it may start (RemoteControllerChannel opens its queue and connection).

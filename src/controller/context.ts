@@ -86,6 +86,12 @@ export class ControllerContext {
   readonly liveBrokers = new Map<number, BrokerInfo>();
   readonly shuttingDown = new Set<number>();
   readonly topics = new Map<string, TopicEntry>();
+  /**
+   * Replicas whose log dir failed, by broker (Kafka's replicasOnOfflineDirs), from the brokers'
+   * LeaderAndIsr answers (KAFKA_STORAGE_ERROR): they neither lead nor stay in ISRs. A broker's
+   * set goes when it registers again (it reopened its dirs).
+   */
+  readonly offlineReplicas = new Map<number, Set<string>>();
 
   constructor(
     readonly store: ControllerStore,
@@ -99,6 +105,22 @@ export class ControllerContext {
   isLive = (id: number): boolean => this.liveBrokers.has(id);
   /** May lead and join ISRs: registered and not shutting down. */
   isOnline = (id: number): boolean => this.liveBrokers.has(id) && !this.shuttingDown.has(id);
+
+  /** Broker `id`'s replica of the partition is in a failed log dir. */
+  isReplicaOffline(id: number, topic: string, partition: number): boolean {
+    return this.offlineReplicas.get(id)?.has(tpKey(topic, partition)) ?? false;
+  }
+
+  /** May lead this partition and join its ISR: online, and its replica's log dir is not offline. */
+  replicaOnline(s: TopicPartitionRef): (id: number) => boolean {
+    if (this.offlineReplicas.size === 0) return this.isOnline;
+    return (id) => this.isOnline(id) && !this.isReplicaOffline(id, s.topic, s.partition);
+  }
+
+  /** Gone for this partition: not registered, or its replica's log dir is offline. */
+  replicaGone(s: TopicPartitionRef): (id: number) => boolean {
+    return (id) => !this.isLive(id) || this.isReplicaOffline(id, s.topic, s.partition);
+  }
 
   partition(topic: string, partition: number): PartitionState | undefined {
     return this.topics.get(topic)?.partitions.get(partition);

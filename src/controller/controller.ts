@@ -20,9 +20,9 @@
 // - A new partition's state carries isNew only in the LeaderAndIsr that creates it (Kafka's rule):
 //   a broker with an offline log dir may create its log elsewhere only then.
 // - A broker that loses a log dir writes /log_dir_event_notification/log_dir_event_<seq>; the
-//   controller reads and deletes each (Kafka's LogDirEventNotification) and logs them: the broker
-//   itself reports its offline replicas (Metadata's offlineReplicas) and answers
-//   KAFKA_STORAGE_ERROR.
+//   controller reads and deletes each (Kafka's LogDirEventNotification), sends that broker the
+//   states of its replicas, and the ones it answers KAFKA_STORAGE_ERROR for lose leadership and
+//   ISR membership to the other replicas (Kafka's onReplicasBecomeOffline).
 //
 // This file holds the queue, the election and the term; each term's events are handled by
 // BrokerEvents, TopicEvents, ReassignmentEvents and NotificationEvents (the *_events files and
@@ -303,7 +303,7 @@ export class KafkaController {
       reassignments,
       topics,
       brokers: new BrokerEvents(ctx, this.registry, this.channel, states, reassigner, watcher, this.options.listenerName, this.logger),
-      notifications: new NotificationEvents(ctx, this.registry, reassigner, watcher, this.logger),
+      notifications: new NotificationEvents(ctx, this.registry, reassigner, states, watcher, this.logger),
     };
   }
 
@@ -393,6 +393,19 @@ export class KafkaController {
     await this.onPreferredReplicaElection(null);
     await t.notifications.onLogDirEvents();
     this.scheduleAutoRebalance(firstRebalanceCheckDelayMs);
+  }
+
+  /**
+   * A broker's answer to a control request (the channel's onResponse): replicas it answered a
+   * LeaderAndIsr with KAFKA_STORAGE_ERROR for are in a failed log dir; their leadership moves.
+   */
+  onControlResponse(r: { brokerId: number; api: string; partitionErrors: { topic: string; partition: number; errorCode: number }[] }): void {
+    if (r.api !== "LeaderAndIsr") return;
+    const offline = r.partitionErrors.filter((p) => p.errorCode === ErrorCode.KAFKA_STORAGE_ERROR).map(ref);
+    if (offline.length === 0) return;
+    void this.enqueue("LeaderAndIsrResponseReceived", async () => {
+      if (this.active && this.term !== null) await this.term.notifications.onOfflineReplicas(r.brokerId, offline);
+    });
   }
 
   /** ControlledShutdown (7), Kafka's doControlledShutdown: see BrokerEvents.controlledShutdown. */

@@ -199,7 +199,13 @@ export class RemoteControllerChannel implements ControllerChannel {
   // --- ControllerChannel -------------------------------------------------------------------------
 
   leaderAndIsr(brokerId: number, controllerEpoch: number, topics: TopicInfo[], liveBrokers: BrokerInfo[]): Promise<void> {
-    if (brokerId === this.localBrokerId) return this.local.leaderAndIsr(brokerId, controllerEpoch, topics, liveBrokers);
+    if (brokerId === this.localBrokerId) {
+      if (this.local.leaderAndIsrPartitionErrors === undefined) return this.local.leaderAndIsr(brokerId, controllerEpoch, topics, liveBrokers);
+      // The local broker's answer reaches onResponse as a remote one's does (offline replicas).
+      return this.local.leaderAndIsrPartitionErrors(brokerId, controllerEpoch, topics, liveBrokers).then((partitionErrors) => {
+        if (partitionErrors.length > 0) this.options.onResponse?.({ brokerId, api: "LeaderAndIsr", errorCode: ErrorCode.NONE, partitionErrors });
+      });
+    }
     const s = this.sender(brokerId, "LeaderAndIsr");
     if (s === null) return Promise.resolve();
     const version = LEADER_AND_ISR_VERSION;

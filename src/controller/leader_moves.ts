@@ -21,7 +21,7 @@ export async function moveLeadershipOff(ctx: ControllerContext, brokerId: number
   const shuttingDown = (id: number) => ctx.shuttingDown.has(id);
   const led = await ctx.updateStates(mine.filter((s) => s.leader === brokerId), (s) => {
     if (s.leader !== brokerId) return null;
-    return controlledShutdownLeader(s.replicas, s.isr, ctx.isOnline, shuttingDown) ?? { error: "no other replica in the ISR can lead" };
+    return controlledShutdownLeader(s.replicas, s.isr, ctx.replicaOnline(s), shuttingDown) ?? { error: "no other replica in the ISR can lead" };
   });
   ctx.sendLeaderAndIsrToReplicas(led.updated);
   const followed = mine.filter((s) => s.leader !== brokerId);
@@ -69,10 +69,10 @@ export async function electLeadersOnRequest(
   const r = await ctx.updateStates([...electable.values()], (s) => {
     const failed = { error: `Failed to elect leader for partition ${s.topic}-${s.partition} under strategy ${strategy}` };
     if (electionType === 0) {
-      const leader = preferredLeader(s.replicas, s.isr, ctx.isOnline);
+      const leader = preferredLeader(s.replicas, s.isr, ctx.replicaOnline(s));
       return leader === null ? failed : { leader, isr: s.isr };
     }
-    const e = offlineLeader(s.replicas, s.isr, ctx.isOnline, true);
+    const e = offlineLeader(s.replicas, s.isr, ctx.replicaOnline(s), true);
     return e === null ? failed : { leader: e.leader, isr: e.isr };
   });
   const failedCode = electionType === 0 ? ErrorCode.PREFERRED_LEADER_NOT_AVAILABLE : ErrorCode.ELIGIBLE_LEADERS_NOT_AVAILABLE;
@@ -108,7 +108,7 @@ export function imbalancedPartitions(ctx: ControllerContext, ratioMax: number): 
   for (const [broker, parts] of byPreferred) {
     const elsewhere = parts.filter((s) => s.leader !== broker);
     if (elsewhere.length / parts.length <= ratioMax) continue;
-    for (const s of elsewhere) if (preferredLeader(s.replicas, s.isr, ctx.isOnline) !== null) candidates.push(ref(s));
+    for (const s of elsewhere) if (preferredLeader(s.replicas, s.isr, ctx.replicaOnline(s)) !== null) candidates.push(ref(s));
   }
   return candidates;
 }

@@ -5,8 +5,9 @@
 // reads and then deletes.
 //
 // Invariants: the ISR change notices read are deleted even when handling them failed half-way
-// (the resync that follows reads every state again); a broker with an offline log dir reports its
-// offline replicas itself (Metadata's offlineReplicas), so the controller only logs those events.
+// (the resync that follows reads every state again); a broker that reported a failed log dir is
+// sent the states of all its replicas, and the replicas it answers KAFKA_STORAGE_ERROR for are
+// offline for the rest of its registration: never leader, never in an ISR.
 
 import {
   IsrChangeNotificationSequenceZNode,
@@ -18,6 +19,7 @@ import {
 import type { PartitionState } from "../replication/mod.ts";
 import type { Logger } from "../util/mod.ts";
 import { type ControllerContext, isReassigning, type TermWatcher, type TopicPartitionRef, tpKey } from "./context.ts";
+import type { PartitionStateMachine } from "./partition_states.ts";
 import type { PartitionReassigner } from "./reassignment.ts";
 import { getDataOrNull } from "./zk_reads.ts";
 
@@ -26,6 +28,7 @@ export class NotificationEvents {
     private readonly ctx: ControllerContext,
     private readonly registry: Registry,
     private readonly reassigner: PartitionReassigner,
+    private readonly states: PartitionStateMachine,
     private readonly watcher: TermWatcher,
     private readonly logger: Logger,
   ) {}
@@ -60,7 +63,11 @@ export class NotificationEvents {
     }
   }
 
-  /** Reads and deletes the log dir failure notifications brokers wrote; logs each broker's. */
+  /**
+   * Reads and deletes the log dir failure notifications brokers wrote, then (Kafka's
+   * onBrokerLogDirFailure) sends each reporting broker the states of all its replicas: it answers
+   * KAFKA_STORAGE_ERROR for those in a failed dir, and onOfflineReplicas moves their leadership.
+   */
   async onLogDirEvents(): Promise<void> {
     const ctx = this.ctx;
     const names = await this.registry.getChildren(
@@ -77,5 +84,32 @@ export class NotificationEvents {
       await ctx.store.delete(path);
     }
     if (brokers.size > 0) this.logger.warn({ brokers: [...brokers] }, "brokers reported log dir failures");
+    for (const id of brokers) if (ctx.isLive(id)) ctx.sendLeaderAndIsr([id], ctx.allPartitions());
+  }
+
+  /**
+   * Kafka's LeaderAndIsrResponseReceived: a broker answered KAFKA_STORAGE_ERROR for replicas in a
+   * failed log dir. Those it had not reported before become offline (onReplicasBecomeOffline):
+   * partitions they led elect another ISR member (or go offline), they leave the ISRs, and the
+   * replicas and every broker hear the new states.
+   */
+  async onOfflineReplicas(brokerId: number, partitions: TopicPartitionRef[]): Promise<void> {
+    const ctx = this.ctx;
+    if (!ctx.isLive(brokerId)) return;
+    let set = ctx.offlineReplicas.get(brokerId);
+    const fresh: PartitionState[] = [];
+    for (const tp of partitions) {
+      const key = tpKey(tp.topic, tp.partition);
+      const s = ctx.partition(tp.topic, tp.partition);
+      if (s === undefined || set?.has(key)) continue;
+      if (set === undefined) ctx.offlineReplicas.set(brokerId, set = new Set());
+      set.add(key);
+      fresh.push(s);
+    }
+    if (fresh.length === 0) return;
+    this.logger.warn({ broker: brokerId, partitions: fresh.map((s) => tpKey(s.topic, s.partition)) }, "replicas offline in a failed log dir: moving leadership");
+    const changed = await this.states.reconcile(fresh);
+    ctx.sendLeaderAndIsrToReplicas(changed);
+    if (changed.length > 0) ctx.sendUpdateMetadata(changed.map((s) => s.topic));
   }
 }

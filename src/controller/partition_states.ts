@@ -2,7 +2,8 @@
 // ControllerContext (the controller runs them on its event queue): reading a partition's state
 // znode with its assignment, creating the states of new partitions (NewPartition →
 // OnlinePartition), and electing leaders for partitions without a live one while taking dead
-// replicas out of ISRs (OfflinePartition → OnlinePartition, the OfflineReplica transition).
+// replicas (and replicas in failed log dirs) out of ISRs (OfflinePartition → OnlinePartition, the
+// OfflineReplica transition).
 //
 // Invariants: a new partition's state is created once (a NodeExists means someone else did, and
 // the state is read instead); every later write goes through ControllerContext.updateStates, so it
@@ -104,12 +105,13 @@ export class PartitionStateMachine {
    */
   async reconcile(states: PartitionState[]): Promise<PartitionState[]> {
     const ctx = this.ctx;
-    const needUnclean = new Set(states.filter((s) => !ctx.isLive(s.leader) && !s.isr.some(ctx.isOnline)).map((s) => s.topic));
+    // A replica in a failed log dir counts as dead for its partition (Kafka's isReplicaOnline).
+    const needUnclean = new Set(states.filter((s) => ctx.replicaGone(s)(s.leader) && !s.isr.some(ctx.replicaOnline(s))).map((s) => s.topic));
     const unclean = await this.uncleanElectionEnabled(needUnclean);
-    const dead = (id: number) => !ctx.isLive(id);
     const r = await ctx.updateStates(states.filter((s) => s.partitionEpoch >= 0), (s) => {
-      if (!ctx.isLive(s.leader)) {
-        const e = offlineLeader(s.replicas, s.isr, ctx.isOnline, unclean.get(s.topic) ?? this.uncleanDefault);
+      const dead = ctx.replicaGone(s);
+      if (dead(s.leader)) {
+        const e = offlineLeader(s.replicas, s.isr, ctx.replicaOnline(s), unclean.get(s.topic) ?? this.uncleanDefault);
         if (e !== null) {
           if (e.unclean) this.logger.warn({ topic: s.topic, partition: s.partition, leader: e.leader, isr: s.isr }, "unclean leader election");
           return { leader: e.leader, isr: e.isr };

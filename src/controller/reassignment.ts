@@ -91,7 +91,7 @@ export class PartitionReassigner {
       throw e;
     }
     await this.hooks.watchState(topic, partition);
-    const online = this.ctx.isOnline;
+    const online = this.ctx.replicaOnline({ topic, partition });
     const r = await this.ctx.updateStates([this.ctx.partition(topic, partition)!], (s) => {
       const isr = isrWithout(s.isr, (id) => !rs.includes(id));
       const leader = rs.includes(s.leader) ? s.leader : (offlineLeader(rs, isr, online, false)?.leader ?? -1);
@@ -128,7 +128,7 @@ export class PartitionReassigner {
   private async complete(cur: PartitionState, target: number[], requireInIsr: boolean): Promise<boolean> {
     const { topic, partition } = cur;
     const removed = cur.replicas.filter((r) => !target.includes(r));
-    const online = this.ctx.isOnline;
+    const online = this.ctx.replicaOnline(cur);
     let done: PartitionState;
     if (cur.partitionEpoch < 0) {
       // No state yet (no replica was ever online): only the assignment changes.

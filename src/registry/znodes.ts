@@ -575,6 +575,30 @@ export const LogDirEventNotificationSequenceZNode = {
 };
 
 // ---------------------------------------------------------------------------------------------
+// /strand: strand's own, beside Kafka's layout (Kafka neither reads nor writes it)
+
+/**
+ * Ephemeral `/strand/admin_endpoints/<id>`: where a live broker's admin HTTP API answers, so any
+ * broker's dashboard and `strand cluster rolling-restart` reach the others'. Written by the admin
+ * server once its broker is registered, again in each new session.
+ */
+export const AdminEndpointZNode = {
+  parentPath: "/strand/admin_endpoints",
+  path(id: number): string {
+    return `${AdminEndpointZNode.parentPath}/${id}`;
+  },
+  encode(urls: string[]): Uint8Array {
+    return jsonBytes({ version: 1, urls });
+  },
+  decode(bytes: Uint8Array): string[] | null {
+    const js = parseObject(bytes);
+    if (js === null || js.version !== 1 || !Array.isArray(js.urls)) return null;
+    const urls = js.urls.filter((u: unknown): u is string => typeof u === "string" && /^https?:\/\/[^\s/]+$/.test(u));
+    return urls.length === js.urls.length ? urls : null;
+  },
+};
+
+// ---------------------------------------------------------------------------------------------
 // /admin
 
 export const AdminZNode = { path: "/admin" };

@@ -179,6 +179,9 @@ export class ReplicaManager implements FollowerLog {
     const key = topicPartitionKey(state.topic, state.partition);
     const tp = { topic: state.topic, partition: state.partition };
     const existing = this.partitions.get(key);
+    // Offline here (its dir failed): nothing is applied, whatever the epochs (Kafka's
+    // HostedPartition.Offline); the controller, told so, elects another ISR member.
+    if (existing !== undefined && this.offline.has(key)) return ErrorCode.KAFKA_STORAGE_ERROR;
     if (existing !== undefined) {
       if (!existing.isNewer(state)) {
         this.logger.info({ ...tp, leaderEpoch: state.leaderEpoch, partitionEpoch: state.partitionEpoch, current: existing.leaderEpoch }, "stale LeaderAndIsr ignored");
@@ -187,7 +190,6 @@ export class ReplicaManager implements FollowerLog {
       const wasLeader = existing.isLeader;
       existing.log.config = config;
       const changed = existing.applyState(state, this.clock.monotonicMs());
-      if (this.offline.has(key)) return ErrorCode.KAFKA_STORAGE_ERROR;
       if (changed || wasLeader !== existing.isLeader) this.moveFetcher(existing);
       if (wasLeader !== existing.isLeader) this.tellLeadership(state.topic, state.partition, existing.isLeader);
       this.wake(key);

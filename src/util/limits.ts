@@ -128,6 +128,8 @@ export const dashboardPollMs = 2_000;
 export const dashboardChartPointsMax = 90;
 /** Topics whose partitions the dashboard fetches and shows on each poll; the rest are listed only. */
 export const dashboardTopicsDetailedMax = 200;
+/** How long the admin API waits for another broker's admin API (cluster-wide views): a down broker must not hang the page. */
+export const adminPeerRequestMs = 3_000;
 /** Consumer groups whose offsets and lag the dashboard fetches and shows on each poll. */
 export const dashboardGroupsDetailedMax = 100;
 /** Most consumer-group lag series /metrics reports (group × partition); the rest are left out. */

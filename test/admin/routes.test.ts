@@ -88,7 +88,10 @@ test("admin: live answers at once; ready and every broker route say 503 until th
     store = EmbeddedRegistryStore.open(platform, `${logDir}/.strand-registry`);
     broker = await Broker.start(platform, config, store.session(), silentLogger);
     admin.attach(broker);
-    assert.deepEqual((await call(base, "GET", "/v1/status/ready")).body, { status: "ready", broker_id: 0 });
+    const ready = await call(base, "GET", "/v1/status/ready");
+    assert.deepEqual(ready.body, { status: "ready", broker_id: 0, broker_epoch: String(broker.services.brokerEpoch()) });
+    assert.ok(broker.services.brokerEpoch() >= 0n, "the registration's czxid");
+    assert.equal(ready.headers.get("x-strand-broker-id"), "0", "every answer names the broker that gave it");
 
     // Registered means the ephemeral znode is there: without it, not ready.
     const session = store.session();

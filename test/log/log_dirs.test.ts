@@ -439,6 +439,16 @@ test("log dirs: a failed dir takes only its partitions offline; produce, fetch, 
     assert.deepEqual(reported?.fields.brokers, [0]);
     assert.ok(logger.lines.some((l) => l.msg === "told the controller of a log dir failure" && String(l.fields.znode).startsWith("/log_dir_event_notification/log_dir_event_")));
     assert.deepEqual(await zk.getChildren(LogDirEventNotificationZNode.path), [], "the controller deleted the notification");
+    // Then asked the broker, which answered KAFKA_STORAGE_ERROR for the failed dir's replicas: with
+    // no other replica to lead, those partitions are offline in the registry too (the ISR keeps
+    // its last member), and the others keep their leader.
+    const state = async (p: number) => JSON.parse(new TextDecoder().decode((await zk.getData(`/brokers/topics/io/partitions/${p}/state`)).data));
+    const stateDeadline = Date.now() + 10_000;
+    while ((await state(down[0])).leader !== -1 && Date.now() < stateDeadline) await sleep(20);
+    for (const p of [0, 1, 2, 3, 4, 5]) {
+      const st = await state(p);
+      assert.deepEqual([st.leader, st.isr], down.includes(p) ? [-1, [0]] : [0, [0]], `io-${p} in the registry`);
+    }
   } finally {
     c.close();
     await zk.close();

@@ -25,6 +25,7 @@ export const dashboardHtml = `<!doctype html>
 <main>
   <div id="error" class="error" role="alert" hidden></div>
   <div id="storage" class="error" role="alert" hidden></div>
+  <div id="peers" class="error" role="alert" hidden></div>
   <section id="tiles" class="tiles" aria-label="summary"></section>
 
   <section class="panel">
@@ -45,14 +46,14 @@ export const dashboardHtml = `<!doctype html>
     <section class="panel">
       <h2>Brokers</h2>
       <table id="brokers">
-        <thead><tr><th class="num">ID</th><th>Address</th><th>Rack</th><th>Role</th></tr></thead>
+        <thead><tr><th class="num">ID</th><th>Address</th><th>Rack</th><th>Role</th><th class="num">Msg/s in</th><th class="num">Bytes/s in</th></tr></thead>
         <tbody></tbody>
       </table>
     </section>
     <section class="panel">
       <h2>Consumer groups <small id="groups-scope"></small></h2>
       <table id="groups">
-        <thead><tr><th>Group</th><th>State</th><th class="num">Members</th><th class="num">Partitions</th><th class="num">Lag</th></tr></thead>
+        <thead><tr><th>Group</th><th>State</th><th class="num">Members</th><th class="num">Partitions</th><th class="num">Lag</th><th class="num">Coordinator</th></tr></thead>
         <tbody></tbody>
       </table>
     </section>

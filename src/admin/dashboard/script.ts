@@ -1,7 +1,9 @@
 // The dashboard's browser script, served as /dashboard.js. Every dashboardPollMs it reads the
 // admin API's JSON routes (relative URLs, so the page also works behind a proxy under a prefix):
 // /v1/cluster, /v1/topics, /v1/topics/{t}/partitions (for at most dashboardTopicsDetailedMax
-// topics), /v1/groups, /v1/groups/{g} (at most dashboardGroupsDetailedMax), /v1/stats and
+// topics), /v1/cluster/groups and /v1/cluster/groups/{g} (every coordinator's groups, at most
+// dashboardGroupsDetailedMax detailed; this broker's /v1/groups when the cluster routes are not
+// there), /v1/cluster/stats (every broker's counters, for the brokers' rates), /v1/stats and
 // /v1/quotas (the clients this broker throttled under their quotas), /v1/transactions (open and
 // hanging transactions on partitions led here), and redraws the page. Rates are the increase of /v1/stats' counters over the increase of its
 // monotonic clock between two polls (a counter that went down restarted from zero, as Prometheus
@@ -85,6 +87,31 @@ export const dashboardJs = String.raw`"use strict";
   let previous = null; // the last /v1/stats answer
   let topicRates = new Map(); // topic -> { messages, bytes } per s
   const increase = (before, now) => (now >= before ? now - before : now);
+
+  // Per-broker rates from /v1/cluster/stats: each broker's counters over its own clock.
+  let previousByBroker = new Map(); // broker id -> its last stats
+  let brokerRates = new Map(); // broker id -> { messages, bytes } per s
+  function addClusterStats(cs) {
+    const rates = new Map();
+    const next = new Map();
+    for (const b of cs === null ? [] : cs.brokers) {
+      if (b.stats === null) continue;
+      next.set(b.broker_id, b.stats);
+      const p = previousByBroker.get(b.broker_id);
+      const dtMs = p ? b.stats.monotonic_ms - p.monotonic_ms : 0;
+      if (!p || dtMs <= 0) continue;
+      const before = new Map(p.topics.map((t) => [t.topic, t]));
+      let messages = 0, bytes = 0;
+      for (const t of b.stats.topics) {
+        const x = before.get(t.topic) || { messages_in: 0, bytes_in: 0 };
+        messages += increase(x.messages_in, t.messages_in);
+        bytes += increase(x.bytes_in, t.bytes_in);
+      }
+      rates.set(b.broker_id, { messages: (messages * 1000) / dtMs, bytes: (bytes * 1000) / dtMs });
+    }
+    previousByBroker = next;
+    brokerRates = rates;
+  }
 
   function addStats(stats) {
     const p = previous;
@@ -190,7 +217,7 @@ export const dashboardJs = String.raw`"use strict";
 
   function render() {
     if (last === null) return;
-    const { cluster, topics, partitions, groups, details, storageState, quotas, txns } = last;
+    const { cluster, topics, partitions, groups, details, storageState, quotas, txns, clusterWide, unreachable } = last;
     const showInternal = $("show-internal").checked;
     const local = cluster.local_broker_id;
 
@@ -199,7 +226,10 @@ export const dashboardJs = String.raw`"use strict";
     $("controller-id").textContent = cluster.controller_id === null ? "none" : String(cluster.controller_id);
     $("local-id").textContent = String(local);
     $("rate-scope").textContent = "appended to partitions led by broker " + local;
-    $("groups-scope").textContent = "coordinated by broker " + local;
+    $("groups-scope").textContent = clusterWide ? "across every coordinator" : "coordinated by broker " + local;
+    const peers = $("peers");
+    peers.textContent = unreachable.map((u) => "Broker " + u.broker_id + "'s admin API does not answer: " + u.error).join(" · ");
+    peers.hidden = unreachable.length === 0;
 
     // Storage of the broker serving the page: a failed dir, appends refused for lack of space.
     const storage = [];
@@ -219,6 +249,8 @@ export const dashboardJs = String.raw`"use strict";
       h("td", { class: "name" }, b.host + ":" + b.port),
       h("td", null, b.rack === null ? h("span", { class: "dim" }, "–") : b.rack),
       h("td", null, b.is_controller ? badge("info", "controller") : null, b.is_local ? badge("muted", "this broker") : null),
+      num(brokerRates.has(b.id) ? fmtRate(brokerRates.get(b.id).messages) : "–"),
+      num(brokerRates.has(b.id) ? fmtBytes(brokerRates.get(b.id).bytes) + "/s" : "–"),
     )), "no live brokers");
 
     // Topics and partitions.
@@ -269,7 +301,8 @@ export const dashboardJs = String.raw`"use strict";
         h("td", null, badge(tone, g.state)),
         num(d ? fmtInt(d.members.length) : "–"),
         num(d ? fmtInt(d.offsets.length) : "–"),
-        num(d ? fmtInt(d.total_lag) : "–"));
+        num(d ? fmtInt(d.total_lag) : "–"),
+        num(g.coordinator_id));
     }), "no consumer groups");
 
     const offsetRows = [];
@@ -280,7 +313,7 @@ export const dashboardJs = String.raw`"use strict";
         offsetRows.push(h("tr", { "data-group": g.group_id, "data-topic": o.topic, "data-partition": o.partition },
           h("td", { class: "name" }, g.group_id), h("td", { class: "name" }, o.topic), num(o.partition),
           num(fmtInt(o.committed_offset)), num(fmtInt(o.high_watermark)),
-          h("td", { class: "num", title: o.lag === null ? "broker " + local + " does not lead this partition" : null },
+          h("td", { class: "num", title: o.lag === null ? "its leader's high watermark is not known here" : null },
             o.lag === null ? h("span", { class: "dim" }, "–") : h("b", null, fmtInt(o.lag)))));
       }
     }
@@ -339,21 +372,28 @@ export const dashboardJs = String.raw`"use strict";
   // ---- polling
 
   async function poll() {
-    const [cluster, topics, groups, stats, storageState, quotas, txns] = await Promise.all([
-      getJson("v1/cluster"), getJson("v1/topics"), getJson("v1/groups"), getJson("v1/stats"), getJson("v1/log-dirs"), orNull(getJson("v1/quotas")),
-      orNull(getJson("v1/transactions")),
+    const [cluster, topics, clusterGroups, stats, storageState, quotas, txns, clusterStats] = await Promise.all([
+      getJson("v1/cluster"), getJson("v1/topics"), orNull(getJson("v1/cluster/groups")), getJson("v1/stats"), getJson("v1/log-dirs"), orNull(getJson("v1/quotas")),
+      orNull(getJson("v1/transactions")), orNull(getJson("v1/cluster/stats")),
     ]);
+    // Without the cluster routes (an older broker): this broker's groups only.
+    const clusterWide = clusterGroups !== null;
+    const groups = clusterWide ? clusterGroups.groups
+      : (await getJson("v1/groups")).map((g) => Object.assign({}, g, { coordinator_id: cluster.local_broker_id }));
+    const unreachable = clusterWide ? clusterGroups.unreachable : [];
+    const groupPath = clusterWide ? "v1/cluster/groups/" : "v1/groups/";
     topics.sort((a, b) => (a.internal !== b.internal ? (a.internal ? 1 : -1) : a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
     groups.sort((a, b) => (a.group_id < b.group_id ? -1 : a.group_id > b.group_id ? 1 : 0));
     const detailed = topics.slice(0, TOPICS_DETAILED_MAX);
     const [parts, dets] = await Promise.all([
       Promise.all(detailed.map((t) => orNull(getJson("v1/topics/" + encodeURIComponent(t.name) + "/partitions")))),
-      Promise.all(groups.slice(0, GROUPS_DETAILED_MAX).map((g) => orNull(getJson("v1/groups/" + encodeURIComponent(g.group_id))))),
+      Promise.all(groups.slice(0, GROUPS_DETAILED_MAX).map((g) => orNull(getJson(groupPath + encodeURIComponent(g.group_id))))),
     ]);
     addStats(stats);
+    addClusterStats(clusterStats);
     const partitions = new Map(detailed.map((t, i) => [t.name, parts[i]]));
     const details = new Map(groups.slice(0, GROUPS_DETAILED_MAX).map((g, i) => [g.group_id, dets[i]]));
-    last = { cluster, topics, partitions, groups, details, storageState, quotas, txns };
+    last = { cluster, topics, partitions, groups, details, storageState, quotas, txns, clusterWide, unreachable };
     render();
   }
 
@@ -373,7 +413,7 @@ export const dashboardJs = String.raw`"use strict";
   }
 
   $("show-internal").addEventListener("change", render);
-  $("footer").textContent = "strand admin · refreshes every " + POLL_MS / 1000 + " s · figures are this broker's view of the cluster";
+  $("footer").textContent = "strand admin · refreshes every " + POLL_MS / 1000 + " s · brokers, partitions and groups of the whole cluster; throughput chart of this broker";
   loop();
 })();
 `;

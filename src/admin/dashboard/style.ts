@@ -30,7 +30,7 @@ main { max-width: 1280px; margin: 0 auto; padding: 18px 24px 8px; }
 .tile.bad { border-left-color: #e53935; } .tile.bad b { color: var(--bad); }
 .tile.ok { border-left-color: #43a965; }
 .panel { margin-bottom: 14px; padding: 12px 16px 14px; background: var(--panel); border: 1px solid var(--line); border-radius: 8px; box-shadow: 0 1px 2px rgba(16,24,40,.04); overflow-x: auto; }
-.columns { display: grid; grid-template-columns: minmax(0, 2fr) minmax(0, 3fr); gap: 14px; }
+.columns { display: grid; grid-template-columns: minmax(0, 1fr) minmax(0, 1fr); gap: 14px; }
 @media (max-width: 900px) { .columns { grid-template-columns: minmax(0, 1fr); } }
 h2 { display: flex; align-items: baseline; gap: 10px; margin: 0 0 8px; font-size: 14px; font-weight: 600; }
 h2 small { color: var(--muted); font-weight: 400; font-size: 12px; }

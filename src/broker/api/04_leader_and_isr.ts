@@ -8,7 +8,8 @@
 // registration, STALE_CONTROLLER_EPOCH when the sender is not the registry's controller
 // (control_fence.ts; v0-1 carry no broker epoch and are always refused). Otherwise per partition
 // NONE, or UNKNOWN_TOPIC_OR_PARTITION for a partition whose replicas do not include this broker
-// (ignored, as Kafka ignores it). Another expected failure (KafkaError) is answered on every
+// (ignored, as Kafka ignores it), KAFKA_STORAGE_ERROR for a partition whose log dir is offline
+// here (the controller moves its leadership). Another expected failure (KafkaError) is answered on every
 // partition. The request's liveLeaders addresses are not used: a follower reaches its leader at
 // the address the metadata or the registry holds (local_channel.ts).
 import { decodeLeaderAndIsrRequest, leaderAndIsrResponse } from "../../controller/mod.ts";
@@ -39,14 +40,22 @@ export const leaderAndIsrHandler: ApiHandler<BrokerServices> = {
     }
     const fenced = await s.controlFence.check("LeaderAndIsr", r, s.logger, fields);
     if (fenced !== ErrorCode.NONE) return answer(fenced, () => fenced);
+    let errors: { topic: string; partition: number; errorCode: number }[] = [];
     try {
-      await s.controlPlane.leaderAndIsr(s.brokerId, r.controllerEpoch, r.topics, []);
+      if (s.controlPlane.leaderAndIsrPartitionErrors === undefined) await s.controlPlane.leaderAndIsr(s.brokerId, r.controllerEpoch, r.topics, []);
+      else errors = await s.controlPlane.leaderAndIsrPartitionErrors(s.brokerId, r.controllerEpoch, r.topics, []);
     } catch (e) {
       if (!(e instanceof KafkaError)) throw e;
       s.logger.warn({ ...fields, errorCode: e.code, reason: e.message }, "LeaderAndIsr refused");
       const top = e.code === ErrorCode.STALE_CONTROLLER_EPOCH ? e.code : ErrorCode.NONE;
       return answer(top, () => e.code);
     }
-    return answer(ErrorCode.NONE, (p) => p.replicas.includes(s.brokerId) ? ErrorCode.NONE : ErrorCode.UNKNOWN_TOPIC_OR_PARTITION);
+    // A partition whose log dir is offline answers KAFKA_STORAGE_ERROR: the controller then
+    // elects another ISR member (Kafka's LeaderAndIsrResponseReceived).
+    const storage = new Set(errors.filter((e) => e.errorCode === ErrorCode.KAFKA_STORAGE_ERROR).map((e) => `${e.topic}\u0000${e.partition}`));
+    return answer(ErrorCode.NONE, (p) =>
+      !p.replicas.includes(s.brokerId) ? ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
+      : storage.has(`${p.topic}\u0000${p.partition}`) ? ErrorCode.KAFKA_STORAGE_ERROR
+      : ErrorCode.NONE);
   },
 };
