@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Removes what systemd/install.sh installed: stops and disables the units, removes them, their
 # install.sh drop-ins and /usr/local/bin/strand. Configuration (/etc/strand) and data
-# (<disk>/strand) are kept unless --purge, which also removes the strand user.
+# (<disk>/strand) are kept unless --purge, which also removes the strand user. The ZooKeeper
+# ensemble member (strand-zookeeper.service) goes too; its data (the dataDir of
+# /etc/strand/zookeeper/zoo.cfg) only with --purge.
 #
 #   uninstall.sh [--root DIR] [--purge]
 #
@@ -40,6 +42,7 @@ for f in "$root"/etc/strand/server-*.properties "$units"/strand@*.service.d "$un
   [ -n "$n" ] && [[ " ${instances[*]-} " != *" strand@$n.service "* ]] && instances+=("strand@$n.service")
 done
 names=()
+[ -e "$units/strand-zookeeper.service" ] && names+=(strand-zookeeper.service)
 [ -e "$units/strand.service" ] && names+=(strand.service)
 names+=("${instances[@]}")
 if [ "${#names[@]}" -gt 0 ]; then
@@ -48,13 +51,14 @@ if [ "${#names[@]}" -gt 0 ]; then
   fi
 fi
 # Enable links, in case systemctl was not there to remove them.
-for l in "$units"/*.wants/strand.service "$units"/*.wants/strand@*.service; do rm -f "$l"; say "removed ${l#"$root"}"; done
+for l in "$units"/*.wants/strand.service "$units"/*.wants/strand@*.service "$units"/*.wants/strand-zookeeper.service; do rm -f "$l"; say "removed ${l#"$root"}"; done
 
 for f in "$units/strand.service" "$units/strand@.service" "$units/strand.service.d/10-data-dirs.conf" \
-         "$units"/strand@*.service.d/10-data-dir.conf "$root/usr/local/bin/strand"; do
+         "$units"/strand@*.service.d/10-data-dir.conf "$root/usr/local/bin/strand" \
+         "$units/strand-zookeeper.service" "$units/strand-zookeeper.service.d/10-data-dir.conf"; do
   if [ -e "$f" ]; then rm -f "$f"; say "removed ${f#"$root"}"; fi
 done
-for d in "$units/strand.service.d" "$units"/strand@*.service.d; do rmdir "$d" 2>/dev/null || true; done
+for d in "$units/strand.service.d" "$units"/strand@*.service.d "$units/strand-zookeeper.service.d"; do rmdir "$d" 2>/dev/null || true; done
 if [ -n "$root" ]; then would "systemctl daemon-reload"; else systemctl daemon-reload || true; fi
 
 if $purge; then
@@ -67,6 +71,11 @@ if $purge; then
       if [ -d "$root$d" ]; then rm -rf -- "$root$d"; say "removed data $d"; fi
     done
   done
+  zoo="$root/etc/strand/zookeeper/zoo.cfg"
+  if [ -f "$zoo" ]; then
+    d="$(sed -n 's/^[[:space:]]*dataDir[[:space:]]*=[[:space:]]*//p' "$zoo" | tail -1 | xargs)"
+    if [[ "$d" == /?* ]] && [ -d "$root$d" ]; then rm -rf -- "$root$d"; say "removed ZooKeeper data $d"; fi
+  fi
   if [ -d "$root/etc/strand" ]; then rm -rf "$root/etc/strand"; say "removed /etc/strand"; fi
   if [ -n "$root" ]; then would "userdel strand"
   elif getent passwd strand >/dev/null; then userdel strand || true; say "removed user strand"

@@ -117,6 +117,9 @@ export class ZooKeeperRegistry implements Registry {
       sessionTimeoutMs: options.sessionTimeoutMs,
       connectionTimeoutMs: options.connectionTimeoutMs ?? options.sessionTimeoutMs,
       auth: options.digestAuth ? [{ scheme: "digest", auth: options.digestAuth }] : [],
+      // As Kafka: through a ZooKeeper outage the broker keeps its session, and only the server
+      // says it expired (a quorum loss then costs no re-registration and no controller change).
+      expireWhenUnreachable: false,
       logger: options.logger ?? silentLogger,
     };
     if (chroot !== "") {

@@ -76,6 +76,14 @@ export interface ZooKeeperClientOptions {
   auth?: Array<{ scheme: string; auth: string | Uint8Array }>;
   /** Resume this session (id and password from another client) instead of opening one. */
   session?: { id: bigint; password: Uint8Array };
+  /**
+   * true (the default): a session no server has answered for its whole timeout is given up here
+   * ("expired" at once, a new session follows). false, as Kafka's (Java) client: the client waits
+   * for a server, whose answer says whether the session lives. An ensemble that lost its quorum
+   * renews every session when the quorum returns, so a broker waiting keeps its session, its
+   * registration and its controllership through the outage.
+   */
+  expireWhenUnreachable?: boolean;
   logger?: Logger;
 }
 
@@ -116,6 +124,7 @@ export class ClientCnxn {
   private readonly sessionTimeoutMs: number;
   private readonly connectionTimeoutMs: number;
   private readonly requestTimeoutMs: number;
+  private readonly expireWhenUnreachable: boolean;
 
   private sessionIdValue = 0n;
   private password = new Uint8Array(sessionPasswordBytes);
@@ -155,6 +164,7 @@ export class ClientCnxn {
     this.sessionTimeoutMs = options.sessionTimeoutMs;
     this.connectionTimeoutMs = options.connectionTimeoutMs ?? options.sessionTimeoutMs;
     this.requestTimeoutMs = options.requestTimeoutMs ?? options.sessionTimeoutMs;
+    this.expireWhenUnreachable = options.expireWhenUnreachable ?? true;
     for (const a of options.auth ?? []) this.auths.push(authEntry(a.scheme, a.auth));
     if (options.session !== undefined) {
       this.sessionIdValue = options.session.id;
@@ -283,7 +293,7 @@ export class ClientCnxn {
   private async run(): Promise<void> {
     let failures = 0;
     while (!this.closed) {
-      this.expireIfSilentTooLong();
+      if (this.expireWhenUnreachable) this.expireIfSilentTooLong();
       const server = this.servers[this.nextServer];
       this.nextServer = (this.nextServer + 1) % this.servers.length;
       let opened: Opened;

@@ -248,7 +248,7 @@ export async function readPartition(cluster: Cluster, topic: string, partition: 
     const leader = await cluster.waitLeader(topic, partition, Math.max(1, deadline - Date.now()));
     let c: WireClient | null = null;
     try {
-      c = await WireClient.connect(cluster.broker(leader).port);
+      c = await WireClient.connect(cluster.broker(leader).port, cluster.broker(leader).host);
       const records: PartitionContents["records"] = [];
       let offset = 0n;
       let hw = -1n;
@@ -377,6 +377,18 @@ export function assertReplicasIdentical(cluster: Cluster, topic: string, partiti
  * files identical, and the numbered records all there. Returns a one-line summary.
  */
 export async function finalCheck(cluster: Cluster, producer: NumberedRecords, partitions = producer.partitions, timeoutMs = 90_000): Promise<string> {
+  const contents = await readReplicated(cluster, producer, partitions, timeoutMs);
+  const s = checkNumbered(producer, contents);
+  const line = `${producer.summary()}; read ${s.read}, duplicates ${s.duplicates} (indeterminate: ${s.indeterminateRead} read, ${s.indeterminateMissing} absent)`;
+  cluster.note(`final check: ${line}`);
+  return line;
+}
+
+/**
+ * Each partition fully replicated (bounded), its replicas' files identical below the high
+ * watermark, then read from its leader up to that high watermark.
+ */
+export async function readReplicated(cluster: Cluster, producer: NumberedRecords, partitions = producer.partitions, timeoutMs = 90_000): Promise<PartitionContents[]> {
   const contents: PartitionContents[] = [];
   for (const p of partitions) {
     // A send that ended without an answer (indeterminate) may still be appended afterwards (it
@@ -394,10 +406,7 @@ export async function finalCheck(cluster: Cluster, producer: NumberedRecords, pa
       await sleep(1_000);
     }
   }
-  const s = checkNumbered(producer, contents);
-  const line = `${producer.summary()}; read ${s.read}, duplicates ${s.duplicates} (indeterminate: ${s.indeterminateRead} read, ${s.indeterminateMissing} absent)`;
-  cluster.note(`final check: ${line}`);
-  return line;
+  return contents;
 }
 
 // ---- bouncing brokers -------------------------------------------------------------------------

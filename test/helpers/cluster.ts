@@ -126,6 +126,8 @@ export class ClusterBroker {
     readonly logDir: string,
     readonly logFile: string,
     private readonly args: string[],
+    /** The address its listener and admin API are on (another host's, in test/helpers/netns.ts). */
+    readonly host = "127.0.0.1",
   ) {}
 
   get pid(): number {
@@ -137,11 +139,11 @@ export class ClusterBroker {
   }
 
   get bootstrap(): string {
-    return `127.0.0.1:${this.port}`;
+    return `${this.host}:${this.port}`;
   }
 
   get adminUrl(): string {
-    return `http://127.0.0.1:${this.adminPort}`;
+    return `http://${this.host}:${this.adminPort}`;
   }
 
   /** Resolves when the current process exits (at once when none runs). */
@@ -291,6 +293,17 @@ export class ClusterBroker {
   }
 }
 
+/** A broker someone else laid out, for Cluster.attach: where it listens and how to run it. */
+export interface AttachedBroker {
+  id: number;
+  host: string;
+  port: number;
+  adminPort: number;
+  logDir: string;
+  /** The whole command line (e.g. `ip netns exec <ns> <installed binary> serve --config ...`). */
+  command: string[];
+}
+
 export class Cluster {
   readonly brokers: ClusterBroker[] = [];
   private zkClient: ZooKeeperClient | null = null;
@@ -298,10 +311,43 @@ export class Cluster {
 
   private constructor(
     readonly dir: string,
-    readonly zk: ZkServer,
+    /** The harness's own ZooKeeper; null when the caller runs ZooKeeper (Cluster.attach). */
+    private readonly ownZk: ZkServer | null,
     readonly chroot: string,
     readonly sessionTimeoutMs: number,
+    /** ZooKeeper's connect string without the chroot. */
+    readonly zkConnect: string = ownZk?.connectString ?? "",
   ) {}
+
+  get zk(): ZkServer {
+    if (this.ownZk === null) throw new Error("this cluster's ZooKeeper is run by its caller");
+    return this.ownZk;
+  }
+
+  /**
+   * A cluster over brokers and a ZooKeeper the caller runs (test/helpers/netns.ts: one network
+   * namespace per host): the harness starts the brokers with their command lines, one at a time,
+   * and reads ZooKeeper at zkConnect + chroot. stop() ends the brokers, not ZooKeeper.
+   */
+  static async attach(dir: string, zkConnect: string, chroot: string, sessionTimeoutMs: number, specs: AttachedBroker[]): Promise<Cluster> {
+    const cluster = new Cluster(dir, null, chroot, sessionTimeoutMs, zkConnect);
+    try {
+      for (const b of specs) {
+        const logFile = join(dir, `broker-${b.id}.out`);
+        appendFileSync(logFile, "");
+        cluster.brokers.push(new ClusterBroker(cluster, b.id, b.port, b.adminPort, b.logDir, logFile, b.command, b.host));
+      }
+      cluster.note(`cluster: ${specs.length} attached brokers, ZooKeeper ${zkConnect}${chroot}, session ${sessionTimeoutMs} ms, dir ${dir}`);
+      for (const b of cluster.brokers) await b.start();
+      cluster.zkClient = await ZooKeeperClient.connect(await loadPlatform(), { connectString: `${zkConnect}${chroot}`, sessionTimeoutMs: 20_000 });
+      await cluster.waitFor(async () => (await cluster.liveBrokerIds()).length === specs.length, 30_000, `${specs.length} brokers registered`);
+      await cluster.waitFor(async () => (await cluster.controllerId()) >= 0, 30_000, "a controller");
+    } catch (e) {
+      await cluster.stop({ keep: true });
+      throw new Error(`cluster start failed (files kept in ${dir}): ${(e as Error).message}`);
+    }
+    return cluster;
+  }
 
   /** Starts ZooKeeper and n brokers (ids 0..n-1), all serving; cleans up if any fails to start. */
   static async start(n: number, options: ClusterOptions = {}): Promise<Cluster> {
@@ -375,7 +421,8 @@ export class Cluster {
   }
 
   broker(i: number): ClusterBroker {
-    const b = this.brokers[i];
+    // Broker i is brokers[i], except in an attached cluster (ids as the caller chose them).
+    const b = this.brokers[i]?.id === i ? this.brokers[i] : this.brokers.find((x) => x.id === i);
     if (b === undefined) throw new Error(`no broker ${i}`);
     return b;
   }
@@ -506,7 +553,8 @@ export class Cluster {
     let leader = -1;
     await this.waitFor(async () => {
       leader = await this.leaderOf(topic, partition);
-      return leader >= 0 && leader !== not && this.brokers[leader]?.alive === true && !this.brokers[leader].paused;
+      const b = leader >= 0 ? this.brokers.find((x) => x.id === leader) : undefined;
+      return leader !== not && b !== undefined && b.alive && !b.paused;
     }, timeoutMs, `a leader for ${topic}-${partition}${not === undefined ? "" : ` other than ${not}`}`);
     return leader;
   }
@@ -543,15 +591,15 @@ export class Cluster {
     await Promise.all(this.brokers.map((b) => b.forceStop()));
     await this.zkClient?.close().catch(() => {});
     this.zkClient = null;
-    if (opts.keep) {
+    if (opts.keep && this.ownZk !== null) {
       // Keep ZooKeeper's log next to the brokers' for the post-mortem.
       try {
-        appendFileSync(join(this.dir, "zookeeper.log"), this.zk.logTail(2000));
+        appendFileSync(join(this.dir, "zookeeper.log"), this.ownZk.logTail(2000));
       } catch {
         // no log
       }
     }
-    await this.zk.destroy();
+    await this.ownZk?.destroy();
     if (!opts.keep) rmSync(this.dir, { recursive: true, force: true });
   }
 

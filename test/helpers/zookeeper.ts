@@ -40,7 +40,7 @@ export function freePort(): Promise<number> {
 }
 
 /** Sends a four-letter-word command; resolves with the answer ("" when nothing answers). */
-export function fourLetterWord(port: number, word: string, timeoutMs = 2_000): Promise<string> {
+export function fourLetterWord(port: number, word: string, timeoutMs = 2_000, host = "127.0.0.1"): Promise<string> {
   return new Promise((resolve) => {
     const s = new Socket();
     let out = "";
@@ -53,7 +53,7 @@ export function fourLetterWord(port: number, word: string, timeoutMs = 2_000): P
     s.on("data", (d) => (out += d.toString()));
     s.on("end", done);
     s.on("error", done);
-    s.connect(port, "127.0.0.1", () => s.write(word));
+    s.connect(port, host, () => s.write(word));
   });
 }
 
@@ -68,6 +68,15 @@ export interface ZkServerOptions {
    * server the JVM's full JIT, as benchmarks want.
    */
   quickStart?: boolean;
+  /**
+   * A server laid out by someone else (systemd/install.sh --zookeeper-ensemble): its zoo.cfg and
+   * dataDir (with myid) are used as they are, nothing is written.
+   */
+  installed?: { cfgPath: string; dataDir: string };
+  /** The address its client port is on (default 127.0.0.1). */
+  host?: string;
+  /** Words before `java` (e.g. ip netns exec <ns>): the JVM runs inside that. */
+  prefix?: string[];
 }
 
 export class ZkServer {
@@ -79,9 +88,15 @@ export class ZkServer {
     readonly dataDir: string,
     private readonly cfgPath: string,
     private readonly quickStart: boolean,
+    readonly host = "127.0.0.1",
+    private readonly prefix: string[] = [],
   ) {}
 
   static async create(port: number, options: ZkServerOptions = {}): Promise<ZkServer> {
+    if (options.installed !== undefined) {
+      const { cfgPath, dataDir } = options.installed;
+      return new ZkServer(port, dataDir, cfgPath, options.quickStart ?? true, options.host, options.prefix);
+    }
     const dataDir = mkdtempSync(join(tmpdir(), "strand-zk-"));
     const cfg = [
       `tickTime=${options.tickTimeMs ?? 200}`,
@@ -102,7 +117,7 @@ export class ZkServer {
   }
 
   get connectString(): string {
-    return `127.0.0.1:${this.port}`;
+    return `${this.host}:${this.port}`;
   }
 
   get running(): boolean {
@@ -115,6 +130,7 @@ export class ZkServer {
     const classpath = [zookeeperJar, ...(existsSync(slf4jSimpleJar) ? [slf4jSimpleJar] : [])].join(":");
     const log = join(this.dataDir, "zookeeper.log");
     const java = [
+      ...this.prefix,
       "java",
       ...(this.quickStart ? ["-Xms16m", "-Xmx128m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1"] : ["-Xmx512m"]),
       "-Dorg.slf4j.simpleLogger.logFile=" + log,
@@ -143,7 +159,7 @@ export class ZkServer {
   async waitServing(timeoutMs = startMsMax): Promise<void> {
     const deadline = Date.now() + timeoutMs;
     while (Date.now() < deadline) {
-      const srvr = await fourLetterWord(this.port, "srvr", 1_000);
+      const srvr = await fourLetterWord(this.port, "srvr", 1_000, this.host);
       if (/Mode: (standalone|leader|follower)/.test(srvr)) return;
       await sleep(50);
     }
@@ -152,7 +168,7 @@ export class ZkServer {
 
   /** "standalone", "leader", "follower", or "" when it does not answer. */
   async mode(): Promise<string> {
-    return /Mode: (\w+)/.exec(await fourLetterWord(this.port, "srvr", 1_000))?.[1] ?? "";
+    return /Mode: (\w+)/.exec(await fourLetterWord(this.port, "srvr", 1_000, this.host))?.[1] ?? "";
   }
 
   /** SIGKILL: as a crash; the data dir stays for a restart. */
@@ -210,7 +226,7 @@ export class ZkServer {
   private async waitPortFree(): Promise<void> {
     const deadline = Date.now() + 5_000;
     while (Date.now() < deadline) {
-      if ((await fourLetterWord(this.port, "ruok", 200)) === "") return;
+      if ((await fourLetterWord(this.port, "ruok", 200, this.host)) === "") return;
       await sleep(20);
     }
   }

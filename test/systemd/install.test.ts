@@ -253,3 +253,105 @@ test("systemd-analyze verify: every installed unit, both layouts, says nothing",
     }
   }
 });
+
+// ---- the ZooKeeper ensemble member (--zookeeper-ensemble, --zookeeper-id) ---------------------
+
+const ensembleArgs = (root: string, binary: string, id: number) =>
+  ["--root", root, "--binary", binary, "--broker-id", String(id), "--zookeeper-ensemble", "zk-a.example,zk-b.example,10.1.2.3", "--zookeeper-id", String(id)];
+
+test("install.sh --zookeeper-ensemble: zoo.cfg, myid on the first disk, the unit, and zookeeper.connect with all three hosts", async () => {
+  for (const layout of [[], ["--per-disk"]]) {
+    const { dir, root, binary } = setup(2);
+    try {
+      const out = await sh(install, [...ensembleArgs(root, binary, 2), ...layout]);
+      assert.match(out, /would run: chown -R zookeeper:zookeeper \S*\/data1\/zookeeper$/m);
+      assert.match(out, /would run: systemctl enable strand-zookeeper\.service strand/);
+      const all = files(root);
+      for (const f of ["etc/strand/zookeeper/zoo.cfg", "data1/zookeeper/myid", "etc/systemd/system/strand-zookeeper.service",
+        "etc/systemd/system/strand-zookeeper.service.d/10-data-dir.conf"]) assert.ok(all.includes(f), `${f} in ${all.join(" ")}`);
+      assert.equal(readFileSync(join(root, "data1/zookeeper/myid"), "utf8"), "2\n");
+      assert.equal(lstatSync(join(root, "data1/zookeeper")).mode & 0o777, 0o750);
+      const z = props(join(root, "etc/strand/zookeeper/zoo.cfg"));
+      assert.equal(z.get("tickTime"), "2000");
+      assert.equal(z.get("initLimit"), "10");
+      assert.equal(z.get("syncLimit"), "5");
+      assert.equal(z.get("dataDir"), "/data1/zookeeper");
+      assert.equal(z.get("clientPort"), "2181");
+      assert.equal(z.get("server.1"), "zk-a.example:2888:3888");
+      assert.equal(z.get("server.2"), "zk-b.example:2888:3888");
+      assert.equal(z.get("server.3"), "10.1.2.3:2888:3888");
+      assert.equal(z.has("server.4"), false);
+      assert.deepEqual(readFileSync(join(root, "etc/systemd/system/strand-zookeeper.service")), readFileSync(join(repo, "systemd/strand-zookeeper.service")));
+      assert.match(readFileSync(join(root, "etc/systemd/system/strand-zookeeper.service.d/10-data-dir.conf"), "utf8"), /^ReadWritePaths=\/data1\/zookeeper$/m);
+      const configs = all.filter((p) => /^etc\/strand\/server.*\.properties$/.test(p));
+      assert.equal(configs.length, layout.length === 0 ? 1 : 2);
+      for (const c of configs) assert.equal(props(join(root, c)).get("zookeeper.connect"), "zk-a.example:2181,zk-b.example:2181,10.1.2.3:2181/strand");
+      // Again: nothing changes.
+      const first = hashTree(root);
+      const again = await sh(install, [...ensembleArgs(root, binary, 2), ...layout]);
+      assert.equal(hashTree(root), first);
+      assert.doesNotMatch(again, /wrote /);
+      // Uninstall keeps the ZooKeeper data; --purge removes it.
+      await sh(uninstall, ["--root", root]);
+      assert.ok(existsSync(join(root, "data1/zookeeper/myid")));
+      assert.equal(existsSync(join(root, "etc/systemd/system/strand-zookeeper.service")), false);
+      await sh(uninstall, ["--root", root, "--purge"]);
+      assert.deepEqual(files(root), []);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  }
+});
+
+test("install.sh --zookeeper-ensemble: client port and chroot flags; bad ids and hosts refused, nothing written", async () => {
+  const { dir, root, binary } = setup(1);
+  try {
+    await sh(install, ["--root", root, "--binary", binary, "--zookeeper-ensemble", "a,b,c", "--zookeeper-id", "3", "--zookeeper-client-port", "2999", "--zookeeper-chroot", "/kafka/prod"]);
+    assert.equal(props(join(root, "etc/strand/server.properties")).get("zookeeper.connect"), "a:2999,b:2999,c:2999/kafka/prod");
+    assert.equal(props(join(root, "etc/strand/zookeeper/zoo.cfg")).get("clientPort"), "2999");
+    assert.equal(readFileSync(join(root, "data1/zookeeper/myid"), "utf8"), "3\n");
+    const empty = join(dir, "empty");
+    mkdirSync(join(empty, "data1"), { recursive: true });
+    const bad: Array<[string[], RegExp]> = [
+      [["--zookeeper-ensemble", "a,b,c", "--zookeeper-id", "4"], /--zookeeper-id must be/],
+      [["--zookeeper-ensemble", "a,b,c", "--zookeeper-id", "0"], /--zookeeper-id must be/],
+      [["--zookeeper-ensemble", "a,b,c"], /--zookeeper-id must be/],
+      [["--zookeeper-id", "1"], /--zookeeper-id needs --zookeeper-ensemble/],
+      [["--zookeeper-ensemble", "a,b c,d", "--zookeeper-id", "1"], /not a host name/],
+      [["--zookeeper-ensemble", "a,b,c", "--zookeeper-id", "1", "--zookeeper-connect", "x:2181"], /give one/],
+      [["--zookeeper-ensemble", "a,b,c", "--zookeeper-id", "1", "--zookeeper-chroot", "strand"], /--zookeeper-chroot/],
+    ];
+    for (const [args, why] of bad) {
+      const r = await run("bash", [install, "--root", empty, "--binary", binary, ...args]);
+      assert.equal(r.code, 2, args.join(" "));
+      assert.match(r.stderr, why, args.join(" "));
+    }
+    assert.deepEqual(files(empty), []);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+test("systemd-analyze verify: strand-zookeeper.service says nothing", { skip: analyzeSkip }, async () => {
+  const { dir, root, binary } = setup(1);
+  try {
+    await sh(install, ensembleArgs(root, binary, 1));
+    mkdirSync(join(root, "usr/lib/systemd"), { recursive: true });
+    symlinkSync("/lib/systemd/system", join(root, "usr/lib/systemd/system"));
+    // verify looks for ExecStart's /usr/bin/java under the root: a stand-in, as for strand.
+    mkdirSync(join(root, "usr/bin"), { recursive: true });
+    writeFileSync(join(root, "usr/bin/java"), "#!/bin/sh\n");
+    chmodSync(join(root, "usr/bin/java"), 0o755);
+    for (const unit of ["strand-zookeeper.service", "strand.service"]) {
+      const r = await run("systemd-analyze", ["verify", `--root=${root}`, "--man=no", unit], { timeoutMs: 60_000 });
+      assert.equal(`${r.stdout}${r.stderr}`, "", `systemd-analyze verify ${unit} said something`);
+      assert.equal(r.code, 0);
+    }
+    const s = await run("systemd-analyze", ["security", "--offline=true", `--root=${root}`, "strand-zookeeper.service"], { timeoutMs: 60_000 });
+    const score = `${s.stdout}`.match(/Overall exposure level for \S+: ([\d.]+ \w+)/);
+    assert.ok(score, `no score from systemd-analyze security:\n${s.stdout}${s.stderr}`);
+    console.log(`systemd-analyze security strand-zookeeper.service: ${score[1]}`);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
