@@ -47,6 +47,11 @@ export const indexWriteBufferEntries = 512;
  */
 export const decompressedBytesMax = 64 * 1024 * 1024;
 /**
+ * Most bytes one stored batch may decompress to when a Fetch v0-3 answer down-converts it to a
+ * legacy message set; a batch past it ends the answer there.
+ */
+export const downConversionDecompressedBytesMax = decompressedBytesMax;
+/**
  * Most per-record errors (recordErrors) one partition's Produce answer lists: a batch of a million
  * keyless records on a compacted topic is refused whole either way, and the answer stays small.
  */

@@ -1,4 +1,5 @@
-// Fetch (1), v4-16, for consumers and followers. Full fetches only: strand creates no incremental
+// Fetch (1), v0-16, for consumers and followers. v0-3 read legacy message sets: the stored
+// batches are down-converted (fetch_down_convert.ts; message.downconversion.enable). Full fetches only: strand creates no incremental
 // fetch sessions (KIP-227), answering session id 0, which tells clients to keep sending full
 // requests; a request naming a session id answers FETCH_SESSION_ID_NOT_FOUND. Consumers read up to
 // the high watermark (isolation_level 1, read_committed: up to the last stable offset, with the
@@ -23,6 +24,7 @@ import { AclOperation, ResourceType } from "../../authorizer/mod.ts";
 import { bytesEqual, ErrorCode, fetchMaxWaitMsMax, zeroUuid } from "../../util/mod.ts";
 import { authorizedNames } from "../authorize_checks.ts";
 import type { ApiHandler } from "../dispatch.ts";
+import { downConvertFetched, FETCH_LEGACY_FORMAT_TO } from "../fetch_down_convert.ts";
 import { refuseInterBroker } from "../inter_broker.ts";
 import type { BrokerEndpoint } from "../metadata_cache.ts";
 import type { BrokerServices } from "../services.ts";
@@ -118,7 +120,10 @@ export const fetchHandler: ApiHandler<BrokerServices> = {
           if (name === null) return errorPartition(p.partition, ErrorCode.UNKNOWN_TOPIC_ID);
           if (refusedReplica) return errorPartition(p.partition, ErrorCode.NOT_LEADER_OR_FOLLOWER);
           if (!readable.has(name)) return errorPartition(p.partition, ErrorCode.TOPIC_AUTHORIZATION_FAILED);
-          const r = results[i++];
+          let r = results[i++];
+          if (ctx.version <= FETCH_LEGACY_FORMAT_TO) {
+            r = downConvertFetched(s, ctx.version, replicaId >= 0, r, Number(p.fetchOffset), Math.max(0, p.partitionMaxBytes));
+          }
           const out: Struct = {
             partitionIndex: r.partition,
             errorCode: r.errorCode,
