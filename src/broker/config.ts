@@ -12,6 +12,7 @@ import {
   parseSecurityProtocolMap,
   type SecurityConfig,
 } from "./security_config.ts";
+import { INTER_BROKER_PROTOCOL_DEFAULT, interBrokerProtocolVersionError, usesAlterPartition } from "./inter_broker_protocol.ts";
 import { type ListenerSsl, parseListenerSsl } from "./ssl_config.ts";
 import { canonicalIp, saslTokenBytesMax } from "../util/mod.ts";
 
@@ -226,6 +227,8 @@ export const brokerConfigKeys: Record<string, KeyDef> = {
   "replica.lag.time.max.ms": { kind: "long", default: "30000", min: 1 },
   "replica.socket.timeout.ms": { kind: "int", default: "30000", min: 1 },
   "unclean.leader.election.enable": { kind: "bool", default: "false" },
+  // >= 2.7: leaders propose ISR changes with AlterPartition (inter_broker_protocol.ts).
+  "inter.broker.protocol.version": { kind: "string", default: INTER_BROKER_PROTOCOL_DEFAULT, check: interBrokerProtocolVersionError },
   // Replication throttling (replication/replication_quota.ts): bytes/s for the replicas the topics'
   // leader/follower.replication.throttled.replicas name; Long.MAX_VALUE is no throttle. Kafka sets
   // the rates only dynamically (/config/brokers); strand reads server.properties' too.
@@ -280,6 +283,8 @@ export interface ReplicationConfig {
   replicaLagTimeMaxMs: number;
   replicaSocketTimeoutMs: number;
   uncleanLeaderElectionEnable: boolean;
+  /** inter.broker.protocol.version >= 2.7: ISR changes go to the controller (AlterPartition). */
+  alterPartitionEnable: boolean;
   controlledShutdownEnable: boolean;
   controlledShutdownMaxRetries: number;
   controlledShutdownRetryBackoffMs: number;
@@ -656,6 +661,7 @@ export function parseBrokerConfig(input: Map<string, string>): { config: BrokerC
       replicaLagTimeMaxMs: int("replica.lag.time.max.ms"),
       replicaSocketTimeoutMs: int("replica.socket.timeout.ms"),
       uncleanLeaderElectionEnable: bool("unclean.leader.election.enable"),
+      alterPartitionEnable: usesAlterPartition(raw.get("inter.broker.protocol.version")!),
       controlledShutdownEnable: bool("controlled.shutdown.enable"),
       controlledShutdownMaxRetries: int("controlled.shutdown.max.retries"),
       controlledShutdownRetryBackoffMs: int("controlled.shutdown.retry.backoff.ms"),
