@@ -24,8 +24,7 @@ import { loadPlatform } from "../../src/platform/mod.ts";
 import { AlterPartitionApi, CreateTopicsApi, type Struct } from "../../src/protocol/mod.ts";
 import { ErrorCode } from "../../src/util/errors.ts";
 import { ZooKeeperClient } from "../../src/zk/mod.ts";
-import { startBroker, type TestBroker, tempDir } from "../helpers/broker.ts";
-import { recordingLogger } from "../helpers/faulty_platform.ts";
+import { type InProcessNode, startInProcessNode, waitUntil } from "../helpers/in_process_cluster.ts";
 import { buildBatch, valueRecords } from "../helpers/record_batch.ts";
 import { produce, WireClient } from "../helpers/wire.ts";
 import { sharedZooKeeper, skipUnlessZooKeeper } from "../helpers/zookeeper.ts";
@@ -35,39 +34,11 @@ const zk = sharedZooKeeper();
 const dec = new TextDecoder();
 const LAG_MS = 3_000;
 
-interface Node {
-  b: TestBroker;
-  id: number;
-  logger: ReturnType<typeof recordingLogger>;
-  brokerPort: number;
-}
+type Node = InProcessNode;
 
-async function startNode(id: number, connect: string, extra: Record<string, string> = {}): Promise<Node> {
-  const logger = recordingLogger();
-  const b = await startBroker({
-    "broker.id": String(id),
-    "zookeeper.connect": connect,
-    "zookeeper.session.timeout.ms": "6000",
-    "listeners": "CLIENT://127.0.0.1:0,BROKER://127.0.0.1:0",
-    "listener.security.protocol.map": "CLIENT:PLAINTEXT,BROKER:PLAINTEXT",
-    "inter.broker.listener.name": "BROKER",
-    "auto.create.topics.enable": "false",
-    "offsets.topic.replication.factor": "1",
-    "replica.fetch.wait.max.ms": "100",
-    "replica.lag.time.max.ms": String(LAG_MS),
-    "auto.leader.rebalance.enable": "false",
-    ...extra,
-  }, tempDir(), logger);
-  return { b, id, logger, brokerPort: b.broker.boundPorts.find((p) => p.name === "BROKER")!.port };
-}
-
-async function waitFor(cond: () => boolean | Promise<boolean>, what: string, timeoutMs = 30_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await cond())) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 25));
-  }
-}
+const startNode = (id: number, connect: string, extra: Record<string, string> = {}) =>
+  startInProcessNode(id, connect, { "replica.lag.time.max.ms": String(LAG_MS), "auto.leader.rebalance.enable": "false", ...extra });
+const waitFor = (cond: () => boolean | Promise<boolean>, what: string) => waitUntil(cond, what, 30_000);
 
 /** ZooKeeper's state znode of topic-0 and the registration czxid of each broker. */
 async function zkTruth(connect: string, topic: string): Promise<{ isr: number[]; leader: number; leaderEpoch: number; version: number; czxid: Map<number, bigint> }> {
