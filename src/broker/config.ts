@@ -150,6 +150,8 @@ export const brokerConfigKeys: Record<string, KeyDef> = {
   "auto.create.topics.enable": { kind: "bool", default: "true" },
   "delete.topic.enable": { kind: "bool", default: "true" },
   "message.max.bytes": { kind: "int", default: "1048588", min: 0 },
+  // Default of the topic key message.downconversion.enable (Fetch v0-3: fetch_down_convert.ts).
+  "log.message.downconversion.enable": { kind: "bool", default: "true" },
   "socket.request.max.bytes": { kind: "int", default: "104857600", min: 1 },
   "connections.max.idle.ms": { kind: "long", default: "600000", min: 1 },
   // Kafka's default is -1 (no bound); strand's, when unset, is 2 x socket.request.max.bytes (see
@@ -335,6 +337,7 @@ export interface BrokerConfig {
   autoCreateTopicsEnable: boolean;
   deleteTopicEnable: boolean;
   messageMaxBytes: number;
+  logMessageDownconversionEnable: boolean;
   socketRequestMaxBytes: number;
   fetchMaxBytes: number;
   connectionsMaxIdleMs: number;
@@ -593,6 +596,7 @@ export function parseBrokerConfig(input: Map<string, string>): { config: BrokerC
     autoCreateTopicsEnable: raw.get("auto.create.topics.enable")!.toLowerCase() === "true",
     deleteTopicEnable: raw.get("delete.topic.enable")!.toLowerCase() === "true",
     messageMaxBytes: int("message.max.bytes"),
+    logMessageDownconversionEnable: bool("log.message.downconversion.enable"),
     socketRequestMaxBytes: int("socket.request.max.bytes"),
     fetchMaxBytes: int("fetch.max.bytes"),
     connectionsMaxIdleMs: int("connections.max.idle.ms"),

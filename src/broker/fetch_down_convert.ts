@@ -16,10 +16,10 @@ import type { BrokerServices } from "./services.ts";
 /** Highest Fetch version that reads legacy message sets. */
 export const FETCH_LEGACY_FORMAT_TO = 3;
 
-/** Whether the topic allows down-conversion (message.downconversion.enable, default true). */
+/** Whether the topic allows down-conversion (message.downconversion.enable, else the broker's log.message.downconversion.enable). */
 export function downConversionEnabled(s: BrokerServices, topic: string): boolean {
   const v = s.metadata.topicOverrides(topic)["message.downconversion.enable"];
-  return v === undefined || v.trim().toLowerCase() !== "false";
+  return v === undefined ? s.config.logMessageDownconversionEnable : v.trim().toLowerCase() !== "false";
 }
 
 /**

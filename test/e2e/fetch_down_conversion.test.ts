@@ -173,3 +173,24 @@ test("Fetch v0-3 over a socket: the exact legacy messages (CRC32 each); message.
     await b.stop();
   }
 });
+
+test("log.message.downconversion.enable=false on the broker: Fetch v0-3 UNSUPPORTED_VERSION unless the topic sets message.downconversion.enable=true", async () => {
+  const b = await startBroker({ "log.message.downconversion.enable": "false" });
+  const c = await WireClient.connect(b.port);
+  try {
+    assert.equal((await createTopic(c, "plain")).errorCode, ErrorCode.NONE);
+    assert.equal((await createTopic(c, "allowed", { configs: { "message.downconversion.enable": "true" } })).errorCode, ErrorCode.NONE);
+    const code = async (topic: string) => {
+      const res = await c.request(FetchApi, 2, {
+        replicaId: -1, maxWaitMs: 0, minBytes: 0, maxBytes: 1 << 20,
+        topics: [{ topic, partitions: [{ partition: 0, fetchOffset: 0n, partitionMaxBytes: 1 << 20 }] }],
+      });
+      return (res.responses as { partitions: { errorCode: number }[] }[])[0].partitions[0].errorCode;
+    };
+    assert.equal(await code("plain"), ErrorCode.UNSUPPORTED_VERSION);
+    assert.equal(await code("allowed"), ErrorCode.NONE);
+  } finally {
+    c.close();
+    await b.stop();
+  }
+});
