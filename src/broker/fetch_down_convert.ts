@@ -7,10 +7,12 @@
 // and partition's max bytes already bounded), except that the first converted message or wrapper
 // is always whole so the consumer can make progress (Kafka's sizeInBytes = max(stored, first
 // converted batch)). Fetch v0-2 has a hard partition_max_bytes: what passes it is cut off, and a
-// first message larger than it arrives partial, which those consumers read as "too large".
+// first message larger than it arrives partial, which those consumers read as "too large". A
+// whole answer holds at most downConvertedResponseBytesMax converted bytes (limits.ts): the
+// stored bytes read are bounded, but what they decompress to is not by them.
 import { downConvert } from "../protocol/mod.ts";
 import type { FetchPartitionResult } from "../replication/mod.ts";
-import { ErrorCode } from "../util/mod.ts";
+import { downConvertedResponseBytesMax, ErrorCode } from "../util/mod.ts";
 import type { BrokerServices } from "./services.ts";
 
 /** Highest Fetch version that reads legacy message sets. */
@@ -22,29 +24,42 @@ export function downConversionEnabled(s: BrokerServices, topic: string): boolean
   return v === undefined ? s.config.logMessageDownconversionEnable : v.trim().toLowerCase() !== "false";
 }
 
+/** One partition of the read, as the handler asked ReplicaManager for it. */
+interface Asked {
+  fetchOffset: number;
+  maxBytes: number;
+}
+
 /**
- * Replaces r's records with their down-conversion for a Fetch of `version` (0-3); answers an
- * error code in r when the conversion cannot be done.
+ * The read's results with their records down-converted for a Fetch of `version` (0-3), in the
+ * same order; a partition whose conversion cannot be done answers its error code. The whole
+ * answer's converted bytes stop at downConvertedResponseBytesMax (plus one first message or
+ * wrapper): past it, partitions answer no records and the consumer fetches them again.
  */
 export function downConvertFetched(
   s: BrokerServices,
   version: number,
   fromFollower: boolean,
-  r: FetchPartitionResult,
-  fetchOffset: number,
-  partitionMaxBytes: number,
-): FetchPartitionResult {
-  if (!fromFollower && !downConversionEnabled(s, r.topic)) {
-    return { ...r, errorCode: ErrorCode.UNSUPPORTED_VERSION, highWatermark: -1, lastStableOffset: -1, logStartOffset: -1, records: null };
-  }
-  if (r.records === null || r.records.length === 0) return r;
-  const hard = version <= 2;
-  const converted = downConvert(r.records, {
-    toMagic: version <= 1 ? 0 : 1,
-    fetchOffset,
-    budgetBytes: hard ? partitionMaxBytes : r.records.length,
-    minOneUnit: !hard,
+  results: FetchPartitionResult[],
+  asked: Asked[],
+  responseBytesMax = downConvertedResponseBytesMax,
+): FetchPartitionResult[] {
+  let left = responseBytesMax;
+  return results.map((r, i) => {
+    if (!fromFollower && !downConversionEnabled(s, r.topic)) {
+      return { ...r, errorCode: ErrorCode.UNSUPPORTED_VERSION, highWatermark: -1, lastStableOffset: -1, logStartOffset: -1, records: null };
+    }
+    if (r.records === null || r.records.length === 0) return r;
+    if (left <= 0) return { ...r, records: new Uint8Array(0) };
+    const hard = version <= 2;
+    const converted = downConvert(r.records, {
+      toMagic: version <= 1 ? 0 : 1,
+      fetchOffset: asked[i].fetchOffset,
+      budgetBytes: Math.min(left, hard ? asked[i].maxBytes : r.records.length),
+      minOneUnit: !hard,
+    });
+    if (converted.errorCode !== ErrorCode.NONE) return { ...r, errorCode: converted.errorCode, records: null };
+    left -= converted.records.length;
+    return { ...r, records: converted.records };
   });
-  if (converted.errorCode !== ErrorCode.NONE) return { ...r, errorCode: converted.errorCode, records: null };
-  return { ...r, records: converted.records };
 }

@@ -7,6 +7,7 @@ import assert from "node:assert/strict";
 import { test } from "node:test";
 import { buildEndTxnMarkerBatch } from "../../src/protocol/control_batch.ts";
 import { decompress } from "../../src/protocol/compression.ts";
+import { downConvertFetched } from "../../src/broker/fetch_down_convert.ts";
 import { downConvert } from "../../src/protocol/down_convert.ts";
 import { upConvertMessageSet } from "../../src/protocol/message_set.ts";
 import { assignOffsets, Compression } from "../../src/protocol/record_batch.ts";
@@ -144,4 +145,18 @@ test("down-convert: the budget keeps whole messages; v3 (minOneUnit) keeps a fir
   assert.equal(v2.records.length, 10, "a partial message: what old consumers take for a message too large");
   const big = downConvert(stored(0, 3, Compression.gzip), { toMagic: 0, fetchOffset: 0, budgetBytes: 1, minOneUnit: true });
   assert.equal(messages(big.records).length, 1, "a wrapper is one unit");
+});
+
+test("down-convert: a Fetch v0-3 answer stops converting at its response bound; later partitions answer no records, the first unit stays whole", () => {
+  const s = { metadata: { topicOverrides: () => ({}) }, config: { logMessageDownconversionEnable: true } } as unknown as Parameters<typeof downConvertFetched>[0];
+  const part = (partition: number) => ({ topic: "t", partition, errorCode: 0, highWatermark: 3, lastStableOffset: 3, logStartOffset: 0, records: stored(0, 3) });
+  const one = legacyMessage({ magic: 1, offset: 0n, timestamp: T0, key: "k0", value: "v0" }).length;
+  const asked = [0, 1, 2].map(() => ({ fetchOffset: 0, maxBytes: 1 << 20 }));
+  const out = downConvertFetched(s, 2, false, [part(0), part(1), part(2)], asked, 4 * one);
+  assert.deepEqual(out.map((r) => messages(r.records!).length), [3, 1, 0], "3 messages, then what is left of the bound, then none");
+  const tiny = downConvertFetched(s, 3, false, [part(0)], asked, 1);
+  assert.equal(messages(tiny[0].records!).length, 1, "v3: the first message whole even past the bound");
+  const disabled = { ...s, metadata: { topicOverrides: () => ({ "message.downconversion.enable": "false" }) } } as typeof s;
+  assert.equal(downConvertFetched(disabled, 1, false, [part(0)], asked)[0].errorCode, ErrorCode.UNSUPPORTED_VERSION);
+  assert.equal(downConvertFetched(disabled, 1, true, [part(0)], asked)[0].errorCode, ErrorCode.NONE, "a follower is converted regardless");
 });

@@ -1,5 +1,6 @@
 // Fetch (1), v0-16, for consumers and followers. v0-3 read legacy message sets: the stored
-// batches are down-converted (fetch_down_convert.ts; message.downconversion.enable). Full fetches only: strand creates no incremental
+// batches are down-converted (fetch_down_convert.ts; message.downconversion.enable).
+// Full fetches only: strand creates no incremental
 // fetch sessions (KIP-227), answering session id 0, which tells clients to keep sending full
 // requests; a request naming a session id answers FETCH_SESSION_ID_NOT_FOUND. Consumers read up to
 // the high watermark (isolation_level 1, read_committed: up to the last stable offset, with the
@@ -100,7 +101,7 @@ export const fetchHandler: ApiHandler<BrokerServices> = {
         currentLeaderEpoch: p.currentLeaderEpoch ?? -1,
       }))
     );
-    const results = await s.replicaManager.fetchMessages({
+    const read = await s.replicaManager.fetchMessages({
       partitions,
       maxWaitMs: Math.min(Math.max(0, req.maxWaitMs as number), fetchMaxWaitMsMax),
       minBytes: req.minBytes as number,
@@ -109,6 +110,7 @@ export const fetchHandler: ApiHandler<BrokerServices> = {
       isolationLevel: ctx.version >= 4 ? req.isolationLevel as number : 0,
       onParked: (ms) => (ctx.parkedMs += ms),
     });
+    const results = ctx.version <= FETCH_LEGACY_FORMAT_TO ? downConvertFetched(s, ctx.version, replicaId >= 0, read, partitions) : read;
     const endpoints = new Map<number, BrokerEndpoint>();
     let i = 0;
     const responses = topics.map((t, ti) => {
@@ -120,10 +122,7 @@ export const fetchHandler: ApiHandler<BrokerServices> = {
           if (name === null) return errorPartition(p.partition, ErrorCode.UNKNOWN_TOPIC_ID);
           if (refusedReplica) return errorPartition(p.partition, ErrorCode.NOT_LEADER_OR_FOLLOWER);
           if (!readable.has(name)) return errorPartition(p.partition, ErrorCode.TOPIC_AUTHORIZATION_FAILED);
-          let r = results[i++];
-          if (ctx.version <= FETCH_LEGACY_FORMAT_TO) {
-            r = downConvertFetched(s, ctx.version, replicaId >= 0, r, Number(p.fetchOffset), Math.max(0, p.partitionMaxBytes));
-          }
+          const r = results[i++];
           const out: Struct = {
             partitionIndex: r.partition,
             errorCode: r.errorCode,
