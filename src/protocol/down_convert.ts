@@ -64,9 +64,17 @@ function messageBytes(magic: number, key: Uint8Array | null, value: Uint8Array |
   return 12 + 4 + 1 + 1 + (magic === 1 ? 8 : 0) + 4 + (key?.length ?? 0) + 4 + (value?.length ?? 0);
 }
 
-/** Writes one legacy message at `pos` of `out`; returns the position after it. */
+function writeBytes(out: Uint8Array, dv: DataView, p: number, b: Uint8Array | null): number {
+  dv.setInt32(p, b === null ? -1 : b.length);
+  if (b === null) return p + 4;
+  out.set(b, p + 4);
+  return p + 4 + b.length;
+}
+
+/** Writes one legacy message at `pos` of `out` (dv views out); returns the position after it. */
 function writeMessage(
   out: Uint8Array,
+  dv: DataView,
   pos: number,
   magic: number,
   offset: bigint,
@@ -75,7 +83,6 @@ function writeMessage(
   key: Uint8Array | null,
   value: Uint8Array | null,
 ): number {
-  const dv = view(out);
   const size = messageBytes(magic, key, value);
   dv.setBigInt64(pos, offset);
   dv.setInt32(pos + 8, size - 12);
@@ -86,22 +93,9 @@ function writeMessage(
     dv.setBigInt64(p, timestamp);
     p += 8;
   }
-  for (const b of [key, value]) {
-    dv.setInt32(p, b === null ? -1 : b.length);
-    p += 4;
-    if (b !== null) {
-      out.set(b, p);
-      p += b.length;
-    }
-  }
+  p = writeBytes(out, dv, writeBytes(out, dv, p, key), value);
   dv.setUint32(pos + 12, crc32(out, pos + 16, pos + size));
   return pos + size;
-}
-
-function oneMessage(magic: number, offset: bigint, attributes: number, timestamp: bigint, r: BatchRecord): Uint8Array {
-  const out = new Uint8Array(messageBytes(magic, r.key, r.value));
-  writeMessage(out, 0, magic, offset, attributes, timestamp, r.key, r.value);
-  return out;
 }
 
 /** The wrapper message for a compressed batch's records. */
@@ -111,18 +105,20 @@ function wrapper(magic: number, codec: number, appendTime: bigint | null, record
   let innerBytes = 0;
   for (const r of records) innerBytes += messageBytes(magic, r.key, r.value);
   const inner = new Uint8Array(innerBytes);
+  const innerView = view(inner);
   let p = 0;
   let maxTimestamp = -1n;
   for (const r of records) {
     const ts = appendTime ?? r.timestamp;
     if (ts > maxTimestamp) maxTimestamp = ts;
     const offset = magic === 1 ? r.offset - base : r.offset;
-    p = writeMessage(inner, p, magic, BigInt(offset), tsAttr, ts, r.key, r.value);
+    p = writeMessage(inner, innerView, p, magic, BigInt(offset), tsAttr, ts, r.key, r.value);
   }
   let packed = compress(codec, inner);
   if (codec === Compression.lz4 && magic === 0) packed = lz4LegacyHeaderChecksum(packed);
-  const last = BigInt(records[records.length - 1].offset);
-  return oneMessage(magic, last, codec | tsAttr, maxTimestamp, { offset: 0, timestamp: 0n, key: null, value: packed, headers: [] });
+  const out = new Uint8Array(messageBytes(magic, null, packed));
+  writeMessage(out, view(out), 0, magic, BigInt(records[records.length - 1].offset), codec | tsAttr, maxTimestamp, null, packed);
+  return out;
 }
 
 /**
@@ -131,23 +127,20 @@ function wrapper(magic: number, codec: number, appendTime: bigint | null, record
  */
 export function downConvert(records: Uint8Array, opts: DownConvertOptions): DownConversion {
   const magic = opts.toMagic;
-  const units: Uint8Array[] = [];
+  const chunks: Uint8Array[] = [];
   let bytes = 0;
+  let messages = 0;
   let errorCode: number = ErrorCode.NONE;
   let full = false;
-  // Adds a unit if the budget allows; false once the answer is full.
-  const add = (u: Uint8Array): boolean => {
-    if (bytes + u.length <= opts.budgetBytes || (units.length === 0 && opts.minOneUnit)) {
-      units.push(u);
-      bytes += u.length;
-      return true;
-    }
-    if (units.length === 0) {
-      units.push(u.subarray(0, Math.max(0, opts.budgetBytes)));
-      bytes += units[0].length;
+  // Whether a unit of `size` bytes fits; a first one past the budget is kept whole (minOneUnit)
+  // or cut to the budget (then the answer is full).
+  const fits = (size: number): boolean => bytes + size <= opts.budgetBytes || (messages === 0 && opts.minOneUnit);
+  const cutFirst = (unit: Uint8Array): void => {
+    if (messages === 0) {
+      chunks.push(unit.subarray(0, Math.max(0, Math.min(unit.length, opts.budgetBytes))));
+      bytes += chunks[0].length;
     }
     full = true;
-    return false;
   };
   const dv = view(records);
   forEachBatch(records, (pos) => {
@@ -157,33 +150,59 @@ export function downConvert(records: Uint8Array, opts: DownConvertOptions): Down
     if ((attributes & controlBit) !== 0) return;
     const codec = attributes & 7;
     if (codec === Compression.zstd) {
-      if (units.length === 0) errorCode = ErrorCode.UNSUPPORTED_COMPRESSION_TYPE;
+      if (messages === 0) errorCode = ErrorCode.UNSUPPORTED_COMPRESSION_TYPE;
       full = true;
       return;
     }
     const read = readBatchRecords(records, pos, opts.maxDecompressedBytes ?? downConversionDecompressedBytesMax);
     if (!read.ok) {
-      if (units.length === 0) errorCode = read.errorCode;
+      if (messages === 0) errorCode = read.errorCode;
       full = true;
       return;
     }
     const appendTime = (attributes & logAppendTimeBit) !== 0 ? read.batch.maxTimestamp : null;
     if (codec !== Compression.none) {
-      if (read.records.length > 0) add(wrapper(magic, codec, appendTime, read.records));
+      if (read.records.length === 0) return;
+      const w = wrapper(magic, codec, appendTime, read.records);
+      if (!fits(w.length)) return cutFirst(w);
+      chunks.push(w);
+      bytes += w.length;
+      messages++;
       return;
     }
+    // Uncompressed: the messages that fit, written into one chunk.
     const tsAttr = magic === 1 && appendTime !== null ? logAppendTimeBit : 0;
+    const take: BatchRecord[] = [];
+    let size = 0;
     for (const r of read.records) {
       if (r.offset < opts.fetchOffset) continue;
-      if (!add(oneMessage(magic, BigInt(r.offset), tsAttr, appendTime ?? r.timestamp, r))) return;
+      const m = messageBytes(magic, r.key, r.value);
+      if (!(bytes + size + m <= opts.budgetBytes || (messages === 0 && take.length === 0 && opts.minOneUnit))) {
+        full = true;
+        if (take.length > 0) break;
+        const one = new Uint8Array(m);
+        writeMessage(one, view(one), 0, magic, BigInt(r.offset), tsAttr, appendTime ?? r.timestamp, r.key, r.value);
+        return cutFirst(one);
+      }
+      take.push(r);
+      size += m;
     }
+    if (take.length === 0) return;
+    const chunk = new Uint8Array(size);
+    const cv = view(chunk);
+    let p = 0;
+    for (const r of take) p = writeMessage(chunk, cv, p, magic, BigInt(r.offset), tsAttr, appendTime ?? r.timestamp, r.key, r.value);
+    chunks.push(chunk);
+    bytes += size;
+    messages += take.length;
   });
   if (errorCode !== ErrorCode.NONE) return { errorCode, records: new Uint8Array(0), messages: 0 };
+  if (chunks.length === 1) return { errorCode, records: chunks[0], messages };
   const out = new Uint8Array(bytes);
   let p = 0;
-  for (const u of units) {
-    out.set(u, p);
-    p += u.length;
+  for (const c of chunks) {
+    out.set(c, p);
+    p += c.length;
   }
-  return { errorCode, records: out, messages: units.length };
+  return { errorCode, records: out, messages };
 }
