@@ -6,19 +6,9 @@
 // the wrapper is most of the cost). Best of several rounds, alternating: the ratio matters more
 // than the absolute figures on a shared machine.
 import { Compression } from "../../src/protocol/record_batch.ts";
-import { RecordBatchBuilder } from "../../src/protocol/record_batch_builder.ts";
 import { downConvert } from "../../src/protocol/down_convert.ts";
 import { upConvertMessageSet } from "../../src/protocol/message_set.ts";
-
-const recordsPerBatch = 9_000;
-
-function batch(codec: number): Uint8Array {
-  const b = new RecordBatchBuilder();
-  const value = new TextEncoder().encode("x".repeat(99));
-  const t0 = BigInt(Date.now());
-  for (let i = 0; i < recordsPerBatch; i++) b.append(t0 + BigInt(i >> 8), null, value);
-  return b.build(codec);
-}
+import { hundredByteBatch, recordsPerBatch } from "./bench_batches.ts";
 
 function best(fn: () => void, rounds: number, other: () => void): number {
   let min = Infinity;
@@ -33,7 +23,7 @@ function best(fn: () => void, rounds: number, other: () => void): number {
 
 const opts = { toMagic: 1 as const, fetchOffset: 0, budgetBytes: 1 << 30, minOneUnit: true };
 for (const [name, codec] of [["none", Compression.none], ["gzip", Compression.gzip], ["snappy", Compression.snappy], ["lz4", Compression.lz4]] as const) {
-  const stored = batch(codec);
+  const stored = hundredByteBatch(codec);
   const legacy = downConvert(stored, opts).records;
   const down = () => void downConvert(stored, opts);
   const up = () => void upConvertMessageSet(legacy);

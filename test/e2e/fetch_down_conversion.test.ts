@@ -137,6 +137,15 @@ test("kafkajs with Fetch pinned to v0 and v2 decodes strand's down-converted ans
   }
 });
 
+/** Partition 0 of topic as a Fetch of `version` answers it (a consumer's, 1 MiB at most). */
+async function fetchPartition0(c: WireClient, version: number, topic: string, fetchOffset: bigint) {
+  const res = await c.request(FetchApi, version, {
+    replicaId: -1, maxWaitMs: 0, minBytes: 0, maxBytes: 1 << 20, isolationLevel: 0,
+    topics: [{ topic, partitions: [{ partition: 0, fetchOffset, partitionMaxBytes: 1 << 20 }] }],
+  });
+  return (res.responses as { partitions: { errorCode: number; highWatermark: bigint; records: Uint8Array | null }[] }[])[0].partitions[0];
+}
+
 test("Fetch v0-3 over a socket: the exact legacy messages (CRC32 each); message.downconversion.enable=false answers UNSUPPORTED_VERSION, v4 still reads", async () => {
   const b = await startBroker();
   const c = await WireClient.connect(b.port);
@@ -146,13 +155,7 @@ test("Fetch v0-3 over a socket: the exact legacy messages (CRC32 each); message.
     for (const t of ["nodown", "down"]) {
       assert.equal((await produce(c, t, 0, buildBatch([{ key: "a", value: "1" }, { key: null, value: "2", timestampDelta: 5 }]))).errorCode, ErrorCode.NONE);
     }
-    const fetch = async (version: number, topic: string, fetchOffset = 0n) => {
-      const res = await c.request(FetchApi, version, {
-        replicaId: -1, maxWaitMs: 0, minBytes: 0, maxBytes: 1 << 20, isolationLevel: 0,
-        topics: [{ topic, partitions: [{ partition: 0, fetchOffset, partitionMaxBytes: 1 << 20 }] }],
-      });
-      return (res.responses as { partitions: { errorCode: number; highWatermark: bigint; records: Uint8Array | null }[] }[])[0].partitions[0];
-    };
+    const fetch = (version: number, topic: string, fetchOffset = 0n) => fetchPartition0(c, version, topic, fetchOffset);
     for (const v of [0, 1, 2, 3]) {
       const refused = await fetch(v, "nodown");
       assert.equal(refused.errorCode, ErrorCode.UNSUPPORTED_VERSION, `v${v}`);
@@ -180,13 +183,7 @@ test("log.message.downconversion.enable=false on the broker: Fetch v0-3 UNSUPPOR
   try {
     assert.equal((await createTopic(c, "plain")).errorCode, ErrorCode.NONE);
     assert.equal((await createTopic(c, "allowed", { configs: { "message.downconversion.enable": "true" } })).errorCode, ErrorCode.NONE);
-    const code = async (topic: string) => {
-      const res = await c.request(FetchApi, 2, {
-        replicaId: -1, maxWaitMs: 0, minBytes: 0, maxBytes: 1 << 20,
-        topics: [{ topic, partitions: [{ partition: 0, fetchOffset: 0n, partitionMaxBytes: 1 << 20 }] }],
-      });
-      return (res.responses as { partitions: { errorCode: number }[] }[])[0].partitions[0].errorCode;
-    };
+    const code = async (topic: string) => (await fetchPartition0(c, 2, topic, 0n)).errorCode;
     assert.equal(await code("plain"), ErrorCode.UNSUPPORTED_VERSION);
     assert.equal(await code("allowed"), ErrorCode.NONE);
   } finally {
