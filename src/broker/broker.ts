@@ -32,6 +32,7 @@ import type { BrokerConfig } from "./config.ts";
 import { ConfigChangeWatcher } from "./config_change_watcher.ts";
 import { replicationQuotasOf } from "./replication_quotas.ts";
 import { requestControlledShutdown } from "./controlled_shutdown.ts";
+import { alterPartitionIsrWriter } from "./alter_partition_sender.ts";
 import { listenerSaslSettings } from "./sasl_settings.ts";
 import { type LoadedTls, loadListenerTls, TlsFileWatcher, tlsSettingsError } from "./tls_settings.ts";
 import { ScramCredentialStore } from "./scram_credentials.ts";
@@ -43,7 +44,7 @@ import { watchLogDirFailures } from "./log_dir_events.ts";
 import { RequestDispatcher, type RequestObserver } from "./dispatch.ts";
 import { LocalControllerChannel } from "./local_channel.ts";
 import { ControlFence, registeredBroker } from "./control_fence.ts";
-import { MetadataCache } from "./metadata_cache.ts";
+import { type BrokerEndpoint, MetadataCache } from "./metadata_cache.ts";
 import { createCoordinator, offsetsTopicEnsurer } from "./group_wiring.ts";
 import { ProducerIdManager } from "../coordinator/mod.ts";
 import { createTxnCoordinator, metadataLeaderLookup, transactionTopicEnsurer } from "./txn_wiring.ts";
@@ -177,7 +178,21 @@ export class Broker {
     const replicationQuotas = replicationQuotasOf(platform.clock, dynamicConfig);
     const replicaManager = new ReplicaManager(brokerId, logManager, platform.clock, log, {
       replicaLagTimeMaxMs: config.replication.replicaLagTimeMaxMs,
-      isrWriter: registryIsrWriter(registry, log, () => platform.clock.monotonicMs()),
+      // KIP-497 from inter.broker.protocol.version 2.7 in a cluster; a single node has no
+      // inter-broker listener to send AlterPartition on, and is its own controller anyway.
+      isrWriter: config.replication.alterPartitionEnable && config.zookeeperConnect !== null
+        ? alterPartitionIsrWriter({
+          brokerId,
+          controllerId: () => metadata.controllerId,
+          brokerEpoch: () => brokerEpoch,
+          connections: new InterBrokerConnections(platform, `strand-alter-partition-${brokerId}`, (id): BrokerEndpoint | undefined => local.brokerEndpoint(id), {
+            requestTimeoutMs: config.replication.controllerSocketTimeoutMs,
+            sasl: config.security.interBrokerSasl ?? undefined,
+            tls: interBrokerTls,
+          }, log),
+          logger: log,
+        })
+        : registryIsrWriter(registry, log, () => platform.clock.monotonicMs()),
       leaderQuota: replicationQuotas.leader,
     });
     let self: Broker | undefined;

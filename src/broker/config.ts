@@ -12,6 +12,7 @@ import {
   parseSecurityProtocolMap,
   type SecurityConfig,
 } from "./security_config.ts";
+import { INTER_BROKER_PROTOCOL_DEFAULT, interBrokerProtocolVersionError, usesAlterPartition } from "./inter_broker_protocol.ts";
 import { type ListenerSsl, parseListenerSsl } from "./ssl_config.ts";
 import { replicaSelectorError } from "./replica_selector.ts";
 import { canonicalIp, saslTokenBytesMax } from "../util/mod.ts";
@@ -150,6 +151,8 @@ export const brokerConfigKeys: Record<string, KeyDef> = {
   "auto.create.topics.enable": { kind: "bool", default: "true" },
   "delete.topic.enable": { kind: "bool", default: "true" },
   "message.max.bytes": { kind: "int", default: "1048588", min: 0 },
+  // Default of the topic key message.downconversion.enable (Fetch v0-3: fetch_down_convert.ts).
+  "log.message.downconversion.enable": { kind: "bool", default: "true" },
   "socket.request.max.bytes": { kind: "int", default: "104857600", min: 1 },
   "connections.max.idle.ms": { kind: "long", default: "600000", min: 1 },
   // Kafka's default is -1 (no bound); strand's, when unset, is 2 x socket.request.max.bytes (see
@@ -232,6 +235,8 @@ export const brokerConfigKeys: Record<string, KeyDef> = {
   "replica.lag.time.max.ms": { kind: "long", default: "30000", min: 1 },
   "replica.socket.timeout.ms": { kind: "int", default: "30000", min: 1 },
   "unclean.leader.election.enable": { kind: "bool", default: "false" },
+  // >= 2.7: leaders propose ISR changes with AlterPartition (inter_broker_protocol.ts).
+  "inter.broker.protocol.version": { kind: "string", default: INTER_BROKER_PROTOCOL_DEFAULT, check: interBrokerProtocolVersionError },
   // Replication throttling (replication/replication_quota.ts): bytes/s for the replicas the topics'
   // leader/follower.replication.throttled.replicas name; Long.MAX_VALUE is no throttle. Kafka sets
   // the rates only dynamically (/config/brokers); strand reads server.properties' too.
@@ -286,6 +291,8 @@ export interface ReplicationConfig {
   replicaLagTimeMaxMs: number;
   replicaSocketTimeoutMs: number;
   uncleanLeaderElectionEnable: boolean;
+  /** inter.broker.protocol.version >= 2.7: ISR changes go to the controller (AlterPartition). */
+  alterPartitionEnable: boolean;
   controlledShutdownEnable: boolean;
   controlledShutdownMaxRetries: number;
   controlledShutdownRetryBackoffMs: number;
@@ -336,6 +343,7 @@ export interface BrokerConfig {
   autoCreateTopicsEnable: boolean;
   deleteTopicEnable: boolean;
   messageMaxBytes: number;
+  logMessageDownconversionEnable: boolean;
   socketRequestMaxBytes: number;
   fetchMaxBytes: number;
   /** max.incremental.fetch.session.cache.slots (KIP-227). */
@@ -598,6 +606,7 @@ export function parseBrokerConfig(input: Map<string, string>): { config: BrokerC
     autoCreateTopicsEnable: raw.get("auto.create.topics.enable")!.toLowerCase() === "true",
     deleteTopicEnable: raw.get("delete.topic.enable")!.toLowerCase() === "true",
     messageMaxBytes: int("message.max.bytes"),
+    logMessageDownconversionEnable: bool("log.message.downconversion.enable"),
     socketRequestMaxBytes: int("socket.request.max.bytes"),
     fetchMaxBytes: int("fetch.max.bytes"),
     maxIncrementalFetchSessionCacheSlots: int("max.incremental.fetch.session.cache.slots"),
@@ -668,6 +677,7 @@ export function parseBrokerConfig(input: Map<string, string>): { config: BrokerC
       replicaLagTimeMaxMs: int("replica.lag.time.max.ms"),
       replicaSocketTimeoutMs: int("replica.socket.timeout.ms"),
       uncleanLeaderElectionEnable: bool("unclean.leader.election.enable"),
+      alterPartitionEnable: usesAlterPartition(raw.get("inter.broker.protocol.version")!),
       controlledShutdownEnable: bool("controlled.shutdown.enable"),
       controlledShutdownMaxRetries: int("controlled.shutdown.max.retries"),
       controlledShutdownRetryBackoffMs: int("controlled.shutdown.retry.backoff.ms"),

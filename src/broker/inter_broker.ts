@@ -1,5 +1,5 @@
-// Who may send the inter-broker requests: LeaderAndIsr (4), StopReplica (5), UpdateMetadata (6)
-// and ControlledShutdown (7), a Fetch with a replica id (a follower) and OffsetForLeaderEpoch with
+// Who may send the inter-broker requests: LeaderAndIsr (4), StopReplica (5), UpdateMetadata (6),
+// ControlledShutdown (7) and AlterPartition (56), a Fetch with a replica id (a follower) and OffsetForLeaderEpoch with
 // one. These change what a broker holds (StopReplica deletes logs) or move its high watermark, so:
 //
 // - In single-node mode (no zookeeper.connect: the embedded registry) nobody may, authorizer or

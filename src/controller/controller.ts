@@ -42,6 +42,7 @@ import {
 } from "../registry/mod.ts";
 import { controllerResyncBackoffMaxMs, ErrorCode } from "../util/mod.ts";
 import type { Logger } from "../util/mod.ts";
+import { type AlterPartitionAnswer, type AlterPartitionItem, alterPartitionNow } from "./alter_partition.ts";
 import { BrokerEvents } from "./broker_events.ts";
 import type { ControllerChannel } from "./channel.ts";
 import {
@@ -414,6 +415,28 @@ export class KafkaController {
       if (!this.active) return { errorCode: ErrorCode.NOT_CONTROLLER, remaining: [] };
       return await this.t.brokers.controlledShutdown(brokerId, brokerEpoch);
     }, (e) => ({ errorCode: failureCode(e), remaining: [] }));
+  }
+
+  /**
+   * AlterPartition (56): a leader's ISR proposal (alter_partition.ts). Topics named by id (v2+)
+   * are resolved here; an id not known is UNKNOWN_TOPIC_ID.
+   */
+  alterPartition(
+    brokerId: number,
+    brokerEpoch: bigint,
+    version: number,
+    items: (Omit<AlterPartitionItem, "topic"> & { topic: string | null; topicId: Uint8Array | null })[],
+  ): Promise<AlterPartitionAnswer> {
+    return this.call("AlterPartition", async () => {
+      if (!this.active) return { errorCode: ErrorCode.NOT_CONTROLLER, partitions: [] };
+      const resolved = items.map((it) => ({ ...it, topic: it.topicId === null ? it.topic : this.topicNameOf(it.topicId) }));
+      return await alterPartitionNow(this.c, this.t.reassigner, this.logger, brokerId, brokerEpoch, version, resolved);
+    }, (e) => ({ errorCode: e instanceof ControllerMovedError ? ErrorCode.NOT_CONTROLLER : failureCode(e), partitions: [] }));
+  }
+
+  private topicNameOf(id: Uint8Array): string | null {
+    for (const t of this.c.topics.values()) if (t.topicId.length === id.length && t.topicId.every((b, i) => b === id[i])) return t.name;
+    return null;
   }
 
   // --- leader elections on request ---------------------------------------------------------------

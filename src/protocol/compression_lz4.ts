@@ -163,6 +163,15 @@ export function lz4Compress(data: Uint8Array): Uint8Array {
   return out.slice(0, o + 4);
 }
 
+/**
+ * A frame from lz4Compress with its header checksum recomputed the way Kafka wrote magic-0 LZ4
+ * messages (hashed from the magic number on; KAFKA-3160), which 0.8-0.9 consumers expect.
+ */
+export function lz4LegacyHeaderChecksum(frame: Uint8Array): Uint8Array {
+  frame[6] = (hash32(frame, 0, 6) >>> 8) & 0xff;
+  return frame;
+}
+
 interface FrameHeader {
   end: number;
   independent: boolean;

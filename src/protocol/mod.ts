@@ -13,6 +13,7 @@
 //   and answers an error code instead of throwing. recompress.ts: validated batches rewritten in a
 //   topic's compression.type (the body only; the header keeps every other field).
 // - message_set.ts: legacy message sets (magic 0/1, Produce v0-2) up-converted to one v2 batch.
+// - down_convert.ts: stored batches v2 down-converted to legacy message sets (Fetch v0-3).
 // - internal/offsets_records.ts: the __consumer_offsets key and value formats (version-prefixed);
 //   internal/consumer_protocol.ts: consumer subscription and assignment bytes (JoinGroup, SyncGroup);
 //   internal/txn_log.ts: the __transaction_state key and value formats (version-prefixed).
@@ -24,6 +25,7 @@ export * from "./api/mod.ts";
 export * from "./codec.ts";
 export * from "./compression.ts";
 export * from "./control_batch.ts";
+export * from "./down_convert.ts";
 export * from "./headers.ts";
 export * from "./internal/consumer_protocol.ts";
 export * from "./internal/offsets_records.ts";

@@ -1,4 +1,6 @@
-// The partition leader's ISR writes, as Kafka's ZooKeeper-mode leaders made them before AlterIsr:
+// The partition leader's ISR writes, as Kafka's ZooKeeper-mode leaders made them before AlterIsr
+// (used below inter.broker.protocol.version 2.7 and on a single node; broker/
+// alter_partition_sender.ts proposes them to the controller otherwise):
 // the state znode is rewritten with the new ISR, conditional on the version the leader last
 // saw (its partitionEpoch), and a persistent-sequential /isr_change_notification/isr_change_
 // node tells the controller, which re-reads the state and passes it on in UpdateMetadata.

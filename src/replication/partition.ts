@@ -72,6 +72,8 @@ interface FollowerState {
 export type IsrWriter = ((state: PartitionState, newIsr: number[]) => Promise<number | null | "retry">) & {
   /** Writes again what could not be written before (the notifications to the controller). */
   retryPending?: () => void;
+  /** Closes what the writer holds open (AlterPartition's connection to the controller). */
+  shutdown?: () => void;
 };
 
 export class Partition {

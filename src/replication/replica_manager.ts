@@ -660,6 +660,7 @@ export class ReplicaManager implements FollowerLog {
   }
 
   shutdown(): void {
+    this.options.isrWriter?.shutdown?.();
     this.isrTimer?.cancel();
     this.isrTimer = null;
     this.pendingRetry?.cancel();

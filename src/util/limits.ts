@@ -57,6 +57,17 @@ export const indexWriteBufferEntries = 512;
  */
 export const decompressedBytesMax = 64 * 1024 * 1024;
 /**
+ * Most bytes one stored batch may decompress to when a Fetch v0-3 answer down-converts it to a
+ * legacy message set; a batch past it ends the answer there.
+ */
+export const downConversionDecompressedBytesMax = decompressedBytesMax;
+/**
+ * Most bytes of down-converted records one Fetch v0-3 answer holds (beyond one first message or
+ * wrapper): Fetch v0-2 has no response limit, and stored compressed batches may convert to many
+ * times their size, so the partitions past it answer no records this time.
+ */
+export const downConvertedResponseBytesMax = 64 * 1024 * 1024;
+/**
  * Most per-record errors (recordErrors) one partition's Produce answer lists: a batch of a million
  * keyless records on a compacted topic is refused whole either way, and the answer stays small.
  */

@@ -6,20 +6,9 @@
 // most of the cost). Each figure is the best of many rounds, baseline and validation alternating,
 // since machines here are shared and noisy: the ratio matters more than the absolute figures.
 import { BatchField, batchSizeAt, Compression, view } from "../../src/protocol/record_batch.ts";
-import { RecordBatchBuilder } from "../../src/protocol/record_batch_builder.ts";
 import { defaultRecordRules, validateBatches } from "../../src/protocol/record_validator.ts";
 import { crc32c } from "../../src/util/crc32c.ts";
-
-const recordsPerBatch = 9_000;
-
-function batch(codec: number): Uint8Array {
-  const b = new RecordBatchBuilder();
-  const value = new TextEncoder().encode("x".repeat(99));
-  const t0 = BigInt(Date.now());
-  // Timestamps a few ms apart, as a producer's linger spreads them.
-  for (let i = 0; i < recordsPerBatch; i++) b.append(t0 + BigInt(i >> 8), null, value);
-  return b.build(codec);
-}
+import { hundredByteBatch, recordsPerBatch } from "./bench_batches.ts";
 
 /** The pre-validation check: header fields and CRC32C, records untouched. */
 function headerAndCrc(b: Uint8Array): boolean {
@@ -43,7 +32,7 @@ const runtime = typeof (globalThis as { Deno?: unknown }).Deno !== "undefined" ?
 console.log(`record validation on ${runtime}: batches of ${recordsPerBatch} records of 100 bytes`);
 const names = ["none", "gzip", "snappy", "lz4", "zstd"];
 for (const codec of [Compression.none, Compression.gzip, Compression.snappy, Compression.lz4, Compression.zstd]) {
-  const b = batch(codec);
+  const b = hundredByteBatch(codec);
   const rules = { ...defaultRecordRules, topicPartition: "bench-0", nowMs: Date.now() };
   const check = () => {
     if (!headerAndCrc(b)) throw new Error("header check failed");

@@ -37,8 +37,7 @@ import {
 } from "../../src/protocol/mod.ts";
 import { ErrorCode } from "../../src/util/errors.ts";
 import { ZooKeeperClient } from "../../src/zk/mod.ts";
-import { startBroker, type TestBroker, tempDir } from "../helpers/broker.ts";
-import { recordingLogger } from "../helpers/faulty_platform.ts";
+import { type InProcessNode, startInProcessNode, waitUntil } from "../helpers/in_process_cluster.ts";
 import { buildBatch, parseBatches, text, valueRecords } from "../helpers/record_batch.ts";
 import { createTopic, fetchOnce, produce, WireClient } from "../helpers/wire.ts";
 import { sharedZooKeeper, skipUnlessZooKeeper } from "../helpers/zookeeper.ts";
@@ -48,37 +47,10 @@ const zk = sharedZooKeeper();
 const MAX_EPOCH = 2147483647;
 const dec = new TextDecoder();
 
-interface Node {
-  b: TestBroker;
-  id: number;
-  logger: ReturnType<typeof recordingLogger>;
-  /** Port of the inter-broker listener. */
-  brokerPort: number;
-}
+type Node = InProcessNode;
 
-async function startNode(id: number, connect: string): Promise<Node> {
-  const logger = recordingLogger();
-  const b = await startBroker({
-    "broker.id": String(id),
-    "zookeeper.connect": connect,
-    "zookeeper.session.timeout.ms": "6000",
-    "listeners": "CLIENT://127.0.0.1:0,BROKER://127.0.0.1:0",
-    "listener.security.protocol.map": "CLIENT:PLAINTEXT,BROKER:PLAINTEXT",
-    "inter.broker.listener.name": "BROKER",
-    "auto.create.topics.enable": "false",
-    "offsets.topic.replication.factor": "1",
-    "replica.fetch.wait.max.ms": "100",
-  }, tempDir(), logger);
-  return { b, id, logger, brokerPort: b.broker.boundPorts.find((p) => p.name === "BROKER")!.port };
-}
-
-async function waitFor(cond: () => boolean | Promise<boolean>, what: string, timeoutMs = 20_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await cond())) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
-}
+const startNode = (id: number, connect: string) => startInProcessNode(id, connect);
+const waitFor = waitUntil;
 
 async function decoyListener(): Promise<{ port: number; connections: () => number; close(): Promise<void> }> {
   let n = 0;

@@ -1,4 +1,6 @@
-// Fetch (1), v4-16, for consumers and followers. v7+: incremental fetch sessions (KIP-227,
+// Fetch (1), v0-16, for consumers and followers. v0-3 read legacy message sets: the stored
+// batches are down-converted (fetch_down_convert.ts; message.downconversion.enable).
+// v7+: incremental fetch sessions (KIP-227,
 // fetch_session.ts: which partitions a request reads, and which of them its answer carries).
 // v11+: a consumer may read a follower, and the leader may name a preferred read replica in the
 // consumer's rack (KIP-392, replica_selector.ts). Consumers read up to
@@ -24,6 +26,7 @@ import { AclOperation, ResourceType } from "../../authorizer/mod.ts";
 import { bytesEqual, ErrorCode, fetchMaxWaitMsMax, uuidToString, zeroUuid } from "../../util/mod.ts";
 import { authorizedNames } from "../authorize_checks.ts";
 import type { ApiHandler } from "../dispatch.ts";
+import { downConvertFetched, FETCH_LEGACY_FORMAT_TO } from "../fetch_down_convert.ts";
 import { CachedPartition, type FetchContext, type FetchSessionCache, INVALID_SESSION_ID, newFetchContext, type RequestedPartition } from "../fetch_session.ts";
 import { refuseInterBroker } from "../inter_broker.ts";
 import type { BrokerEndpoint } from "../metadata_cache.ts";
@@ -157,7 +160,7 @@ export const fetchHandler: ApiHandler<BrokerServices> = {
         preferredReadReplica: selector === undefined ? undefined : (p: Parameters<typeof selector>[0]) => selector(p, fetchOffset),
       }];
     });
-    const results = await s.replicaManager.fetchMessages({
+    const read = await s.replicaManager.fetchMessages({
       partitions,
       maxWaitMs: Math.min(Math.max(0, req.maxWaitMs as number), fetchMaxWaitMsMax),
       minBytes: req.minBytes as number,
@@ -168,6 +171,7 @@ export const fetchHandler: ApiHandler<BrokerServices> = {
       fetchOnlyLeader: !clientMetadata,
       onParked: (ms) => (ctx.parkedMs += ms),
     });
+    const results = ctx.version <= FETCH_LEGACY_FORMAT_TO ? downConvertFetched(s, ctx.version, replicaId >= 0, read, partitions) : read;
     const endpoints = new Map<number, BrokerEndpoint>();
     let r = 0;
     const answers = wanted.map((w, i): Struct => {

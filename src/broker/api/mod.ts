@@ -49,6 +49,7 @@ import { alterUserScramCredentialsHandler } from "./51_alter_user_scram_credenti
 import { createPartitionsHandler } from "./37_create_partitions.ts";
 import { electLeadersHandler } from "./43_elect_leaders.ts";
 import { alterPartitionReassignmentsHandler } from "./45_alter_partition_reassignments.ts";
+import { alterPartitionHandler } from "./56_alter_partition.ts";
 import { listPartitionReassignmentsHandler } from "./46_list_partition_reassignments.ts";
 import { incrementalAlterConfigsHandler } from "./44_incremental_alter_configs.ts";
 import { describeClusterHandler } from "./60_describe_cluster.ts";
@@ -92,6 +93,7 @@ export const apiHandlers: ApiHandler<BrokerServices>[] = [
   electLeadersHandler,
   alterPartitionReassignmentsHandler,
   listPartitionReassignmentsHandler,
+  alterPartitionHandler,
   deleteGroupsHandler,
   incrementalAlterConfigsHandler,
   offsetDeleteHandler,

@@ -1,7 +1,8 @@
 // AlterPartition (key 56), v0-3 (all flexible): a partition leader asks the controller to change
-// the ISR (KIP-497, the successor of ZooKeeper-mode ISR writes; strand's leaders write the state
-// znode instead, so this is declared for completeness). v1 adds the leader recovery state
-// (KIP-704), v2 names topics by id, v3 gives each new ISR member's broker epoch (KIP-903).
+// the ISR (KIP-497, the successor of ZooKeeper-mode leaders' own ISR writes; broker/api/
+// 56_alter_partition.ts answers it, broker/alter_partition_sender.ts sends it). v1 adds the
+// leader recovery state (KIP-704), v2 names topics by id, v3 gives each new ISR member's broker
+// epoch (KIP-903).
 import { api, message } from "../schema.ts";
 
 export const AlterPartitionApi = api(

@@ -1,6 +1,6 @@
 // Every API strand speaks, as data: one schema per API key (request and response), sorted by key.
 // The broker's handler registry pairs each with a handler; ApiVersions is answered from that, so a
-// schema here without a handler is not advertised (the client's requests, e.g. AlterPartition).
+// schema here without a handler is not advertised.
 import type { ApiSchema } from "../schema.ts";
 import { ProduceApi } from "./00_produce.ts";
 import { FetchApi } from "./01_fetch.ts";

@@ -6,7 +6,7 @@
 # With PRODUCER_API_VERSION (e.g. 0.10.1 or 0.9) the producer skips version probing and speaks
 # that broker version: below 0.11 it sends legacy message sets (0.10: Produce v2 with magic 1;
 # 0.9: Produce v1 with magic 0), which carry no headers, so none are sent or expected; the
-# consumer still probes (strand has no Fetch below v4).
+# consumer still probes (kafka_python_old_fetch.py reads with the old Fetch versions).
 # Usage: kafka_python_roundtrip.py BOOTSTRAP TOPIC [N] [COMPRESSION] [PRODUCER_API_VERSION]
 # Prints one JSON line: {"client": ..., "api_version": ..., "sent": N, "received": N, "ok": bool, ...}
 import json
