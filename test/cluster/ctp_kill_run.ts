@@ -13,7 +13,7 @@ import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { partitionForGroup } from "../../src/coordinator/group_partition.ts";
 import type { Cluster } from "../helpers/cluster.ts";
-import { createTopic, sleep, waitIsrFull } from "./workload.ts";
+import { createTopic, waitIsrFull } from "./workload.ts";
 
 const SCRIPT = join(dirname(fileURLToPath(import.meta.url)), "rdkafka_ctp.py");
 export const CTP_GROUP = "ctp-kill";
@@ -116,7 +116,10 @@ export async function runCtpKill(c: Cluster, o: CtpOptions): Promise<CtpRun> {
     await killAndRestart(c, copier, o.count, "the output leader", "ctp-out", 0, lines);
     await c.waitFor(async () => (await c.leaderOf("__transaction_state", partitionForGroup(TXN_ID, 5))) >= 0, 30_000, "a coordinator");
     await killAndRestart(c, copier, o.count, "the transaction coordinator", "__transaction_state", partitionForGroup(TXN_ID, 5), lines);
-    const code = await Promise.race([copier.exited, sleep(o.deadlineS * 1000 + 60_000).then(() => "timeout" as const)]);
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    const late = new Promise<"timeout">((resolve) => (timer = setTimeout(() => resolve("timeout"), o.deadlineS * 1000 + 60_000)));
+    const code = await Promise.race([copier.exited, late]);
+    clearTimeout(timer); // a pending timer would keep a bench process alive
     assert.notEqual(code, "timeout", `the copier finished (copied ${copier.copied}); log: ${copier.log.join(" | ")}`);
   } finally {
     copier.kill();
