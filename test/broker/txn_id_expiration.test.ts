@@ -6,10 +6,10 @@
 // kept. After a restart the tombstone keeps the id gone.
 import assert from "node:assert/strict";
 import { test } from "node:test";
-import { AddPartitionsToTxnApi, DescribeTransactionsApi, EndTxnApi } from "../../src/protocol/api/mod.ts";
+import { DescribeTransactionsApi, EndTxnApi } from "../../src/protocol/api/mod.ts";
 import { ErrorCode } from "../../src/util/errors.ts";
 import { startBroker } from "../helpers/broker.ts";
-import { findTxnCoordinator, initTxn, produceAs, txnBatch } from "../helpers/txn.ts";
+import { addPartitions, findTxnCoordinator, initTxn, partitionCodes, produceAs, txnBatch } from "../helpers/txn.ts";
 import { createTopic, WireClient } from "../helpers/wire.ts";
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -30,8 +30,8 @@ test("transactional.id.expiration.ms: an idle id is removed with a tombstone (TR
     const idle = await initTxn(c, "idle");
     assert.equal(idle.errorCode, 0);
     // "idle" commits a transaction, then goes quiet; "open" keeps one open (its timeout is long).
-    const add = (id: string, p: { producerId: bigint; producerEpoch: number }) =>
-      c.request(AddPartitionsToTxnApi, 3, { v3AndBelowTransactionalId: id, v3AndBelowProducerId: p.producerId, v3AndBelowProducerEpoch: p.producerEpoch, v3AndBelowTopics: [{ name: "t", partitions: [0] }] });
+    const add = async (id: string, p: { producerId: bigint; producerEpoch: number }) =>
+      assert.deepEqual(partitionCodes(await addPartitions(c, id, p, [{ name: "t", partitions: [0] }])), { "t-0": 0 });
     await add("idle", idle);
     assert.equal((await produceAs(c, "idle", "t", 0, txnBatch(idle.producerId, idle.producerEpoch, 0, 2, "i"))).errorCode, 0);
     assert.equal((await c.request(EndTxnApi, 3, { transactionalId: "idle", producerId: idle.producerId, producerEpoch: idle.producerEpoch, committed: true })).errorCode, 0);

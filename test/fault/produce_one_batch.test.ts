@@ -7,11 +7,11 @@
 // ReplicaManager). Crafted bytes over a real socket.
 import assert from "node:assert/strict";
 import { test } from "node:test";
-import { AddPartitionsToTxnApi, ProduceApi } from "../../src/protocol/api/mod.ts";
+import { ProduceApi } from "../../src/protocol/api/mod.ts";
 import { ErrorCode } from "../../src/util/errors.ts";
 import { startBroker } from "../helpers/broker.ts";
 import { buildBatch, buildMagic1Message, concatBytes, valueRecords } from "../helpers/record_batch.ts";
-import { findTxnCoordinator, initTxn, txnBatch, valuesOf, fetchIsolated } from "../helpers/txn.ts";
+import { addPartitions, fetchIsolated, findTxnCoordinator, initTxn, partitionCodes, txnBatch, valuesOf } from "../helpers/txn.ts";
 import { createTopic, fetchOnce, type ProducePartitionResponse, WireClient } from "../helpers/wire.ts";
 
 /** One Produce request with a record set per partition of `topic`; the answers by partition. */
@@ -72,14 +72,7 @@ test("transactional Produce: two producers' batches in one partition are INVALID
     assert.equal((await findTxnCoordinator(c, "tx")).errorCode, 0);
     const p = await initTxn(c, "tx");
     assert.equal(p.errorCode, 0);
-    const added = await c.request(AddPartitionsToTxnApi, 3, {
-      v3AndBelowTransactionalId: "tx",
-      v3AndBelowProducerId: p.producerId,
-      v3AndBelowProducerEpoch: p.producerEpoch,
-      v3AndBelowTopics: [{ name: "t", partitions: [0, 1] }],
-    });
-    const codes = (added.resultsByTopicV3AndBelow as { resultsByPartition: { partitionErrorCode: number }[] }[])[0].resultsByPartition.map((r) => r.partitionErrorCode);
-    assert.deepEqual(codes, [0, 0]);
+    assert.deepEqual(partitionCodes(await addPartitions(c, "tx", p, [{ name: "t", partitions: [0, 1] }])), { "t-0": 0, "t-1": 0 });
     const end = (i: number) => b.broker.services.replicaManager.getPartition("t", i)!.log.logEndOffset;
     const other = p.producerId + 1000n;
 
