@@ -31,9 +31,12 @@ export interface TxnBatchProducer {
 }
 
 /**
- * The first batch's producer when it is a transactional record batch v2 with a producer id, else
+ * The record set's producer when it is a transactional record batch v2 with a producer id, else
  * null (no allocation otherwise). A transactional bit without a producer id is a malformed batch,
  * not a transaction: the validator refuses it (INVALID_RECORD) without asking any coordinator.
+ * The first batch is the whole set: Produce refuses a set of several batches (INVALID_RECORD,
+ * protocol's produceRecordSetError) before verifying, and a request whose partitions carry two
+ * producers (INVALID_PRODUCER_ID_MAPPING), so one producer speaks for every partition asked about.
  */
 export function transactionalProducerOf(records: Uint8Array | null): TxnBatchProducer | null {
   if (records === null || records.length < recordBatchHeaderBytes || records[BatchField.magic] !== 2) return null;

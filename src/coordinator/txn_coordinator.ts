@@ -103,6 +103,8 @@ export class TransactionCoordinator {
     let got = this.state.getTransactionState(transactionalId);
     if (!got.ok) return initError(got.errorCode);
     if (got.metadata === undefined) {
+      // No producer id spent on an id the coordinator has no room for (txnIdsLoadedBytesMax).
+      if (!this.state.hasRoomFor(transactionalId)) return initError(ErrorCode.COORDINATOR_LOAD_IN_PROGRESS);
       const id = await this.newProducerId();
       if (id === null) return initError(ErrorCode.COORDINATOR_LOAD_IN_PROGRESS);
       // (Another request may have created it, or the partition moved, while the id was fetched.)

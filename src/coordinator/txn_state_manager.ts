@@ -20,7 +20,7 @@ import {
   encodeTransactionLogValue,
   RecordBatchBuilder,
 } from "../protocol/mod.ts";
-import { assert, ErrorCode, type Logger, txnTombstoneBatchBytesMax } from "../util/mod.ts";
+import { assert, ErrorCode, type Logger, txnIdOverheadBytes, txnIdsLoadedBytesMax, txnIdsMakeRoomBackoffMs, txnTombstoneBatchBytesMax } from "../util/mod.ts";
 import { offsetKey, splitOffsetKey } from "./group.ts";
 import type { OffsetsTopicLog } from "./group_metadata_manager.ts";
 import { partitionForGroup } from "./group_partition.ts";
@@ -46,7 +46,15 @@ export interface TimedOutTxn {
 
 interface CacheEntry {
   coordinatorEpoch: number;
+  /** In the order of their last update (least recent first): the early expiry takes from the front. */
   txns: Map<string, TransactionMetadata>;
+  /** What the ids take, counted as txnIdsLoadedBytesMax counts it. */
+  bytes: number;
+}
+
+/** One id's share of txnIdsLoadedBytesMax. */
+function idCost(transactionalId: string): number {
+  return txnIdOverheadBytes + 2 * transactionalId.length;
 }
 
 export class TxnStateManager {
@@ -54,12 +62,18 @@ export class TxnStateManager {
   private readonly cache = new Map<number, CacheEntry>();
   /** Partitions being loaded, with the coordinator epoch they are loaded at. */
   private readonly loading = new Map<number, number>();
+  /** The early expiry under way (one at a time). */
+  private makingRoom: Promise<number> | null = null;
+  /** After an early expiry that could not free enough, the next waits until then (monotonic ms). */
+  private makeRoomNotBeforeMs = 0;
 
   constructor(
     private readonly log: TxnTopicLog,
     readonly config: TransactionConfig,
     private readonly clock: Clock,
     private readonly logger: Logger,
+    /** txnIdsLoadedBytesMax (smaller in tests). */
+    private readonly idsBytesMax = txnIdsLoadedBytesMax,
   ) {
     this.partitionCount = config.transactionLogNumPartitions;
   }
@@ -95,12 +109,35 @@ export class TxnStateManager {
     return { ok: true, coordinatorEpoch: entry.coordinatorEpoch, metadata: entry.txns.get(transactionalId) };
   }
 
-  /** Adds the metadata unless the id already has some; answers what the id has now. */
+  /**
+   * Adds the metadata unless the id already has some; answers what the id has now. A new id past
+   * txnIdsLoadedBytesMax is refused (COORDINATOR_LOAD_IN_PROGRESS) while idle ids make room.
+   */
   putTransactionStateIfNotExists(m: TransactionMetadata): TxnLookup {
     const got = this.getTransactionState(m.transactionalId);
     if (!got.ok || got.metadata !== undefined) return got;
-    this.cache.get(this.partitionFor(m.transactionalId))!.txns.set(m.transactionalId, m);
+    if (!this.hasRoomFor(m.transactionalId)) return { ok: false, errorCode: ErrorCode.COORDINATOR_LOAD_IN_PROGRESS };
+    const entry = this.cache.get(this.partitionFor(m.transactionalId))!;
+    entry.txns.set(m.transactionalId, m);
+    entry.bytes += idCost(m.transactionalId);
     return { ok: true, coordinatorEpoch: got.coordinatorEpoch, metadata: m };
+  }
+
+  /** What the loaded ids take, counted as txnIdsLoadedBytesMax counts it. */
+  get loadedIdBytes(): number {
+    let n = 0;
+    for (const e of this.cache.values()) n += e.bytes;
+    return n;
+  }
+
+  /**
+   * Whether a new id fits under txnIdsLoadedBytesMax; when it does not, the early expiry of idle
+   * ids starts (if not already running), and the caller answers retriable.
+   */
+  hasRoomFor(transactionalId: string): boolean {
+    if (this.loadedIdBytes + idCost(transactionalId) <= this.idsBytesMax) return true;
+    this.makeRoom();
+    return false;
   }
 
   /** Every loaded id (for listing and the expiry loops). */
@@ -141,6 +178,7 @@ export class TxnStateManager {
       if (!after.ok) return after.errorCode;
       if (after.metadata === undefined || after.coordinatorEpoch !== coordinatorEpoch) return ErrorCode.NOT_COORDINATOR;
       after.metadata.completeTransitionTo(transit);
+      this.touch(transactionalId, after.metadata);
       return ErrorCode.NONE;
     }
     if (after.ok && after.metadata !== undefined && after.coordinatorEpoch === coordinatorEpoch && !retryOnError(code)) {
@@ -148,6 +186,14 @@ export class TxnStateManager {
     }
     this.logger.info({ transactionalId, state: transit.state, errorCode: code }, "appending a transaction state change failed");
     return code;
+  }
+
+  /** Moves the id to the end of its partition's order (most recently updated). */
+  private touch(transactionalId: string, m: TransactionMetadata): void {
+    const entry = this.cache.get(this.partitionFor(transactionalId));
+    if (entry === undefined || entry.txns.get(transactionalId) !== m) return;
+    entry.txns.delete(transactionalId);
+    entry.txns.set(transactionalId, m);
   }
 
   // ---- loading ---------------------------------------------------------------------------------
@@ -176,7 +222,9 @@ export class TxnStateManager {
     if (records === null || !stillLoading()) return;
     const previous = this.cache.get(partition);
     if (previous !== undefined) this.logger.warn({ partition, coordinatorEpoch, previous: previous.coordinatorEpoch }, "replaced loaded transaction metadata");
-    this.cache.set(partition, { coordinatorEpoch, txns: loaded });
+    let bytes = 0;
+    for (const id of loaded.keys()) bytes += idCost(id);
+    this.cache.set(partition, { coordinatorEpoch, txns: loaded, bytes });
     const pending: { m: TransactionMetadata; t: TxnTransit; committed: boolean }[] = [];
     for (const m of loaded.values()) {
       if (m.state === "PrepareCommit" || m.state === "PrepareAbort") {
@@ -186,6 +234,8 @@ export class TxnStateManager {
     // Out of loading first, so completing these is not refused as "load in progress".
     this.loading.delete(partition);
     for (const { m, t, committed } of pending) sendMarkers(coordinatorEpoch, committed, m, t);
+    // A takeover (a dead broker's partitions) may bring more ids than fit.
+    if (this.loadedIdBytes > this.idsBytesMax) this.makeRoom();
     this.logger.info(
       { partition, coordinatorEpoch, transactionalIds: loaded.size, prepared: pending.length, records, ms: Math.round(this.clock.monotonicMs() - t0) },
       "loaded __transaction_state partition",
@@ -220,6 +270,7 @@ export class TxnStateManager {
       Number(v.transactionLastUpdateTimestampMs),
     );
     if (state !== "Empty") for (const tp of v.transactionPartitions ?? []) for (const p of tp.partitionIds) m.partitions.add(offsetKey(tp.topic, p));
+    loaded.delete(k.transactionalId); // the order of last updates, as touch() keeps it
     loaded.set(k.transactionalId, m);
   }
 
@@ -255,9 +306,55 @@ export class TxnStateManager {
    */
   async removeExpiredTransactionalIds(): Promise<number> {
     const now = this.clock.nowMs();
+    const expired = (m: TransactionMetadata) => m.txnLastUpdateTimestampMs <= now - this.config.transactionalIdExpirationMs;
+    const removed = await this.removeIdleIds(now, () => expired);
+    if (removed > 0) this.logger.info({ transactionalIds: removed }, "expired idle transactional ids");
+    return removed;
+  }
+
+  /** Starts the early expiry past txnIdsLoadedBytesMax unless it is running. */
+  private makeRoom(): void {
+    if (this.makingRoom !== null || this.clock.monotonicMs() < this.makeRoomNotBeforeMs) return;
+    this.makingRoom = this.removeLeastRecentIdleIds().finally(() => (this.makingRoom = null));
+    this.makingRoom.catch((e) => this.logger.error({ err: String(e) }, "expiring transactional ids to make room failed"));
+  }
+
+  /**
+   * Past txnIdsLoadedBytesMax: expires the idle ids least recently updated, each partition its
+   * share, until the loaded ids take nine tenths of the bound. Safe as the expiry is: an idle id
+   * has no transaction to finish; its producer, if still alive, is told INVALID_PRODUCER_ID_MAPPING
+   * at its next transaction and starts again with InitProducerId.
+   */
+  removeLeastRecentIdleIds(): Promise<number> {
+    const now = this.clock.nowMs();
+    const total = this.loadedIdBytes;
+    const excess = total - Math.floor(this.idsBytesMax * 0.9);
+    if (excess <= 0) return Promise.resolve(0);
+    return this.removeIdleIds(now, (entry) => {
+      let share = Math.ceil((excess * entry.bytes) / total);
+      return (m) => {
+        if (share <= 0) return false;
+        share -= idCost(m.transactionalId);
+        return true;
+      };
+    }).then((removed) => {
+      // Nothing (or too little) idle: every id is in a transaction, which its timeout ends; until
+      // then new ids are refused without scanning the cache again on each request.
+      if (this.loadedIdBytes > this.idsBytesMax * 0.9) this.makeRoomNotBeforeMs = this.clock.monotonicMs() + txnIdsMakeRoomBackoffMs;
+      this.logger.warn({ transactionalIds: removed, loadedIdBytes: this.loadedIdBytes, boundBytes: this.idsBytesMax }, "the transaction coordinator's transactional ids reached their memory bound: idle ids expired early");
+      return removed;
+    });
+  }
+
+  /**
+   * Writes tombstones for the idle ids (Empty, CompleteCommit, CompleteAbort, nothing pending) a
+   * partition's chooser picks, in the partition's order, and forgets them once written.
+   */
+  private async removeIdleIds(now: number, chooser: (entry: CacheEntry) => (m: TransactionMetadata) => boolean): Promise<number> {
     let removed = 0;
     for (const [partition, entry] of [...this.cache]) {
       if (this.loading.has(partition)) continue;
+      const choose = chooser(entry);
       let batch: { b: RecordBatchBuilder; ids: { m: TransactionMetadata; t: TxnTransit }[] } | null = null;
       const flush = async () => {
         if (batch === null) return;
@@ -266,7 +363,7 @@ export class TxnStateManager {
         removed += await this.writeTombstones(partition, entry, b, ids);
       };
       for (const m of [...entry.txns.values()]) {
-        if (m.pendingState !== null || !isExpirationAllowed(m.state) || m.txnLastUpdateTimestampMs > now - this.config.transactionalIdExpirationMs) continue;
+        if (m.pendingState !== null || !isExpirationAllowed(m.state) || !choose(m)) continue;
         const key = encodeTransactionLogKey(m.transactionalId);
         if (batch !== null && batch.b.recordBytes + key.length > txnTombstoneBatchBytesMax) await flush();
         if (m.pendingState !== null || this.cache.get(partition) !== entry) continue; // changed while a batch was written
@@ -276,7 +373,6 @@ export class TxnStateManager {
       }
       await flush();
     }
-    if (removed > 0) this.logger.info({ transactionalIds: removed }, "expired idle transactional ids");
     return removed;
   }
 
@@ -287,6 +383,7 @@ export class TxnStateManager {
       const current = this.cache.get(partition);
       if (code === ErrorCode.NONE && current === entry && m.pendingState === "Dead" && m.producerEpoch === t.producerEpoch) {
         entry.txns.delete(m.transactionalId);
+        entry.bytes -= idCost(m.transactionalId);
         removed++;
       } else {
         this.logger.warn({ transactionalId: m.transactionalId, errorCode: code }, "could not remove an expired transactional id");

@@ -20,7 +20,7 @@
 //
 // The fields patched on append lie outside the CRC's range, so the client's checksum stays valid.
 
-import { crc32c, recordBatchHeaderBytes } from "../util/mod.ts";
+import { crc32c, ErrorCode, recordBatchHeaderBytes } from "../util/mod.ts";
 
 export const BatchField = {
   baseOffset: 0,
@@ -82,4 +82,38 @@ export function anyBatchUsesCodec(records: Uint8Array, codec: number): boolean {
     pos += size;
   }
   return false;
+}
+
+/** Kafka's smallest legal batch size field (LegacyRecord.RECORD_OVERHEAD_V0) and the bytes up to the magic. */
+const batchSizeFieldMin = 14;
+const headerBytesUpToMagic = 17;
+
+/**
+ * The checks Kafka makes of a partition's record set before anything else looks at it
+ * (ProduceRequest.validateRecords, then LogValidator's one-batch rule for magic 2): in Produce v3+
+ * the set is record batches v2 only, zstd needs v7+, and a magic 2 set (any version) is exactly one
+ * batch ("Compressed outer record has more than one batch"). The producer state, the transactional
+ * verification and the sequence checks all speak of one batch per partition per request. A second
+ * batch counts as Kafka's batch iterator counts it (its size fits the bytes left); anything else
+ * past the first batch is left to the validator. null when the set passes (or is absent: the
+ * append answers that).
+ */
+export function produceRecordSetError(records: Uint8Array | null, apiVersion: number): { errorCode: number; message: string } | null {
+  if (records === null || records.length < headerBytesUpToMagic) return null;
+  const dv = view(records);
+  const magic = dv.getInt8(BatchField.magic);
+  if (magic !== 2) {
+    return apiVersion >= 3 ? { errorCode: ErrorCode.INVALID_RECORD, message: `Produce requests with version ${apiVersion} are only allowed to contain record batches with magic version 2` } : null;
+  }
+  if (apiVersion < 7 && anyBatchUsesCodec(records, Compression.zstd)) {
+    return { errorCode: ErrorCode.UNSUPPORTED_COMPRESSION_TYPE, message: `zstd needs Produce v7+, got v${apiVersion}` };
+  }
+  if (records.length < recordBatchHeaderBytes) return null;
+  const size = batchSizeAt(dv, 0);
+  if (size < recordBatchHeaderBytes || size >= records.length) return null;
+  const rest = records.length - size;
+  if (rest < headerBytesUpToMagic) return null;
+  const next = batchSizeAt(dv, size);
+  if (next - batchLogOverhead < batchSizeFieldMin || next > rest) return null;
+  return { errorCode: ErrorCode.INVALID_RECORD, message: "Compressed outer record has more than one batch: a partition takes exactly one record batch per produce request" };
 }

@@ -13,6 +13,12 @@
 //            write calls as the log: ext4 takes markedly longer per byte for writes that are not
 //            whole pages (measured here: 15,556-byte writes run at ~60% of 16,384-byte ones,
 //            in dd and in the runtimes alike), and produced batches are never whole pages.
+//   idempotent the same append of 100-byte records with a producer id and increasing sequences
+//            (the producer state's checks and updates on every batch: Kafka's
+//            analyzeAndValidateProducerState), against the plain append in the same rounds,
+//            alternating which goes first: issue 15's target is idempotent within 10% of plain; the
+//            small batches make the per-batch cost as visible as it gets. `--only idempotent` runs
+//            this part alone.
 //   read     sequential Log.read of a --mib partition of 1 KiB records, in 1 MiB fetches, against
 //            `dd of=/dev/null bs=1M` of its segment files (both from the page cache).
 //   lookup   p50/p99 latency on that partition of Log.read(random offset, 1 byte, minOneBatch):
@@ -40,6 +46,7 @@ import { RecordBatchBuilder } from "../../src/protocol/mod.ts";
 import { loadPlatform } from "../../src/platform/mod.ts";
 import { crc32c } from "../../src/util/crc32c.ts";
 import { silentLogger } from "../../src/util/logger.ts";
+import { assert } from "../../src/util/assert.ts";
 import { buildBatch } from "../helpers/record_batch.ts";
 
 function arg(name: string, dflt: string): string {
@@ -96,25 +103,31 @@ interface Batches {
   template: Uint8Array;
 }
 
-/** A batch of about 16 KiB of recordBytes-byte values. */
-function batchShape(recordBytes: number, fill = "x"): Batches {
+/** A batch of about 16 KiB of recordBytes-byte values (with producerId: an idempotent producer's, sequence 0). */
+function batchShape(recordBytes: number, fill = "x", producerId?: bigint): Batches {
   const value = fill.repeat(recordBytes);
   const one = buildBatch([{ value }]).length - 61;
   const recordsPerBatch = Math.max(1, Math.floor((batchBytesTarget - 61) / one));
-  const template = buildBatch(Array.from({ length: recordsPerBatch }, () => ({ value })));
+  const producer = producerId === undefined ? {} : { producerId, producerEpoch: 0, baseSequence: 0 };
+  const template = buildBatch(Array.from({ length: recordsPerBatch }, () => ({ value })), producer);
   return { recordBytes, recordsPerBatch, batchBytes: template.length, template };
 }
 
 /** Eight distinct batches of the shape (different bytes, same size). */
-function ring(recordBytes: number): Batches[] {
-  return Array.from({ length: 8 }, (_, k) => batchShape(recordBytes, "xyzwvuts"[k]));
+function ring(recordBytes: number, producerId?: bigint): Batches[] {
+  return Array.from({ length: 8 }, (_, k) => batchShape(recordBytes, "xyzwvuts"[k], producerId));
 }
 
-function appendRing(dir: string, batches: Batches[], count: number): { seconds: number; log: Log } {
+/** Appends count batches from the ring; an idempotent ring's batches get the next sequence each (the log checks no CRC). */
+function appendRing(dir: string, batches: Batches[], count: number, idempotent = false): { seconds: number; log: Log } {
   const log = Log.open(platform, dir, "bench", 0, config, silentLogger);
   const n = batches[0].recordsPerBatch;
+  const views = batches.map((b) => new DataView(b.template.buffer, b.template.byteOffset, b.template.byteLength));
   const t0 = performance.now();
-  for (let i = 0; i < count; i++) log.appendAsLeader(batches[i & 7].template, n, 0);
+  for (let i = 0; i < count; i++) {
+    if (idempotent) views[i & 7].setInt32(53, i * n); // baseSequence
+    log.appendAsLeader(batches[i & 7].template, n, 0);
+  }
   const seconds = (performance.now() - t0) / 1000;
   return { seconds, log };
 }
@@ -194,6 +207,29 @@ function benchAppend(batches: Batches[], bytes: number): AppendResult {
     ratioSameSize: logMBps / ddSameSizeMBps,
     recordsPerSec: (count * b.recordsPerBatch) / median(logTimes),
   };
+}
+
+/** Rounds of plain and idempotent appends of the same bytes, alternating which goes first. */
+function benchIdempotent(bytes: number): { plainMBps: number; idempotentMBps: number; ratio: number; batchBytes: number } {
+  const plain = ring(100);
+  const idem = ring(100, 4242n);
+  const count = Math.floor(bytes / plain[0].batchBytes);
+  const written = count * plain[0].batchBytes;
+  const times = { plain: [] as number[], idem: [] as number[] };
+  for (let r = 0; r < rounds; r++) {
+    for (const kind of r % 2 === 0 ? ["plain", "idem"] as const : ["idem", "plain"] as const) {
+      syncDisk();
+      const dir = `${root}/idem-${kind}-${r}`;
+      const { seconds, log } = appendRing(dir, kind === "idem" ? idem : plain, count, kind === "idem");
+      if (kind === "idem") assert(log.producerState.lastEntry(4242n) !== undefined, "the producer state saw the idempotent batches");
+      times[kind].push(seconds);
+      log.close();
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
+  }
+  const plainMBps = written / 1e6 / median(times.plain);
+  const idempotentMBps = written / 1e6 / median(times.idem);
+  return { plainMBps, idempotentMBps, ratio: idempotentMBps / plainMBps, batchBytes: plain[0].batchBytes };
 }
 
 function benchRead(log: Log, dir: string): { logMBps: number; ddMBps: number; ratio: number } {
@@ -375,6 +411,22 @@ async function cleaningFigures() {
   return { plain, gzip };
 }
 
+function idempotentFigures() {
+  const r = benchIdempotent(appendMib * MiB);
+  out(`idempotent append (producer state checked and updated per ${r.batchBytes}-byte batch), median of ${rounds} rounds: ` +
+    `${fmt(r.idempotentMBps)} MB/s against plain ${fmt(r.plainMBps)} MB/s: ratio ${fmt(r.ratio, 3)} (issue 15's target: at least 0.90)`);
+  return r;
+}
+
+if (only === "idempotent") {
+  try {
+    out("RESULT " + JSON.stringify({ runtime, idempotent: idempotentFigures() }));
+  } finally {
+    fs.rmSync(root, { recursive: true, force: true });
+  }
+  process.exit(0);
+}
+
 if (only === "clean") {
   try {
     const cleaning = await cleaningFigures();
@@ -398,6 +450,7 @@ try {
     out(`      dd bs=16k ${fmt(a.ddMBps).padStart(6)} MB/s: ratio ${fmt(a.ratio, 2)}   ` +
       `dd bs=${a.batchBytes} ${fmt(a.ddSameSizeMBps).padStart(6)} MB/s: ratio ${fmt(a.ratioSameSize, 2)}`);
   }
+  const idempotent = idempotentFigures();
   const partDir = `${root}/bench-0`;
   const log = buildPartition(partDir, bigRing[0], bigMib * MiB);
   const read = benchRead(log, partDir);
@@ -412,7 +465,7 @@ try {
   out(`recovery (unclean shutdown, recovery point 0: every batch CRC32C-checked, indexes rebuilt): ${fmt(rec.scanMBps)} MB/s ` +
     `of segment (${fmt(rec.bytes / MiB)} MiB); CRC32C alone in memory ${fmt(rec.crcMBps)} MB/s`);
   const cleaning = await cleaningFigures();
-  out("RESULT " + JSON.stringify({ runtime, appendSmall, appendBig, read, lookup: look, recovery: rec, cleaning }));
+  out("RESULT " + JSON.stringify({ runtime, appendSmall, appendBig, idempotent, read, lookup: look, recovery: rec, cleaning }));
 } finally {
   fs.rmSync(root, { recursive: true, force: true });
 }

@@ -26,27 +26,8 @@ import { grant, revokeAll, saslAclBroker } from "../helpers/acls.ts";
 import { startBroker, type TestBroker } from "../helpers/broker.ts";
 import { findCoordinator } from "../helpers/groups.ts";
 import { plainLogin } from "../helpers/sasl.ts";
-import { committedValues, fetchIsolated, produceAs, findTxnCoordinator, type InitAnswer, initTxn, txnBatch, valuesOf, writeMarker } from "../helpers/txn.ts";
+import { addPartitions, committedValues, fetchIsolated, findTxnCoordinator, initTxn, partitionCodes, produceAs, txnBatch, valuesOf, writeMarker } from "../helpers/txn.ts";
 import { createTopic, WireClient } from "../helpers/wire.ts";
-
-type Init = InitAnswer;
-
-function addPartitions(c: WireClient, id: string, p: Init, topics: { name: string; partitions: number[] }[], version = 3) {
-  return c.request(AddPartitionsToTxnApi, version, {
-    v3AndBelowTransactionalId: id,
-    v3AndBelowProducerId: p.producerId,
-    v3AndBelowProducerEpoch: p.producerEpoch,
-    v3AndBelowTopics: topics,
-  });
-}
-
-function partitionCodes(answer: Record<string, unknown>): Record<string, number> {
-  const out: Record<string, number> = {};
-  for (const t of answer.resultsByTopicV3AndBelow as { name: string; resultsByPartition: { partitionIndex: number; partitionErrorCode: number }[] }[]) {
-    for (const p of t.resultsByPartition) out[`${t.name}-${p.partitionIndex}`] = p.partitionErrorCode;
-  }
-  return out;
-}
 
 async function describe(c: WireClient, id: string) {
   const r = await c.request(DescribeTransactionsApi, 0, { transactionalIds: [id] });

@@ -5,8 +5,11 @@
 # rewinds the consumer to the group's committed offsets; a fatal one (fenced) makes a new producer
 # (init_transactions fences the old epoch). Prints "P <copied>" after each commit, then checks:
 # a read_committed reader of OUT sees each input record exactly once, in order; a read_uncommitted
-# reader sees at least as many. Last line: one JSON summary.
-# Usage: rdkafka_ctp.py BOOTSTRAP IN OUT GROUP N BATCH DEADLINE_S
+# reader sees at least as many. With ABORT_EVERY k > 0, every k-th transaction is aborted on
+# purpose: its records ("aborted-rec-*", flushed first so they are in the log) and offsets vanish,
+# the consumer rewinds ("A <aborts>" after each); a read_committed reader must see none of them, a
+# read_uncommitted reader every one whose delivery was acknowledged. Last line: one JSON summary.
+# Usage: rdkafka_ctp.py BOOTSTRAP IN OUT GROUP N BATCH DEADLINE_S [ABORT_EVERY]
 import json
 import os
 import sys
@@ -42,7 +45,13 @@ def new_producer(bootstrap, txn_id):
 def main():
     bootstrap, tin, tout, group = sys.argv[1:5]
     n, batch, deadline_s = int(sys.argv[5]), int(sys.argv[6]), int(sys.argv[7])
-    s = {"n": n, "commits": 0, "aborts": 0, "fatal_restarts": 0, "errors": []}
+    abort_every = int(sys.argv[8]) if len(sys.argv) > 8 else 0
+    s = {"n": n, "commits": 0, "aborts": 0, "deliberate_aborts": 0, "fatal_restarts": 0, "errors": []}
+    aborted_delivered = set()
+
+    def on_aborted_delivery(err, msg):
+        if err is None:
+            aborted_delivered.add(msg.value().decode())
     plain = Producer({"bootstrap.servers": bootstrap, "acks": "all", "linger.ms": 5, "enable.idempotence": True})
     for i in range(n):
         while True:
@@ -60,6 +69,7 @@ def main():
                          "isolation.level": "read_committed", "auto.offset.reset": "earliest"})
     consumer.subscribe([tin])
     copied = 0
+    transactions = 0
     end = time.time() + deadline_s
 
     def rewind():
@@ -81,7 +91,20 @@ def main():
             if c >= n:
                 break
             continue
+        transactions += 1
         try:
+            if abort_every > 0 and transactions % abort_every == 0:
+                producer.begin_transaction()
+                for m in msgs:
+                    producer.produce(tout, partition=0, value=b"aborted-" + m.value(), on_delivery=on_aborted_delivery)
+                producer.send_offsets_to_transaction(consumer.position(consumer.assignment()), consumer.consumer_group_metadata(), 60)
+                # In the log before the abort (abort_transaction purges what is still queued).
+                producer.flush(60)
+                producer.abort_transaction(60)
+                s["deliberate_aborts"] += 1
+                say("A %d" % s["deliberate_aborts"])
+                rewind()
+                continue
             producer.begin_transaction()
             for m in msgs:
                 producer.produce(tout, partition=0, value=b"copy-" + m.value())
@@ -111,8 +134,9 @@ def main():
     group_offset = consumer.committed([TopicPartition(tin, 0)], 30)[0].offset
     consumer.close()
     rc = read_all(bootstrap, tout, "read_committed", n, 90)
-    ru = read_all(bootstrap, tout, "read_uncommitted", n, 60)
+    ru = read_all(bootstrap, tout, "read_uncommitted", n + len(aborted_delivered), 60)
     expected = ["copy-rec-%d" % i for i in range(n)]
+    ru_set = set(ru)
     s.update({
         "group_offset": group_offset,
         "committed_read": len(rc),
@@ -120,8 +144,13 @@ def main():
         "committed_exact": rc == expected,
         "first_mismatch": next((i for i, (a, b) in enumerate(zip(rc, expected)) if a != b), None),
         "duplicates": len(rc) - len(set(rc)),
+        "committed_aborted": sum(1 for v in rc if v.startswith("aborted-")),
+        "aborted_delivered": len(aborted_delivered),
+        "uncommitted_aborted_missing": sum(1 for v in aborted_delivered if v not in ru_set),
+        "uncommitted_copies_missing": sum(1 for v in expected if v not in ru_set),
     })
-    s["ok"] = s["committed_exact"] and group_offset == n and len(ru) >= n
+    s["ok"] = (s["committed_exact"] and group_offset == n and len(ru) >= n and s["committed_aborted"] == 0
+               and s["uncommitted_aborted_missing"] == 0 and s["uncommitted_copies_missing"] == 0)
     say(json.dumps(s))
 
 

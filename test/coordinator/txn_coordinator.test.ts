@@ -9,6 +9,7 @@ import { test } from "node:test";
 import { partitionForGroup, type TransactionCoordinator, txnStateFromId } from "../../src/coordinator/mod.ts";
 import { decodeTransactionLogKey, decodeTransactionLogValue } from "../../src/protocol/mod.ts";
 import { ErrorCode } from "../../src/util/errors.ts";
+import { txnIdOverheadBytes } from "../../src/util/limits.ts";
 import { OFFSETS_PARTITIONS, type TxnHarness, txnHarness } from "./txn_harness.ts";
 import { track } from "./harness.ts";
 
@@ -386,6 +387,64 @@ test("transactional.id.expiration.ms: an idle id gets a tombstone and is forgott
   // After a restart the tombstone keeps it gone.
   await h.restart();
   assert.equal(meta(h.c).producerId, 1002n);
+});
+
+test("txnIdsLoadedBytesMax: a flood of new transactional ids is refused retriable (COORDINATOR_LOAD_IN_PROGRESS, no producer id spent) while the least recently updated idle ids get tombstones; ids in a transaction and recently used ones stay; known ids are always answered", async () => {
+  const cost = (id: string) => txnIdOverheadBytes + 2 * id.length;
+  const flood = (i: number) => `flood-${String(i).padStart(4, "0")}`;
+  const bound = 10 * cost(flood(0));
+  const h = await txnHarness({ transactionalIdExpirationMs: 1_000_000_000, abortTimedOutTransactionsIntervalMs: 1_000 }, { idsBytesMax: bound });
+  const busy = await ongoing(h, [tp("t", 0)], "busy-1"); // the oldest id, in a transaction
+  for (let i = 0; i < 9; i++) assert.equal((await init(h, flood(i))).errorCode, 0, flood(i));
+  await h.clock.advance(1);
+  assert.equal((await init(h, flood(0))).errorCode, 0, "flood-0000 used again: now the most recent");
+  assert.ok(h.c.state.loadedIdBytes <= bound);
+  const spent = h.ids.length;
+  // The next new id does not fit: refused, no producer id taken, the early expiry starts.
+  assert.equal((await init(h, flood(9))).errorCode, ErrorCode.COORDINATOR_LOAD_IN_PROGRESS);
+  assert.equal(h.ids.length, spent, "no producer id spent on a refused id");
+  await h.clock.advance(0);
+  assert.ok(h.c.state.loadedIdBytes <= bound * 0.9, `down to nine tenths (${h.c.state.loadedIdBytes} of ${bound})`);
+  const known = (id: string) => (h.c.state.getTransactionState(id) as { metadata?: unknown }).metadata !== undefined;
+  assert.ok(known("busy-1"), "an id in a transaction is never expired early");
+  assert.ok(known(flood(0)), "the most recently used id stays");
+  assert.ok(known(flood(8)), "the newest id stays");
+  const gone = [1, 2, 3, 4, 5, 6, 7].map(flood).filter((id) => !known(id));
+  assert.ok(gone.length >= 1, "some idle ids were expired");
+  for (const id of gone) assert.deepEqual(history(h, id).at(-1), "tombstone", `${id} has its tombstone`);
+  // Each partition gives up its share, least recently updated first.
+  for (const id of [1, 2, 3, 4, 5, 6, 7].map(flood).filter(known)) {
+    const older = gone.filter((g) => h.c.partitionFor(g) === h.c.partitionFor(id));
+    assert.ok(older.every((g) => g < id), `the least recently updated went first (${older} before ${id})`);
+  }
+  // The client retries and gets in; the transaction of busy-1 goes on.
+  assert.equal((await init(h, flood(9))).errorCode, 0);
+  assert.equal(await h.c.handleAddPartitions("busy-1", busy.producerId, busy.producerEpoch, [tp("t", 1)]), 0);
+  // A restart replays the log in the order of last updates and keeps the expired ids gone.
+  await h.restart();
+  for (const id of gone) assert.ok(!known(id), `${id} stays expired after a reload`);
+  assert.equal(h.c.state.loadedIdBytes, [...h.c.state.allTransactions()].reduce((n, t) => n + cost(t.metadata.transactionalId), 0));
+  noErrors(h);
+});
+
+test("txnIdsLoadedBytesMax: when every loaded id is in a transaction nothing is expired early and new ids wait (retriable) until the transactions time out and are aborted", async () => {
+  const id = (i: number) => `ongoing-${i}`;
+  const bound = 4 * (txnIdOverheadBytes + 2 * id(0).length);
+  const h = await txnHarness({ abortTimedOutTransactionsIntervalMs: 1_000, transactionalIdExpirationMs: 1_000_000_000 }, { idsBytesMax: bound });
+  for (let i = 0; i < 4; i++) await ongoing(h, [tp("t", i % 3)], id(i));
+  assert.equal((await init(h, "late")).errorCode, ErrorCode.COORDINATOR_LOAD_IN_PROGRESS);
+  await h.clock.advance(0);
+  assert.equal([...h.c.state.allTransactions()].length, 4, "nothing in a transaction expired");
+  assert.equal((await init(h, "late")).errorCode, ErrorCode.COORDINATOR_LOAD_IN_PROGRESS);
+  // The transactions time out (60 s): the coordinator aborts them; then there is room again.
+  await h.clock.advance(TIMEOUT + 2_000);
+  let r = await init(h, "late");
+  for (let i = 0; i < 5 && r.errorCode === ErrorCode.COORDINATOR_LOAD_IN_PROGRESS; i++) {
+    await h.clock.advance(1_000);
+    r = await init(h, "late");
+  }
+  assert.equal(r.errorCode, 0);
+  noErrors(h);
 });
 
 test("a reload (new leader) rebuilds ids with their producer id, epoch, state and partitions, and completes a prepared commit", async () => {

@@ -79,7 +79,7 @@ export interface TxnHarness {
 
 export const OFFSETS_PARTITIONS = 10;
 
-export async function txnHarness(overrides: Partial<TransactionConfig> = {}, opts: { load?: boolean; markerSender?: TxnMarkerSender } = {}): Promise<TxnHarness> {
+export async function txnHarness(overrides: Partial<TransactionConfig> = {}, opts: { load?: boolean; markerSender?: TxnMarkerSender; idsBytesMax?: number } = {}): Promise<TxnHarness> {
   const config: TransactionConfig = { ...defaultTransactionConfig, transactionLogNumPartitions: 4, ...overrides };
   const clock = new ManualClock();
   const log = new MemoryOffsetsLog();
@@ -90,7 +90,7 @@ export async function txnHarness(overrides: Partial<TransactionConfig> = {}, opt
   const ids: bigint[] = [];
   let next = 1000n;
   const make = async (coordinatorEpoch: number) => {
-    const state = new TxnStateManager(log, config, clock, logger);
+    const state = new TxnStateManager(log, config, clock, logger, opts.idsBytesMax);
     const c = new TransactionCoordinator(state, {
       generateProducerId: () => {
         ids.push(next);

@@ -3,7 +3,7 @@
 // with an isolation level (0 read_uncommitted, 1 read_committed); and, for the coordinator-side
 // tests, FindCoordinator key type 1 and InitProducerId for a transactional id, each retried
 // (bounded) while __transaction_state is created and loaded, as clients retry.
-import { FetchApi, FindCoordinatorApi, InitProducerIdApi, ListOffsetsApi, ProduceApi, WriteTxnMarkersApi } from "../../src/protocol/mod.ts";
+import { AddPartitionsToTxnApi, FetchApi, FindCoordinatorApi, InitProducerIdApi, ListOffsetsApi, ProduceApi, WriteTxnMarkersApi } from "../../src/protocol/mod.ts";
 import { ErrorCode } from "../../src/util/errors.ts";
 import { buildBatch, parseBatches, text, valueRecords } from "./record_batch.ts";
 import type { ProducePartitionResponse, WireClient } from "./wire.ts";
@@ -144,4 +144,23 @@ export async function initTxn(c: WireClient, id: string, version = 4, expected =
 export async function produceAs(c: WireClient, transactionalId: string | null, topic: string, partition: number, records: Uint8Array): Promise<ProducePartitionResponse> {
   const res = await c.request(ProduceApi, 9, { transactionalId, acks: -1, timeoutMs: 10_000, topicData: [{ name: topic, partitionData: [{ index: partition, records }] }] });
   return (res.responses as { partitionResponses: ProducePartitionResponse[] }[])[0].partitionResponses[0];
+}
+
+/** AddPartitionsToTxn (v3 by default, a client's) for a producer of the transactional id. */
+export function addPartitions(c: WireClient, id: string, p: { producerId: bigint; producerEpoch: number }, topics: { name: string; partitions: number[] }[], version = 3) {
+  return c.request(AddPartitionsToTxnApi, version, {
+    v3AndBelowTransactionalId: id,
+    v3AndBelowProducerId: p.producerId,
+    v3AndBelowProducerEpoch: p.producerEpoch,
+    v3AndBelowTopics: topics,
+  });
+}
+
+/** AddPartitionsToTxn v0-3's answer as "topic-partition" → code. */
+export function partitionCodes(answer: Record<string, unknown>): Record<string, number> {
+  const out: Record<string, number> = {};
+  for (const t of answer.resultsByTopicV3AndBelow as { name: string; resultsByPartition: { partitionIndex: number; partitionErrorCode: number }[] }[]) {
+    for (const p of t.resultsByPartition) out[`${t.name}-${p.partitionIndex}`] = p.partitionErrorCode;
+  }
+  return out;
 }

@@ -11,7 +11,7 @@
 // Transactional batches (KafkaApis 3.8): the request needs a transactional id with WRITE on it
 // (else TRANSACTIONAL_ID_AUTHORIZATION_FAILED everywhere); a producer's first batch on a partition
 // in a transaction is verified with the coordinator first (KIP-890, txn_verify.ts).
-import { anyBatchUsesCodec, Compression, ProduceApi } from "../../protocol/mod.ts";
+import { ProduceApi, produceRecordSetError } from "../../protocol/mod.ts";
 import type { Struct } from "../../protocol/mod.ts";
 import { ErrorCode } from "../../util/mod.ts";
 import { AclOperation, ResourceType } from "../../authorizer/mod.ts";
@@ -45,7 +45,10 @@ export const produceHandler: ApiHandler<BrokerServices> = {
     // As Kafka: WRITE on each topic, checked before anything else about it (so an unauthorized
     // topic does not reveal whether it exists).
     const writable = authorizedNames(s, ctx, AclOperation.WRITE, ResourceType.TOPIC, topics.map((t) => t.name));
-    const verification = await verifyTransactions(s, ctx, req.transactionalId as string | null, topics, writable);
+    // Kafka's ProduceRequest.validateRecords, before the transactional verification (which, like
+    // the producer state, takes one batch per partition for granted) and before any append.
+    const invalid = invalidRecordSets(topics, ctx.version);
+    const verification = await verifyTransactions(s, ctx, req.transactionalId as string | null, topics, writable, invalid);
     // No await from here to the appends: the verification's guard holds until they are done.
     const verified = verification === null ? null : verification instanceof Map ? verification : verification.recheck();
     const responses = topics.map((t) => ({
@@ -59,11 +62,11 @@ export const produceHandler: ApiHandler<BrokerServices> = {
           ? { errorCode: ErrorCode.INVALID_REQUIRED_ACKS, errorMessage: `acks=${acks}`, baseOffset: -1, logStartOffset: -1 }
           : internalTopics.has(t.name)
           ? { errorCode: ErrorCode.INVALID_TOPIC_EXCEPTION, errorMessage: `cannot append to internal topic ${t.name}`, baseOffset: -1, logStartOffset: -1 }
-          // zstd arrived with Produce v7 (KIP-110); older requests may not carry it.
-          : ctx.version < 7 && p.records !== null && anyBatchUsesCodec(p.records, Compression.zstd)
-          ? { errorCode: ErrorCode.UNSUPPORTED_COMPRESSION_TYPE, errorMessage: `zstd needs Produce v7+, got v${ctx.version}`, baseOffset: -1, logStartOffset: -1 }
+          // One batch v2 per partition in v3+ (and one per magic 2 set always); zstd from v7 (KIP-110).
+          : invalid?.has(`${p.index}:${t.name}`)
+          ? { ...invalid.get(`${p.index}:${t.name}`)!, baseOffset: -1, logStartOffset: -1 }
           : verified !== null && (verified.get(`${p.index}:${t.name}`) ?? ErrorCode.NONE) !== ErrorCode.NONE
-          ? { errorCode: verified.get(`${p.index}:${t.name}`)!, errorMessage: unverifiedMessage(verification!), baseOffset: -1, logStartOffset: -1 }
+          ? { errorCode: verified.get(`${p.index}:${t.name}`)!, errorMessage: unverifiedMessage(verification!, verified.get(`${p.index}:${t.name}`)!), baseOffset: -1, logStartOffset: -1 }
           : s.replicaManager.appendToPartition(t.name, p.index, p.records, s.config.messageMaxBytes, ctx.version < 3, acks);
         if (acks === -1 && r.errorCode === ErrorCode.NONE) waiting.push({ topic: t.name, partition: p.index, requiredOffset: r.nextOffset! });
         if (r.errorCode !== ErrorCode.NONE) {
@@ -99,24 +102,55 @@ export const produceHandler: ApiHandler<BrokerServices> = {
  * else a code per partition: TRANSACTIONAL_ID_AUTHORIZATION_FAILED for all without WRITE on the
  * transactional id, or the coordinator's verification of each transactional partition.
  */
-async function verifyTransactions(s: BrokerServices, ctx: Parameters<ApiHandler<BrokerServices>["handle"]>[1], transactionalId: string | null, topics: TopicData[], writable: Set<string>): Promise<Map<string, number> | Verification | null> {
+async function verifyTransactions(
+  s: BrokerServices,
+  ctx: Parameters<ApiHandler<BrokerServices>["handle"]>[1],
+  transactionalId: string | null,
+  topics: TopicData[],
+  writable: Set<string>,
+  invalid: Map<string, InvalidSet> | null,
+): Promise<Map<string, number> | Verification | null> {
   let parts: PartitionToVerify[] | null = null;
   for (const t of topics) {
     if (!writable.has(t.name) || internalTopics.has(t.name)) continue;
     for (const p of t.partitionData) {
+      if (invalid?.has(`${p.index}:${t.name}`)) continue;
       const producer = transactionalProducerOf(p.records);
       if (producer !== null) (parts ??= []).push({ topic: t.name, partition: p.index, producer });
     }
   }
   if (parts === null) return null;
+  const all = (code: number) => new Map(topics.flatMap((t) => t.partitionData.map((p) => [`${p.index}:${t.name}`, code] as const)));
   if (transactionalId === null || !allowed(s, ctx, AclOperation.WRITE, ResourceType.TRANSACTIONAL_ID, transactionalId)) {
-    return new Map(topics.flatMap((t) => t.partitionData.map((p) => [`${p.index}:${t.name}`, ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED] as const)));
+    return all(ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED);
+  }
+  // One transactional id is one producer: Kafka's ReplicaManager refuses the whole request
+  // ("Transactional records contained more than one producer ID"), and the coordinator is asked
+  // about one producer only.
+  const first = parts[0].producer;
+  if (parts.some((p) => p.producer.producerId !== first.producerId || p.producer.producerEpoch !== first.producerEpoch)) {
+    return all(ErrorCode.INVALID_PRODUCER_ID_MAPPING);
   }
   return await verifyTransactionalProduce(s, s.txnVerifyConnections ?? null, transactionalId, parts);
 }
 
+type InvalidSet = { errorCode: number; errorMessage: string };
+
+/** The partitions whose record sets Kafka refuses before looking further; null (nothing allocated) when none. */
+function invalidRecordSets(topics: TopicData[], version: number): Map<string, InvalidSet> | null {
+  let out: Map<string, InvalidSet> | null = null;
+  for (const t of topics) {
+    for (const p of t.partitionData) {
+      const e = produceRecordSetError(p.records, version);
+      if (e !== null) (out ??= new Map()).set(`${p.index}:${t.name}`, { errorCode: e.errorCode, errorMessage: e.message });
+    }
+  }
+  return out;
+}
+
 /** Why a partition's transactional batch was refused before its append. */
-function unverifiedMessage(verification: Map<string, number> | Verification): string {
+function unverifiedMessage(verification: Map<string, number> | Verification, code: number): string {
+  if (code === ErrorCode.INVALID_PRODUCER_ID_MAPPING) return "Transactional records contained more than one producer ID";
   return verification instanceof Map
     ? "transactional records need the request's transactional id, with WRITE on it"
     : "the partition's transaction could not be verified with its coordinator";
