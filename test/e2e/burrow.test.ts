@@ -17,7 +17,7 @@ import { join } from "node:path";
 import { startBroker, tempDir } from "../helpers/broker.ts";
 import { commitOffsets, findCoordinator } from "../helpers/groups.ts";
 import { buildBatch, valueRecords } from "../helpers/record_batch.ts";
-import { skipUnless } from "../helpers/tools.ts";
+import { skipUnless, stopProcess } from "../helpers/tools.ts";
 import { createTopic, produce, WireClient } from "../helpers/wire.ts";
 import { freePort, skipUnlessZooKeeper, startZooKeeper, type ZkServer } from "../helpers/zookeeper.ts";
 
@@ -25,19 +25,6 @@ const WAIT_MS = 90_000;
 const TOPIC = "burrowed";
 const GROUP = "lagging-consumers";
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
-/** SIGTERM, then SIGKILL if it has not exited within 10 s. */
-function stop(child: ChildProcess): Promise<void> {
-  if (child.exitCode !== null || child.signalCode !== null) return Promise.resolve();
-  return new Promise((resolve) => {
-    const timer = setTimeout(() => child.kill("SIGKILL"), 10_000);
-    child.once("exit", () => {
-      clearTimeout(timer);
-      resolve();
-    });
-    child.kill("SIGTERM");
-  });
-}
 
 async function getJson(url: string): Promise<Record<string, unknown> | null> {
   try {
@@ -154,7 +141,7 @@ test("Burrow 1.2.1 reads a group's commits from __consumer_offsets and reports t
     assert.equal(seenAgain.total, second.total);
     assert.doesNotMatch(log, /"level":"(error|panic|fatal)"/, "Burrow logged no error");
   } finally {
-    if (burrow !== null) await stop(burrow);
+    if (burrow !== null) await stopProcess(burrow);
     c.close();
     await b.stop();
     await zk.destroy();

@@ -11,7 +11,7 @@ import { Socket } from "node:net";
 import { join } from "node:path";
 import { startBroker, tempDir } from "../helpers/broker.ts";
 import { parseBatches, text } from "../helpers/record_batch.ts";
-import { skipUnless } from "../helpers/tools.ts";
+import { skipUnless, stopProcess } from "../helpers/tools.ts";
 import { createTopic, fetchOnce, listOffset, WireClient } from "../helpers/wire.ts";
 
 const N = 2_000;
@@ -33,19 +33,6 @@ function sendLines(port: number, lines: string[]): Promise<void> {
     s.connect(port, "127.0.0.1", () => {
       s.end(lines.map((l) => `${l}\n`).join(""), () => resolve());
     });
-  });
-}
-
-/** SIGTERM, then SIGKILL if it has not exited within 10 s (rsyslogd flushes its queues on TERM). */
-function stop(child: ChildProcess): Promise<void> {
-  if (child.exitCode !== null || child.signalCode !== null) return Promise.resolve();
-  return new Promise((resolve) => {
-    const timer = setTimeout(() => child.kill("SIGKILL"), 10_000);
-    child.once("exit", () => {
-      clearTimeout(timer);
-      resolve();
-    });
-    child.kill("SIGTERM");
   });
 }
 
@@ -105,10 +92,10 @@ test(`rsyslogd + omkafka: ${N} syslog lines over imtcp arrive in strand formatte
     }
     assert.equal(got.length, N);
     assert.deepEqual(got, expected);
-    await stop(rsyslogd);
+    await stopProcess(rsyslogd);
     assert.equal((await listOffset(c, topic, 0, -1n)).offset, BigInt(N), "nothing sent twice on shutdown");
   } finally {
-    if (rsyslogd !== null) await stop(rsyslogd);
+    if (rsyslogd !== null) await stopProcess(rsyslogd);
     c.close();
     await b.stop();
     rmSync(dir, { recursive: true, force: true });

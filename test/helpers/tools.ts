@@ -1,7 +1,7 @@
 // External tools the e2e tests drive (kcat, the Debian Python and Go clients, Chromium for the
 // dashboard, rsyslog's omkafka, Burrow). A missing tool skips the test with a message naming the Debian package; under
 // CI=true a missing tool fails instead, so CI can never pass by skipping.
-import { spawn, spawnSync } from "node:child_process";
+import { type ChildProcess, spawn, spawnSync } from "node:child_process";
 import { existsSync } from "node:fs";
 
 const packages: Record<string, string> = {
@@ -72,5 +72,18 @@ export function run(cmd: string, args: string[], opts: { input?: Buffer | string
     child.stdin.on("error", () => {});
     if (opts.input !== undefined) child.stdin.end(opts.input);
     else child.stdin.end();
+  });
+}
+
+/** Stops a long-running tool: SIGTERM (which lets it flush), then SIGKILL after graceMs. */
+export function stopProcess(child: ChildProcess, graceMs = 10_000): Promise<void> {
+  if (child.exitCode !== null || child.signalCode !== null) return Promise.resolve();
+  return new Promise((resolve) => {
+    const timer = setTimeout(() => child.kill("SIGKILL"), graceMs);
+    child.once("exit", () => {
+      clearTimeout(timer);
+      resolve();
+    });
+    child.kill("SIGTERM");
   });
 }

@@ -1,0 +1,279 @@
+// sarama (Debian golang-github-shopify-sarama-dev 1.22.1) against strand, for
+// test/e2e/go_clients.test.ts; command line and summary in ../common. The extra argument is the
+// Kafka version sarama speaks (it does not negotiate: the version picks every request's).
+//
+// produce sends k<i>/v<i> with a SyncProducer, hash-partitioned, acks=all. consume joins the
+// group with a ConsumerGroup, reads until expect messages arrived, marks each one, lets the
+// commit interval pass and closes (which commits what was marked).
+//
+//	pair <bootstrap> <topic> <group> <count> <version>
+//
+// starts two ConsumerGroup members, waits until the group has split the topic's partitions
+// between them, produces count messages, reads until all arrived and closes both; the summary
+// adds each member's partitions.
+package main
+
+import (
+	"context"
+	"os"
+	"sort"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/Shopify/sarama"
+
+	"strandclients/common"
+)
+
+func config(summary map[string]interface{}, version string) *sarama.Config {
+	c := sarama.NewConfig()
+	v, err := sarama.ParseKafkaVersion(version)
+	if err != nil {
+		common.Fail(summary, err)
+	}
+	c.Version = v
+	c.ClientID = "strand-go-sarama"
+	c.Producer.RequiredAcks = sarama.WaitForAll
+	c.Producer.Return.Successes = true
+	c.Producer.Partitioner = sarama.NewHashPartitioner
+	c.Consumer.Offsets.Initial = sarama.OffsetOldest
+	c.Consumer.Offsets.CommitInterval = 200 * time.Millisecond
+	c.Consumer.Return.Errors = true
+	return c
+}
+
+func produce(bootstrap, topic string, from, count int, extra []string) {
+	summary := map[string]interface{}{"client": "sarama", "mode": "produce"}
+	p, err := sarama.NewSyncProducer([]string{bootstrap}, config(summary, extra[0]))
+	if err != nil {
+		common.Fail(summary, err)
+	}
+	msgs := make([]*sarama.ProducerMessage, 0, count)
+	for i := from; i < from+count; i++ {
+		msgs = append(msgs, &sarama.ProducerMessage{Topic: topic, Key: sarama.ByteEncoder(common.Key(i)), Value: sarama.ByteEncoder(common.Value(i))})
+	}
+	if err := p.SendMessages(msgs); err != nil {
+		common.Fail(summary, err)
+	}
+	if err := p.Close(); err != nil {
+		common.Fail(summary, err)
+	}
+	common.Produced(summary, count, nil)
+}
+
+// handler collects what every member it serves reads (shared by both members in "pair").
+type handler struct {
+	mu         sync.Mutex
+	lines      []string
+	partitions map[int]bool
+	claims     map[string][]int32 // member id -> the partitions of its current session
+	generation map[string]int32
+	expect     int
+	done       chan struct{}
+	once       sync.Once
+}
+
+func newHandler(expect int) *handler {
+	return &handler{expect: expect, done: make(chan struct{}), partitions: map[int]bool{}, claims: map[string][]int32{}, generation: map[string]int32{}}
+}
+
+func (h *handler) Setup(s sarama.ConsumerGroupSession) error {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	for _, ps := range s.Claims() {
+		h.claims[s.MemberID()] = append([]int32(nil), ps...)
+	}
+	h.generation[s.MemberID()] = s.GenerationID()
+	return nil
+}
+func (h *handler) Cleanup(s sarama.ConsumerGroupSession) error {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	delete(h.claims, s.MemberID())
+	return nil
+}
+func (h *handler) ConsumeClaim(s sarama.ConsumerGroupSession, c sarama.ConsumerGroupClaim) error {
+	for m := range c.Messages() {
+		h.mu.Lock()
+		h.lines = append(h.lines, string(m.Key)+"\t"+string(m.Value))
+		h.partitions[int(m.Partition)] = true
+		n := len(h.lines)
+		h.mu.Unlock()
+		s.MarkMessage(m, "")
+		if n >= h.expect {
+			h.once.Do(func() { close(h.done) })
+		}
+	}
+	return nil
+}
+
+// split reports each member's partitions once two members of one generation hold them all.
+func (h *handler) split(partitions int) ([][]int32, bool) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if len(h.claims) != 2 {
+		return nil, false
+	}
+	out := [][]int32{}
+	gens := map[int32]bool{}
+	total := 0
+	for id, ps := range h.claims {
+		if len(ps) == 0 {
+			return nil, false
+		}
+		gens[h.generation[id]] = true
+		total += len(ps)
+		out = append(out, ps)
+	}
+	sort.Slice(out, func(i, j int) bool {
+		return len(out[i]) > len(out[j]) || (len(out[i]) == len(out[j]) && out[i][0] < out[j][0])
+	})
+	return out, len(gens) == 1 && total == partitions
+}
+
+// member runs one ConsumerGroup until ctx ends; errors go to addErr.
+func member(ctx context.Context, g sarama.ConsumerGroup, topic string, h *handler, addErr func(string)) chan struct{} {
+	go func() {
+		for e := range g.Errors() {
+			addErr(e.Error())
+		}
+	}()
+	stopped := make(chan struct{})
+	go func() {
+		defer close(stopped)
+		for ctx.Err() == nil {
+			if err := g.Consume(ctx, []string{topic}, h); err != nil && ctx.Err() == nil {
+				addErr(err.Error())
+				time.Sleep(200 * time.Millisecond)
+			}
+		}
+	}()
+	return stopped
+}
+
+func pair(bootstrap, topic, group string, count int, version string) {
+	summary := map[string]interface{}{"client": "sarama", "mode": "pair"}
+	var mu sync.Mutex
+	errs := []string{}
+	addErr := func(e string) {
+		mu.Lock()
+		errs = append(errs, e)
+		mu.Unlock()
+	}
+	client, err := sarama.NewClient([]string{bootstrap}, config(summary, version))
+	if err != nil {
+		common.Fail(summary, err)
+	}
+	ps, err := client.Partitions(topic)
+	if err != nil {
+		common.Fail(summary, err)
+	}
+	client.Close()
+	h := newHandler(count)
+	ctx, cancel := context.WithCancel(context.Background())
+	groups := []sarama.ConsumerGroup{}
+	stopped := []chan struct{}{}
+	for i := 0; i < 2; i++ {
+		g, err := sarama.NewConsumerGroup([]string{bootstrap}, group, config(summary, version))
+		if err != nil {
+			common.Fail(summary, err)
+		}
+		groups = append(groups, g)
+		stopped = append(stopped, member(ctx, g, topic, h, addErr))
+	}
+	var split [][]int32
+	deadline := time.Now().Add(60 * time.Second)
+	for {
+		s, ok := h.split(len(ps))
+		if ok {
+			split = s
+			break
+		}
+		if time.Now().After(deadline) {
+			addErr("timed out waiting for the two members to split the partitions")
+			break
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	if split != nil {
+		p, err := sarama.NewSyncProducer([]string{bootstrap}, config(summary, version))
+		if err != nil {
+			common.Fail(summary, err)
+		}
+		msgs := make([]*sarama.ProducerMessage, 0, count)
+		for i := 0; i < count; i++ {
+			msgs = append(msgs, &sarama.ProducerMessage{Topic: topic, Key: sarama.ByteEncoder(common.Key(i)), Value: sarama.ByteEncoder(common.Value(i))})
+		}
+		if err := p.SendMessages(msgs); err != nil {
+			addErr(err.Error())
+		}
+		p.Close()
+		select {
+		case <-h.done:
+		case <-time.After(60 * time.Second):
+			addErr("timed out waiting for messages")
+		}
+		time.Sleep(600 * time.Millisecond)
+	}
+	cancel()
+	for i, g := range groups {
+		<-stopped[i]
+		if err := g.Close(); err != nil {
+			addErr(err.Error())
+		}
+	}
+	summary["members"] = split
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	mu.Lock()
+	defer mu.Unlock()
+	common.Consumed(summary, h.lines, h.partitions, errs)
+}
+
+func consume(bootstrap, topic, group string, expect int, extra []string) {
+	summary := map[string]interface{}{"client": "sarama", "mode": "consume"}
+	g, err := sarama.NewConsumerGroup([]string{bootstrap}, group, config(summary, extra[0]))
+	if err != nil {
+		common.Fail(summary, err)
+	}
+	var mu sync.Mutex
+	errs := []string{}
+	addErr := func(e string) {
+		mu.Lock()
+		errs = append(errs, e)
+		mu.Unlock()
+	}
+	h := newHandler(expect)
+	ctx, cancel := context.WithCancel(context.Background())
+	stopped := member(ctx, g, topic, h, addErr)
+	select {
+	case <-h.done:
+	case <-time.After(60 * time.Second):
+		addErr("timed out waiting for messages")
+	}
+	// Past the commit interval, so the marks are committed while the session still runs.
+	time.Sleep(600 * time.Millisecond)
+	cancel()
+	<-stopped
+	if err := g.Close(); err != nil {
+		addErr(err.Error())
+	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	mu.Lock()
+	defer mu.Unlock()
+	common.Consumed(summary, h.lines, h.partitions, errs)
+}
+
+func main() {
+	if len(os.Args) == 7 && os.Args[1] == "pair" {
+		count, err := strconv.Atoi(os.Args[5])
+		if err != nil {
+			common.Fail(map[string]interface{}{"client": "sarama", "mode": "pair"}, err)
+		}
+		pair(os.Args[2], os.Args[3], os.Args[4], count, os.Args[6])
+		return
+	}
+	common.Main(1, produce, consume)
+}
