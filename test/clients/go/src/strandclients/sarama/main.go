@@ -152,118 +152,102 @@ func member(ctx context.Context, g sarama.ConsumerGroup, topic string, h *handle
 	return stopped
 }
 
-func pair(bootstrap, topic, group string, count int, version string) {
-	summary := map[string]interface{}{"client": "sarama", "mode": "pair"}
-	var mu sync.Mutex
-	errs := []string{}
-	addErr := func(e string) {
-		mu.Lock()
-		errs = append(errs, e)
-		mu.Unlock()
+// errorList collects the errors from the members' goroutines.
+type errorList struct {
+	mu   sync.Mutex
+	list []string
+}
+
+func (e *errorList) add(msg string) {
+	e.mu.Lock()
+	e.list = append(e.list, msg)
+	e.mu.Unlock()
+}
+
+// run starts `members` ConsumerGroup members; with produceFirst, waits until they have split the
+// partitions between them and then produces expect messages; reads until expect arrived, lets
+// the commit interval pass, closes every member and prints the summary.
+func run(mode, bootstrap, topic, group string, members, expect int, produceFirst bool, version string) {
+	summary := map[string]interface{}{"client": "sarama", "mode": mode}
+	errs := &errorList{list: []string{}}
+	partitions := 0
+	if produceFirst {
+		client, err := sarama.NewClient([]string{bootstrap}, config(summary, version))
+		if err != nil {
+			common.Fail(summary, err)
+		}
+		ps, err := client.Partitions(topic)
+		if err != nil {
+			common.Fail(summary, err)
+		}
+		partitions = len(ps)
+		client.Close()
 	}
-	client, err := sarama.NewClient([]string{bootstrap}, config(summary, version))
-	if err != nil {
-		common.Fail(summary, err)
-	}
-	ps, err := client.Partitions(topic)
-	if err != nil {
-		common.Fail(summary, err)
-	}
-	client.Close()
-	h := newHandler(count)
+	h := newHandler(expect)
 	ctx, cancel := context.WithCancel(context.Background())
 	groups := []sarama.ConsumerGroup{}
 	stopped := []chan struct{}{}
-	for i := 0; i < 2; i++ {
+	for i := 0; i < members; i++ {
 		g, err := sarama.NewConsumerGroup([]string{bootstrap}, group, config(summary, version))
 		if err != nil {
 			common.Fail(summary, err)
 		}
 		groups = append(groups, g)
-		stopped = append(stopped, member(ctx, g, topic, h, addErr))
+		stopped = append(stopped, member(ctx, g, topic, h, errs.add))
 	}
-	var split [][]int32
-	deadline := time.Now().Add(60 * time.Second)
-	for {
-		s, ok := h.split(len(ps))
-		if ok {
-			split = s
-			break
+	ready := true
+	if produceFirst {
+		var split [][]int32
+		deadline := time.Now().Add(60 * time.Second)
+		for split == nil && time.Now().Before(deadline) {
+			if s, ok := h.split(partitions); ok {
+				split = s
+			} else {
+				time.Sleep(100 * time.Millisecond)
+			}
 		}
-		if time.Now().After(deadline) {
-			addErr("timed out waiting for the two members to split the partitions")
-			break
+		summary["members"] = split
+		ready = split != nil
+		if !ready {
+			errs.add("timed out waiting for the members to split the partitions")
+		} else if p, err := sarama.NewSyncProducer([]string{bootstrap}, config(summary, version)); err != nil {
+			errs.add(err.Error())
+		} else {
+			msgs := make([]*sarama.ProducerMessage, 0, expect)
+			for i := 0; i < expect; i++ {
+				msgs = append(msgs, &sarama.ProducerMessage{Topic: topic, Key: sarama.ByteEncoder(common.Key(i)), Value: sarama.ByteEncoder(common.Value(i))})
+			}
+			if err := p.SendMessages(msgs); err != nil {
+				errs.add(err.Error())
+			}
+			p.Close()
 		}
-		time.Sleep(100 * time.Millisecond)
 	}
-	if split != nil {
-		p, err := sarama.NewSyncProducer([]string{bootstrap}, config(summary, version))
-		if err != nil {
-			common.Fail(summary, err)
-		}
-		msgs := make([]*sarama.ProducerMessage, 0, count)
-		for i := 0; i < count; i++ {
-			msgs = append(msgs, &sarama.ProducerMessage{Topic: topic, Key: sarama.ByteEncoder(common.Key(i)), Value: sarama.ByteEncoder(common.Value(i))})
-		}
-		if err := p.SendMessages(msgs); err != nil {
-			addErr(err.Error())
-		}
-		p.Close()
+	if ready {
 		select {
 		case <-h.done:
 		case <-time.After(60 * time.Second):
-			addErr("timed out waiting for messages")
+			errs.add("timed out waiting for messages")
 		}
+		// Past the commit interval, so the marks are committed while the sessions still run.
 		time.Sleep(600 * time.Millisecond)
 	}
 	cancel()
 	for i, g := range groups {
 		<-stopped[i]
 		if err := g.Close(); err != nil {
-			addErr(err.Error())
+			errs.add(err.Error())
 		}
 	}
-	summary["members"] = split
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	mu.Lock()
-	defer mu.Unlock()
-	common.Consumed(summary, h.lines, h.partitions, errs)
+	errs.mu.Lock()
+	defer errs.mu.Unlock()
+	common.Consumed(summary, h.lines, h.partitions, errs.list)
 }
 
 func consume(bootstrap, topic, group string, expect int, extra []string) {
-	summary := map[string]interface{}{"client": "sarama", "mode": "consume"}
-	g, err := sarama.NewConsumerGroup([]string{bootstrap}, group, config(summary, extra[0]))
-	if err != nil {
-		common.Fail(summary, err)
-	}
-	var mu sync.Mutex
-	errs := []string{}
-	addErr := func(e string) {
-		mu.Lock()
-		errs = append(errs, e)
-		mu.Unlock()
-	}
-	h := newHandler(expect)
-	ctx, cancel := context.WithCancel(context.Background())
-	stopped := member(ctx, g, topic, h, addErr)
-	select {
-	case <-h.done:
-	case <-time.After(60 * time.Second):
-		addErr("timed out waiting for messages")
-	}
-	// Past the commit interval, so the marks are committed while the session still runs.
-	time.Sleep(600 * time.Millisecond)
-	cancel()
-	<-stopped
-	if err := g.Close(); err != nil {
-		addErr(err.Error())
-	}
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	mu.Lock()
-	defer mu.Unlock()
-	common.Consumed(summary, h.lines, h.partitions, errs)
+	run("consume", bootstrap, topic, group, 1, expect, false, extra[0])
 }
 
 func main() {
@@ -272,7 +256,7 @@ func main() {
 		if err != nil {
 			common.Fail(map[string]interface{}{"client": "sarama", "mode": "pair"}, err)
 		}
-		pair(os.Args[2], os.Args[3], os.Args[4], count, os.Args[6])
+		run("pair", os.Args[2], os.Args[3], os.Args[4], 2, count, true, os.Args[6])
 		return
 	}
 	common.Main(1, produce, consume)
