@@ -18,7 +18,7 @@ import { startBroker, tempDir } from "../helpers/broker.ts";
 import { commitOffsets, findCoordinator } from "../helpers/groups.ts";
 import { buildBatch, valueRecords } from "../helpers/record_batch.ts";
 import { skipUnless, stopProcess } from "../helpers/tools.ts";
-import { createTopic, produce, WireClient } from "../helpers/wire.ts";
+import { createTopic, listOffset, produce, WireClient } from "../helpers/wire.ts";
 import { freePort, skipUnlessZooKeeper, startZooKeeper, type ZkServer } from "../helpers/zookeeper.ts";
 
 const WAIT_MS = 90_000;
@@ -131,6 +131,11 @@ test("Burrow 1.2.1 reads a group's commits from __consumer_offsets and reports t
 
     const seen = await burrowLagsReach(burrowUrl, first.lags, () => log);
     assert.equal(seen.total, first.total);
+    // The cluster module's view of the partitions' ends (ListOffsets, latest) is strand's.
+    const ends = [];
+    for (let p = 0; p < 3; p++) ends.push(Number((await listOffset(c, TOPIC, p, -1n)).offset));
+    assert.deepEqual(ends, sizes);
+    assert.deepEqual((await getJson(`${burrowUrl}/v3/kafka/strand/topic/${TOPIC}`))?.offsets, ends);
 
     // The group moves on and more arrives: both views follow.
     assert.equal((await produce(c, TOPIC, 1, buildBatch(valueRecords(50, "p1-more-")))).errorCode, 0);
