@@ -21,6 +21,7 @@ import { startBroker } from "../helpers/broker.ts";
 import { fetchOffsets } from "../helpers/groups.ts";
 import { run, skipUnless } from "../helpers/tools.ts";
 import { createTopic, listOffset, WireClient } from "../helpers/wire.ts";
+import { assertStoredCodec, Codec } from "./stored_batches.ts";
 
 const GO_DIR = join(dirname(fileURLToPath(import.meta.url)), "..", "clients", "go");
 const BROKER = { "group.initial.rebalance.delay.ms": "0", "offsets.topic.num.partitions": "5" };
@@ -145,6 +146,34 @@ for (const [version, fetchVersion] of [["2.1.0", 10], ["0.11.0.0", 4], ["0.10.2.
     },
   );
 }
+
+// sarama 1.22.1 sends zstd in Produce v3 whatever the version (1.23 moved it to v7); Kafka refuses
+// zstd below Produce v7 (KIP-110) with UNSUPPORTED_COMPRESSION_TYPE, and so does strand.
+test("sarama 1.22.1 as Kafka 2.1.0: gzip, snappy and lz4 batches stored in their codec and read back; zstd (sent in Produce v3) refused as Kafka refuses it", { skip: skipUnless("sarama") }, async () => {
+  const { bin, cleanup } = await buildGo("sarama");
+  const b = await startBroker(BROKER);
+  const c = await WireClient.connect(b.port);
+  try {
+    for (const codec of ["gzip", "snappy", "lz4"] as const) {
+      const topic = `go-sarama-${codec}`;
+      assert.equal((await createTopic(c, topic, { numPartitions: PARTITIONS })).errorCode, 0);
+      assert.equal((await goRun(bin, ["produce", b.bootstrap, topic, "0", String(N), `2.1.0:${codec}`])).sent, N);
+      for (let p = 0; p < PARTITIONS; p++) assertStoredCodec(b.logDir, topic, p, Codec[codec]);
+      const s = await goRun(bin, ["consume", b.bootstrap, topic, `${topic}-group`, String(N), "2.1.0"]);
+      assert.equal(s.received, N);
+      assert.equal(s.sha256, digest(0, N), codec);
+    }
+    assert.equal((await createTopic(c, "go-sarama-zstd", { numPartitions: 1 })).errorCode, 0);
+    const r = await run(bin, ["produce", b.bootstrap, "go-sarama-zstd", "0", "10", "2.1.0:zstd"], { timeoutMs: 60_000 });
+    assert.equal(r.code, 1);
+    assert.match(r.stdout.toString(), /does not support the compression type/, "UNSUPPORTED_COMPRESSION_TYPE (76) in sarama's words");
+    assert.equal((await listOffset(c, "go-sarama-zstd", 0, -1n)).offset, 0n, "nothing stored");
+  } finally {
+    c.close();
+    await b.stop();
+    cleanup();
+  }
+});
 
 test("sarama 1.22.1: two ConsumerGroup members split 3 partitions, read every message once between them, and commit", { skip: skipUnless("sarama") }, async () => {
   const { bin, cleanup } = await buildGo("sarama");

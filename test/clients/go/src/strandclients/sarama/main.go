@@ -1,6 +1,7 @@
 // sarama (Debian golang-github-shopify-sarama-dev 1.22.1) against strand, for
 // test/e2e/go_clients.test.ts; command line and summary in ../common. The extra argument is the
-// Kafka version sarama speaks (it does not negotiate: the version picks every request's).
+// Kafka version sarama speaks (it does not negotiate: the version picks every request's),
+// optionally followed by ":<codec>" for the producer's compression.
 //
 // produce sends k<i>/v<i> with a SyncProducer, hash-partitioned, acks=all. consume joins the
 // group with a ConsumerGroup, reads until expect messages arrived, marks each one, lets the
@@ -15,9 +16,11 @@ package main
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"sort"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -26,8 +29,26 @@ import (
 	"strandclients/common"
 )
 
+var codecs = map[string]sarama.CompressionCodec{
+	"none":   sarama.CompressionNone,
+	"gzip":   sarama.CompressionGZIP,
+	"snappy": sarama.CompressionSnappy,
+	"lz4":    sarama.CompressionLZ4,
+	"zstd":   sarama.CompressionZSTD,
+}
+
+// config for sarama speaking version ("<kafka version>" or "<kafka version>:<codec>", the
+// producer's compression).
 func config(summary map[string]interface{}, version string) *sarama.Config {
 	c := sarama.NewConfig()
+	if i := strings.IndexByte(version, ':'); i >= 0 {
+		codec, ok := codecs[version[i+1:]]
+		if !ok {
+			common.Fail(summary, fmt.Errorf("unknown codec %q", version[i+1:]))
+		}
+		c.Producer.Compression = codec
+		version = version[:i]
+	}
 	v, err := sarama.ParseKafkaVersion(version)
 	if err != nil {
 		common.Fail(summary, err)
@@ -54,6 +75,9 @@ func produce(bootstrap, topic string, from, count int, extra []string) {
 		msgs = append(msgs, &sarama.ProducerMessage{Topic: topic, Key: sarama.ByteEncoder(common.Key(i)), Value: sarama.ByteEncoder(common.Value(i))})
 	}
 	if err := p.SendMessages(msgs); err != nil {
+		if pe, ok := err.(sarama.ProducerErrors); ok && len(pe) > 0 {
+			err = fmt.Errorf("%v; the first: %v", err, pe[0].Err)
+		}
 		common.Fail(summary, err)
 	}
 	if err := p.Close(); err != nil {
