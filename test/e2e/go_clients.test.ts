@@ -206,24 +206,27 @@ test("confluent-kafka-go 0.11.6 (librdkafka): produces with headers, a subscribe
   }
 });
 
-test("kafka-go 0.2.1: Writer (Produce v2, magic 1 message sets) hash-partitions every message; kcat reads back each key and value", { skip: skipUnless("kafka-go") || skipUnless("kcat") }, async () => {
+test("kafka-go 0.2.1: Writer (Produce v2, magic 1 message sets: plain, gzip, snappy, lz4) hash-partitions every message; stored in its codec, kcat reads back each key and value", { skip: skipUnless("kafka-go") || skipUnless("kcat") }, async () => {
   const { bin, cleanup } = await buildGo("kafkago");
   const b = await startBroker(BROKER);
   const c = await WireClient.connect(b.port);
   try {
-    const topic = "go-kafkago-produce";
-    assert.equal((await createTopic(c, topic, { numPartitions: PARTITIONS })).errorCode, 0);
-    assert.equal((await goRun(bin, ["produce", b.bootstrap, topic, "0", String(N)])).sent, N);
-    const ends = await endOffsets(c, topic);
-    assert.equal(Object.values(ends).reduce((a, x) => a + x, 0n), BigInt(N));
-    assert.ok(Object.values(ends).every((e) => e > 0n), "keys hashed over every partition");
-    const r = await run("kcat", ["-b", b.bootstrap, "-C", "-t", topic, "-e", "-q", "-f", "%k\t%s\n"], { timeoutMs: 60_000 });
-    assert.equal(r.code, 0, r.stderr);
-    const lines = r.stdout.toString().trim().split("\n").sort();
-    const h = createHash("sha256");
-    for (const l of lines) h.update(`${l}\n`);
-    assert.equal(lines.length, N);
-    assert.equal(h.digest("hex"), digest(0, N), "what is stored is what was sent");
+    for (const codec of ["none", "gzip", "snappy", "lz4"] as const) {
+      const topic = `go-kafkago-${codec}`;
+      assert.equal((await createTopic(c, topic, { numPartitions: PARTITIONS })).errorCode, 0);
+      assert.equal((await goRun(bin, ["produce", b.bootstrap, topic, "0", String(N), codec])).sent, N);
+      const ends = await endOffsets(c, topic);
+      assert.equal(Object.values(ends).reduce((a, x) => a + x, 0n), BigInt(N));
+      assert.ok(Object.values(ends).every((e) => e > 0n), "keys hashed over every partition");
+      for (let p = 0; p < PARTITIONS; p++) assertStoredCodec(b.logDir, topic, p, Codec[codec]);
+      const r = await run("kcat", ["-b", b.bootstrap, "-C", "-t", topic, "-e", "-q", "-f", "%k\t%s\n"], { timeoutMs: 60_000 });
+      assert.equal(r.code, 0, r.stderr);
+      const lines = r.stdout.toString().trim().split("\n").sort();
+      const h = createHash("sha256");
+      for (const l of lines) h.update(`${l}\n`);
+      assert.equal(lines.length, N);
+      assert.equal(h.digest("hex"), digest(0, N), `${codec}: what is stored is what was sent`);
+    }
   } finally {
     c.close();
     await b.stop();
@@ -240,7 +243,7 @@ test(
   async () => {
     const { bin, cleanup } = await buildGo("kafkago");
     try {
-      await produceConsumeCommit(bin, "kafkago");
+      await produceConsumeCommit(bin, "kafkago", ["none"]);
     } finally {
       cleanup();
     }

@@ -3,28 +3,49 @@
 // old versions without asking ApiVersions: Produce v2 (magic 1 message sets), Fetch v2,
 // ListOffsets v1, JoinGroup v1, SyncGroup v0, OffsetCommit v2, OffsetFetch v1.
 //
-// produce sends k<i>/v<i> with a Writer, hash-partitioned, acks=all. consume reads with a group
+// The extra argument is the Writer's codec: none, gzip, snappy or lz4 (one compressed wrapper
+// message per batch). produce sends k<i>/v<i> with a Writer, hash-partitioned, acks=all. consume reads with a group
 // Reader until expect messages arrived, committing each synchronously, and closes (LeaveGroup).
 package main
 
 import (
 	"context"
+	"fmt"
 	"time"
 
 	kafka "github.com/segmentio/kafka-go"
+	"github.com/segmentio/kafka-go/gzip"
+	"github.com/segmentio/kafka-go/lz4"
+	"github.com/segmentio/kafka-go/snappy"
 
 	"strandclients/common"
 )
 
-func produce(bootstrap, topic string, from, count int, _ []string) {
+// codecs for produce's optional extra argument (the Writer's compression).
+var codecs = map[string]func() kafka.CompressionCodec{
+	"gzip":   func() kafka.CompressionCodec { return gzip.NewCompressionCodec() },
+	"snappy": func() kafka.CompressionCodec { return snappy.NewCompressionCodec() },
+	"lz4":    func() kafka.CompressionCodec { return lz4.NewCompressionCodec() },
+}
+
+func produce(bootstrap, topic string, from, count int, extra []string) {
 	summary := map[string]interface{}{"client": "kafka-go", "mode": "produce"}
+	var codec kafka.CompressionCodec
+	if extra[0] != "none" {
+		c, ok := codecs[extra[0]]
+		if !ok {
+			common.Fail(summary, fmt.Errorf("unknown codec %q", extra[0]))
+		}
+		codec = c()
+	}
 	w := kafka.NewWriter(kafka.WriterConfig{
-		Brokers:      []string{bootstrap},
-		Topic:        topic,
-		Balancer:     &kafka.Hash{},
-		BatchSize:    500,
-		BatchTimeout: 50 * time.Millisecond,
-		RequiredAcks: -1,
+		Brokers:          []string{bootstrap},
+		Topic:            topic,
+		Balancer:         &kafka.Hash{},
+		BatchSize:        500,
+		BatchTimeout:     50 * time.Millisecond,
+		RequiredAcks:     -1,
+		CompressionCodec: codec,
 	})
 	msgs := make([]kafka.Message, 0, count)
 	for i := from; i < from+count; i++ {
@@ -78,4 +99,4 @@ func consume(bootstrap, topic, group string, expect int, _ []string) {
 	common.Consumed(summary, lines, partitions, errs)
 }
 
-func main() { common.Main(0, produce, consume) }
+func main() { common.Main(1, produce, consume) }
