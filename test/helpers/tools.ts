@@ -1,6 +1,6 @@
 // External tools the e2e tests drive (kcat, the Debian Python and Go clients, Chromium for the
-// dashboard, rsyslog's omkafka, Burrow). A missing tool skips the test with a message naming the Debian package; under
-// CI=true a missing tool fails instead, so CI can never pass by skipping.
+// dashboard, rsyslog's omkafka, Burrow). A missing tool skips the test with a message naming the
+// Debian package; under CI=true a missing tool fails instead, so CI can never pass by skipping.
 import { type ChildProcess, spawn, spawnSync } from "node:child_process";
 import { existsSync } from "node:fs";
 
