@@ -24,6 +24,22 @@ export function downConversionEnabled(s: BrokerServices, topic: string): boolean
   return v === undefined ? s.config.logMessageDownconversionEnable : v.trim().toLowerCase() !== "false";
 }
 
+/** First Fetch version whose consumers read zstd (KIP-110). */
+export const FETCH_ZSTD_FROM = 10;
+
+/**
+ * Kafka's check before any conversion (KafkaApis.maybeConvertFetchedData): a Fetch older than v10
+ * of a topic whose compression.type is zstd answers UNSUPPORTED_COMPRESSION_TYPE, since every batch
+ * stored there is zstd, which that client cannot read.
+ */
+export function refuseZstdTopics(s: BrokerServices, results: FetchPartitionResult[]): FetchPartitionResult[] {
+  return results.map((r) => {
+    const type = s.metadata.topicOverrides(r.topic)["compression.type"]?.trim() ?? s.config.compression.type;
+    if (type !== "zstd" || r.errorCode !== ErrorCode.NONE) return r;
+    return { ...r, errorCode: ErrorCode.UNSUPPORTED_COMPRESSION_TYPE, highWatermark: -1, lastStableOffset: -1, logStartOffset: -1, records: null };
+  });
+}
+
 /** One partition of the read, as the handler asked ReplicaManager for it. */
 interface Asked {
   fetchOffset: number;

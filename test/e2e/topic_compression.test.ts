@@ -137,3 +137,23 @@ test("compression.type: bad values are refused, naming the key", async () => {
     await b.stop();
   }
 });
+
+test("compression.type=zstd: a Fetch older than v10 is answered UNSUPPORTED_COMPRESSION_TYPE (Kafka's check), v10+ reads the batches", async () => {
+  const b = await startBroker();
+  const wire = await WireClient.connect(b.port);
+  try {
+    await createTopic(wire, "ct-zstd", { configs: { "compression.type": "zstd" } });
+    await createTopic(wire, "ct-gz", { configs: { "compression.type": "gzip" } });
+    for (const topic of ["ct-zstd", "ct-gz"]) assert.equal((await produce(wire, topic, 0, buildBatch(valueRecords(10, "z")))).errorCode, 0);
+    assert.equal((await fetchOnce(wire, "ct-zstd", 0, 0n, { version: 9 })).errorCode, 76);
+    assert.equal((await fetchOnce(wire, "ct-zstd", 0, 0n, { version: 4 })).errorCode, 76);
+    const v10 = await fetchOnce(wire, "ct-zstd", 0, 0n, { version: 10 });
+    assert.equal(v10.errorCode, 0);
+    assert.equal(new DataView(v10.records!.buffer, v10.records!.byteOffset).getInt16(21) & 7, Codec.zstd);
+    const gz = await fetchOnce(wire, "ct-gz", 0, 0n, { version: 9 });
+    assert.deepEqual([gz.errorCode, gz.highWatermark], [0, 10n]);
+  } finally {
+    wire.close();
+    await b.stop();
+  }
+});

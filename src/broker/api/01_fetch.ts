@@ -26,7 +26,7 @@ import { AclOperation, ResourceType } from "../../authorizer/mod.ts";
 import { bytesEqual, ErrorCode, fetchMaxWaitMsMax, uuidToString, zeroUuid } from "../../util/mod.ts";
 import { authorizedNames } from "../authorize_checks.ts";
 import type { ApiHandler } from "../dispatch.ts";
-import { downConvertFetched, FETCH_LEGACY_FORMAT_TO } from "../fetch_down_convert.ts";
+import { downConvertFetched, FETCH_LEGACY_FORMAT_TO, FETCH_ZSTD_FROM, refuseZstdTopics } from "../fetch_down_convert.ts";
 import { CachedPartition, type FetchContext, type FetchSessionCache, INVALID_SESSION_ID, newFetchContext, type RequestedPartition } from "../fetch_session.ts";
 import { refuseInterBroker } from "../inter_broker.ts";
 import type { BrokerEndpoint } from "../metadata_cache.ts";
@@ -171,7 +171,8 @@ export const fetchHandler: ApiHandler<BrokerServices> = {
       fetchOnlyLeader: !clientMetadata,
       onParked: (ms) => (ctx.parkedMs += ms),
     });
-    const results = ctx.version <= FETCH_LEGACY_FORMAT_TO ? downConvertFetched(s, ctx.version, replicaId >= 0, read, partitions) : read;
+    const zstdChecked = ctx.version < FETCH_ZSTD_FROM ? refuseZstdTopics(s, read) : read;
+    const results = ctx.version <= FETCH_LEGACY_FORMAT_TO ? downConvertFetched(s, ctx.version, replicaId >= 0, zstdChecked, partitions) : zstdChecked;
     const endpoints = new Map<number, BrokerEndpoint>();
     let r = 0;
     const answers = wanted.map((w, i): Struct => {
