@@ -25,7 +25,7 @@
 //   unkeyed ones stick to one partition until its batch closes (Kafka's sticky partitioner).
 import { InitProducerIdApi, ProduceApi, type RecordHeader, type Struct } from "../protocol/mod.ts";
 import type { Timer } from "../platform/mod.ts";
-import { ErrorCode, errorName } from "../util/mod.ts";
+import { clientPooledFrameBytesMin, ErrorCode, errorName, producerSpareBuffersMax } from "../util/mod.ts";
 import { ClientError, type ClusterClient, errorFor, isRetriableCode, needsMetadataRefresh, RetriableError, type TopicInfo } from "./cluster_client.ts";
 import type { KafkaConnection } from "./connection.ts";
 import { partitionForKey } from "./partitioner.ts";
@@ -106,6 +106,8 @@ export class Producer {
   private readonly queuesByTopic = new Map<string, PartitionQueue[]>();
   /** Queues that may hold ready batches: drain() visits these, not every partition's queue. */
   private readonly readyQueues = new Set<PartitionQueue>();
+  /** Buffers of large batches that are done, for the next ones (see done()). */
+  private readonly spareBuffers: Uint8Array[] = [];
   private readonly senders = new Map<number, BrokerSender>();
   private readonly sticky = new Map<string, number>();
   private buffered = 0;
@@ -243,7 +245,7 @@ export class Producer {
   }
 
   private open(q: PartitionQueue): void {
-    const b = new ProducerBatch(q.topic, q.partition, Math.min(this.opts.batchSizeBytes + 512, 1 << 20));
+    const b = new ProducerBatch(q.topic, q.partition, this.batchBufferBytes(), this.spareBuffers.pop() ?? null);
     b.createdMs = this.cluster.platform.clock.monotonicMs();
     this.adjust(b.sizeBytes);
     q.open = b;
@@ -387,7 +389,9 @@ export class Producer {
     s.inFlight++;
     const queues = this.opts.idempotence ? batches.map((b) => this.queue(b.topic, b.partition)) : [];
     for (const q of queues) q.inFlight = true;
-    conn.request(ProduceApi, s.version, body, this.cluster.requestTimeoutMs + 5_000).then(
+    let sizeHint = 64;
+    for (const b of batches) sizeHint += b.built!.length + b.topic.length + 16;
+    conn.request(ProduceApi, s.version, body, this.cluster.requestTimeoutMs + 5_000, { sizeHint }).then(
       (res) => this.onResponse(batches, res),
       (e) => {
         if (s.conn === conn) s.conn = null;
@@ -566,7 +570,18 @@ export class Producer {
     this.sequenceBroken(b);
   }
 
+  private batchBufferBytes(): number {
+    return Math.min(this.opts.batchSizeBytes + 512, 1 << 20);
+  }
+
   private done(b: ProducerBatch): void {
+    // A batch that is done is referenced by nobody else (a request copies its bytes into the
+    // frame), so its buffer can take the next batch's records: megabyte batches otherwise cost a
+    // fresh, page-faulted megabyte each.
+    const buf = b.bufferBytes;
+    if (buf.length === this.batchBufferBytes() && buf.length >= clientPooledFrameBytesMin && this.spareBuffers.length < producerSpareBuffersMax) {
+      this.spareBuffers.push(buf);
+    }
     this.pendingRecords -= b.count;
     this.adjust(-(b.built?.length ?? b.sizeBytes));
     if (this.pendingRecords === 0) {
