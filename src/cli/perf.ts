@@ -5,6 +5,7 @@
 // latency from send to acknowledgement (average, maximum, 50th/95th/99th/99.9th percentiles).
 // consume reads --num-records records from the start of every partition (or --partition) and
 // prints records/s and MB/s. MB is 2^20 bytes, as Kafka's tools count it.
+import { setImmediate } from "node:timers";
 import { ClientError, Consumer, Producer } from "../client/mod.ts";
 import { acks, commonOptionsUsage, compression, int, Output, parseToolArgs, platform, required, runTool, str, UsageError, withCluster } from "./tool.ts";
 
@@ -75,6 +76,18 @@ function payload(size: number): Uint8Array {
   return out;
 }
 
+/**
+ * Lets the event loop run (answers read, requests written) and resumes soon. On Bun
+ * setImmediate: it comes back after one turn of the loop, and the loop polls sockets on each
+ * turn. Deno does not poll sockets on every setImmediate turn (measured: a socket answer waited
+ * ~40 ms behind 1 ms slices of work yielding by setImmediate, ~20 ms by setTimeout), so there a
+ * timer, which Deno clamps to 4 ms when nested.
+ */
+const onDeno = (globalThis as { Deno?: unknown }).Deno !== undefined;
+function yieldToEventLoop(): Promise<void> {
+  return new Promise((resolve) => (onDeno ? setTimeout(resolve, 0) : setImmediate(resolve)));
+}
+
 /** The value at quantile q of sorted latencies. */
 function percentile(sorted: Float32Array, q: number): number {
   if (sorted.length === 0) return 0;
@@ -137,6 +150,7 @@ async function produce(values: Values): Promise<void> {
     const timer = clock.setInterval(report, reportMs);
     const start = clock.monotonicMs();
     let sentAt = start;
+    let yieldedAt = start;
     try {
       for (let i = 0; i < numRecords; i++) {
         if ((i & 15) === 0) sentAt = clock.monotonicMs();
@@ -159,12 +173,22 @@ async function produce(values: Values): Promise<void> {
           // Kafka's ThroughputThrottler: ahead of schedule, wait until the schedule catches up.
           const dueMs = start + ((i + 1) * 1000) / throughput;
           const ahead = dueMs - clock.monotonicMs();
-          if (ahead >= 1) await c.sleep(ahead);
+          if (ahead >= 1) {
+            await c.sleep(ahead);
+            yieldedAt = clock.monotonicMs();
+          } else if ((i & 15) === 15 && sentAt - yieldedAt >= 1) {
+            // Behind schedule this loop would not let go: Kafka's perf tool sends from its own
+            // thread, while answers here are read only when the loop yields. Without this, at a
+            // fixed rate the producer's few requests in flight were answered only every ~8k
+            // records, and latencies grew to seconds.
+            await yieldToEventLoop();
+            yieldedAt = clock.monotonicMs();
+          }
         }
         if (producer.bufferedBytes >= producer.opts.bufferMemoryBytes) await producer.waitForSpace();
-        // Let answers in every ~1 MB sent, so acknowledgements (and latencies) are not held back
+        // Let answers in every ~200 KB sent, so acknowledgements (and latencies) are not held back
         // by this loop.
-        else if ((i & 0x1fff) === 0x1fff) await c.sleep(0);
+        else if ((i & 0x7ff) === 0x7ff) await yieldToEventLoop();
       }
       await producer.flush();
     } finally {

@@ -25,7 +25,7 @@
 //   unkeyed ones stick to one partition until its batch closes (Kafka's sticky partitioner).
 import { InitProducerIdApi, ProduceApi, type RecordHeader, type Struct } from "../protocol/mod.ts";
 import type { Timer } from "../platform/mod.ts";
-import { ErrorCode, errorName } from "../util/mod.ts";
+import { clientPooledFrameBytesMin, ErrorCode, errorName, producerSpareBuffersMax } from "../util/mod.ts";
 import { ClientError, type ClusterClient, errorFor, isRetriableCode, needsMetadataRefresh, RetriableError, type TopicInfo } from "./cluster_client.ts";
 import type { KafkaConnection } from "./connection.ts";
 import { partitionForKey } from "./partitioner.ts";
@@ -104,6 +104,10 @@ export class Producer {
   private readonly topics = new Map<string, TopicInfo>();
   private readonly queues = new Map<string, PartitionQueue>();
   private readonly queuesByTopic = new Map<string, PartitionQueue[]>();
+  /** Queues that may hold ready batches: drain() visits these, not every partition's queue. */
+  private readonly readyQueues = new Set<PartitionQueue>();
+  /** Buffers of large batches that are done, for the next ones (see done()). */
+  private readonly spareBuffers: Uint8Array[] = [];
   private readonly senders = new Map<number, BrokerSender>();
   private readonly sticky = new Map<string, number>();
   private buffered = 0;
@@ -167,7 +171,13 @@ export class Producer {
     const q = this.queue(rec.topic, partition);
     const headers = rec.headers ?? [];
     const bytes = ProducerBatch.recordBytes(rec.key, rec.value, headers);
-    if (q.open !== null && q.open.sizeBytes + bytes > this.opts.batchSizeBytes) this.closeBatch(q);
+    if (q.open !== null && q.open.sizeBytes + bytes > this.opts.batchSizeBytes) {
+      // A full batch goes now, as Kafka's accumulator wakes its sender: its linger timer is
+      // cancelled with it, so nothing else would send it before the next batch's timer fires,
+      // and a producer that fills each batch within lingerMs would never send until it stopped.
+      this.closeBatch(q);
+      this.drain();
+    }
     if (q.open === null) this.open(q);
     const b = q.open as ProducerBatch;
     const before = b.sizeBytes;
@@ -235,7 +245,7 @@ export class Producer {
   }
 
   private open(q: PartitionQueue): void {
-    const b = new ProducerBatch(q.topic, q.partition, Math.min(this.opts.batchSizeBytes + 512, 1 << 20));
+    const b = new ProducerBatch(q.topic, q.partition, this.batchBufferBytes(), this.spareBuffers.pop() ?? null);
     b.createdMs = this.cluster.platform.clock.monotonicMs();
     this.adjust(b.sizeBytes);
     q.open = b;
@@ -258,6 +268,7 @@ export class Producer {
     const built = b.build(this.opts.compression);
     b.sequence = q.nextSequence++;
     q.ready.push(b);
+    this.readyQueues.add(q);
     // From now on the batch holds its built bytes (compression usually shrinks them).
     this.adjust(built.length - before);
     if (this.sticky.get(q.topic) === q.partition) this.sticky.delete(q.topic);
@@ -272,10 +283,12 @@ export class Producer {
     const now = this.cluster.platform.clock.monotonicMs();
     let wakeAt = Infinity;
     const byLeader = new Map<number, PartitionQueue[]>();
-    for (const q of this.queues.values()) {
-      if (q.ready.length === 0) continue;
+    for (const q of this.readyQueues) {
       this.expire(q, now);
-      if (q.ready.length === 0) continue;
+      if (q.ready.length === 0) {
+        this.readyQueues.delete(q);
+        continue;
+      }
       if (q.waitingMetadata) continue;
       if (q.retryAtMs > now) {
         wakeAt = Math.min(wakeAt, q.retryAtMs);
@@ -301,7 +314,13 @@ export class Producer {
   }
 
   private leaderOf(q: PartitionQueue): number {
-    return this.topics.get(q.topic)?.partitions.find((p) => p.partition === q.partition)?.leader ?? -1;
+    const partitions = this.topics.get(q.topic)?.partitions;
+    if (partitions === undefined) return -1;
+    // Sorted by index and usually dense: a direct look first, then a search (O(P) per queue made
+    // every drain O(P^2) with many partitions).
+    const direct = partitions[q.partition];
+    if (direct !== undefined && direct.partition === q.partition) return direct.leader;
+    return partitions.find((p) => p.partition === q.partition)?.leader ?? -1;
   }
 
   private sendTo(leader: number, qs: PartitionQueue[]): void {
@@ -370,7 +389,9 @@ export class Producer {
     s.inFlight++;
     const queues = this.opts.idempotence ? batches.map((b) => this.queue(b.topic, b.partition)) : [];
     for (const q of queues) q.inFlight = true;
-    conn.request(ProduceApi, s.version, body, this.cluster.requestTimeoutMs + 5_000).then(
+    let sizeHint = 64;
+    for (const b of batches) sizeHint += b.built!.length + b.topic.length + 16;
+    conn.request(ProduceApi, s.version, body, this.cluster.requestTimeoutMs + 5_000, { sizeHint }).then(
       (res) => this.onResponse(batches, res),
       (e) => {
         if (s.conn === conn) s.conn = null;
@@ -489,6 +510,7 @@ export class Producer {
       let i = 0;
       while (i < q.ready.length && q.ready[i].sequence < b.sequence) i++;
       q.ready.splice(i, 0, b);
+      this.readyQueues.add(q);
       q.retryAtMs = now + this.cluster.retryBackoffMs * Math.min(b.attempts, 10);
     }
   }
@@ -529,7 +551,7 @@ export class Producer {
       } finally {
         this.refreshing = false;
       }
-      const stillWaiting = [...this.queues.values()].some((q) => q.waitingMetadata && q.ready.length > 0);
+      const stillWaiting = [...this.readyQueues].some((q) => q.waitingMetadata && q.ready.length > 0);
       if (stillWaiting) this.refresh();
       this.drain();
     })();
@@ -548,7 +570,18 @@ export class Producer {
     this.sequenceBroken(b);
   }
 
+  private batchBufferBytes(): number {
+    return Math.min(this.opts.batchSizeBytes + 512, 1 << 20);
+  }
+
   private done(b: ProducerBatch): void {
+    // A batch that is done is referenced by nobody else (a request copies its bytes into the
+    // frame), so its buffer can take the next batch's records: megabyte batches otherwise cost a
+    // fresh, page-faulted megabyte each.
+    const buf = b.bufferBytes;
+    if (buf.length === this.batchBufferBytes() && buf.length >= clientPooledFrameBytesMin && this.spareBuffers.length < producerSpareBuffersMax) {
+      this.spareBuffers.push(buf);
+    }
     this.pendingRecords -= b.count;
     this.adjust(-(b.built?.length ?? b.sizeBytes));
     if (this.pendingRecords === 0) {

@@ -51,8 +51,15 @@ export class ProducerBatch {
   /** Idempotence: the producer id generation the batch was last stamped for (-1: never). */
   stampedGeneration = -1;
 
-  constructor(readonly topic: string, readonly partition: number, initialBytes: number) {
-    this.buf = new Uint8Array(Math.max(initialBytes, recordBatchHeaderBytes + 256));
+  /** recycled: the buffer of a batch that is done (bufferBytes), written over from the start. */
+  constructor(readonly topic: string, readonly partition: number, initialBytes: number, recycled: Uint8Array | null = null) {
+    const size = Math.max(initialBytes, recordBatchHeaderBytes + 256);
+    this.buf = recycled !== null && recycled.length >= size ? recycled : new Uint8Array(size);
+  }
+
+  /** The buffer the records are encoded into, for the next batch once this one is done. */
+  get bufferBytes(): Uint8Array {
+    return this.buf;
   }
 
   /** Uncompressed bytes so far (header included). */

@@ -135,9 +135,10 @@ export class Writer {
   view: DataView;
   pos = 0;
 
-  constructor(initialBytes = 256) {
-    this.buf = new Uint8Array(initialBytes);
-    this.view = new DataView(this.buf.buffer);
+  /** A new buffer of initialBytes, or (a Uint8Array) a buffer to write over from its start. */
+  constructor(initialBytes: number | Uint8Array = 256) {
+    this.buf = typeof initialBytes === "number" ? new Uint8Array(initialBytes) : initialBytes;
+    this.view = new DataView(this.buf.buffer, this.buf.byteOffset, this.buf.byteLength);
   }
 
   private ensure(n: number): number {

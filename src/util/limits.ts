@@ -281,6 +281,28 @@ export const isrChangeRetryBackoffMs = 1_000;
  */
 export const clientResponseBytesMax = 104_857_600;
 /**
+ * A request frame is sent from its encoding buffer as it is when at most this many bytes of the
+ * buffer are unused (the runtime may hold the whole buffer until the kernel takes the frame);
+ * past it, exactly the frame is copied out.
+ */
+export const clientFrameSlackBytesMax = 65_536;
+/**
+ * Queued request frames are joined into one write up to this many bytes together; larger ones
+ * (Produce requests of big batches) are written one by one rather than copied into one buffer.
+ */
+export const clientConcatBytesMax = 262_144;
+/**
+ * Request frames of at least clientPooledFrameBytesMin are encoded into a buffer of an earlier
+ * frame once the runtime has taken it (up to clientPooledFramesMax kept per connection): a
+ * producer sending megabyte batches otherwise allocates and faults in a fresh megabyte a request;
+ * with 16 KB batches, Deno spent more time allocating (zeroing) batch and frame buffers than
+ * encoding records. Smaller frames are cheaper to allocate than to keep.
+ */
+export const clientPooledFrameBytesMin = 4_096;
+export const clientPooledFramesMax = 2;
+/** Batch buffers (of at least clientPooledFrameBytesMin) a client producer keeps for its next batches. */
+export const producerSpareBuffersMax = 4;
+/**
  * Longest line the console producer (`strand produce`) reads from stdin: one line is one record,
  * and no request may be larger than the broker's default socket.request.max.bytes. A longer line
  * ends the tool with an error instead of growing a buffer without end.

@@ -6,6 +6,11 @@
 //   1. produce throughput, N records of 100 bytes (default 1,000,000) into one partition with kcat
 //      (librdkafka, so the client is not the bottleneck): acks=1 on a one-broker cluster (RF 1),
 //      then acks=all on a three-broker cluster (RF 3, min.insync.replicas 2), and their ratio;
+//      The native client (test/bench/native.mjs: librdkafka without kcat's per-record work) does
+//      the same into a second topic on the same cluster, the figure without kcat's ceiling; then
+//      latency at a fixed rate (--rate, default 50,000 records/s, --latency-records, default
+//      150,000): the native client paced to the rate and `strand perf produce --throughput`, both
+//      acks=1 on the one-broker cluster and acks=all on the three, linger.ms=5, 16 KB batches;
 //   2. failover: a kafkajs producer (acks=all, one record per request, no retries, 20 ms back-off)
 //      writes to an RF 3 partition; the leader is killed with SIGKILL, and the time from the kill
 //      to the new leader in ZooKeeper and to the first acknowledged write (sent after the kill) is
@@ -67,6 +72,13 @@ if (underNode) {
     row("acks=1, RF 1, 1 broker (records/s)", (r) => fmt(r.acks1));
     row("acks=all, RF 3, 3 brokers (records/s)", (r) => fmt(r.acksAll));
     row("  ratio acks=all / acks=1", (r) => (r.acksAll / r.acks1).toFixed(3));
+    row("native acks=1 (records/s)", (r) => fmt(r.native1.rps));
+    row("native acks=all (records/s)", (r) => fmt(r.nativeAll.rps));
+    row("  ratio native acks=all / acks=1", (r) => (r.nativeAll.rps / r.native1.rps).toFixed(3));
+    row("p99 ms at rate, acks=1: native", (r) => r.native1.p99.toFixed(2));
+    row("p99 ms at rate, acks=1: strand perf", (r) => r.strand1.p99.toFixed(2));
+    row("p99 ms at rate, acks=all: native", (r) => r.nativeAll.p99.toFixed(2));
+    row("p99 ms at rate, acks=all: strand perf", (r) => r.strandAll.p99.toFixed(2));
     row("SIGKILL: new leader in ZooKeeper (ms)", (r) => fmt(r.kill.leaderMs));
     row("SIGKILL: first ack on the new leader (ms)", (r) => fmt(r.kill.ackMs));
     row("SIGTERM: new leader in ZooKeeper (ms)", (r) => fmt(r.term.leaderMs));
@@ -79,12 +91,15 @@ if (underNode) {
 const { Cluster, currentRuntime } = await import("../helpers/cluster.ts");
 const { createTopic, NumberedProducer, readPartition, sleep } = await import("../cluster/workload.ts");
 const { mkdtempSync, rmSync, writeFileSync, statSync } = await import("node:fs");
+const { buildNative, runNative } = await import("./native.mjs");
 const { tmpdir } = await import("node:os");
 const { join } = await import("node:path");
 
 const args = process.argv.slice(2);
 const records = Number(arg(args, "records", "1000000"));
 const sessionTimeoutMs = Number(arg(args, "session-timeout-ms", "6000"));
+const rate = Number(arg(args, "rate", "50000"));
+const latencyRecords = Number(arg(args, "latency-records", "150000"));
 const recordBytes = 100;
 const work = mkdtempSync(join(tmpdir(), "strand-bench-cluster-"));
 const benchOverrides = { "log.segment.bytes": "1073741824", "replica.high.watermark.checkpoint.interval.ms": "5000" };
@@ -96,6 +111,9 @@ const input = join(work, "input.txt");
   writeFileSync(input, lines.join("\n") + "\n");
 }
 const inputBytes = statSync(input).size;
+const native = buildNative(work);
+const runtimeBin = `${root}node_modules/.bin/${currentRuntime}`;
+const strandCli = (a) => (currentRuntime === "bun" ? [runtimeBin, [`${root}src/cli/main.ts`, ...a]] : [runtimeBin, ["run", "-A", `${root}src/cli/main.ts`, ...a]]);
 const fmt = (n, d = 0) => n.toLocaleString("en-US", { maximumFractionDigits: d, minimumFractionDigits: d });
 
 function kcatProduce(bootstrap, topic, acks) {
@@ -106,6 +124,17 @@ function kcatProduce(bootstrap, topic, acks) {
   if (r.status !== 0) throw new Error(`kcat exited ${r.status}: ${r.stderr}`);
   if (/fail/i.test(r.stderr.toString())) throw new Error(`kcat reported failures: ${r.stderr.toString().slice(0, 2000)}`);
   return ms;
+}
+
+/** strand perf produce at a fixed rate: its final line's percentiles (Kafka's format). */
+function strandPerfLatency(bootstrap, topic, acks) {
+  const [cmd, a] = strandCli(["perf", "produce", "--bootstrap-server", bootstrap, "--topic", topic, "--num-records", String(latencyRecords),
+    "--record-size", String(recordBytes), "--throughput", String(rate), "--acks", acks, "--partition", "0", "--reporting-interval-ms", "600000"]);
+  const r = spawnSync(cmd, a, { encoding: "utf8", maxBuffer: 1 << 24, timeout: 600_000 });
+  if (r.status !== 0) throw new Error(`strand perf produce exited ${r.status}: ${r.stderr}`);
+  const out = r.stdout.trim().split("\n").pop();
+  const num = (re) => Number((re.exec(out) ?? [])[1] ?? NaN);
+  return { rps: num(/([\d.]+) records\/sec/), p50: num(/([\d.]+) ms 50th/), p99: num(/([\d.]+) ms 99th/), max: num(/([\d.]+) ms max latency/) };
 }
 
 /** The partition's high watermark per its leader's admin API, once it stops moving. */
@@ -129,8 +158,20 @@ async function throughput(n, topicSpec, acks) {
     const ms = kcatProduce(c.bootstrap, "bench", acks);
     const hw = await highWatermark(c, "bench");
     if (hw !== records) throw new Error(`high watermark ${hw} after producing ${records}`);
+    const extra = {};
+    for (const t of ["bench-native", "lat-native", "lat-strand"]) {
+      await createTopic(c, t, topicSpec);
+      if (n > 1) await c.waitFullyReplicated(t, 0, 30_000);
+    }
+    const np = runNative(native, "produce", { bootstrap: c.bootstrap, topic: "bench-native", records, size: recordBytes - 1, config: { acks } });
+    const nhw = await highWatermark(c, "bench-native");
+    if (nhw !== records) throw new Error(`high watermark ${nhw} after the native client produced ${records}`);
+    const nl = runNative(native, "produce", { bootstrap: c.bootstrap, topic: "lat-native", records: latencyRecords, size: recordBytes, rate,
+      config: { acks, "linger.ms": "5", "batch.size": "16384" } });
+    extra.native = { rps: np.records_per_s, p50: nl.p50_ms, p99: nl.p99_ms, max: nl.max_ms };
+    extra.strand = strandPerfLatency(c.bootstrap, "lat-strand", acks);
     await c.stop();
-    return ms;
+    return { ms, ...extra };
   } catch (e) {
     console.error(c.postMortem());
     await c.stop({ keep: true });
@@ -172,11 +213,23 @@ async function failover(c, topic, signal) {
 
 try {
   console.log(`strand cluster bench on ${currentRuntime}: ${fmt(records)} records of ${recordBytes} bytes (${fmt(inputBytes / 1e6, 1)} MB), one partition, kcat`);
-  const ms1 = await throughput(1, { partitions: 1, replicationFactor: 1 }, "1");
-  const acks1 = row("acks=1, RF 1, 1 broker", ms1);
-  const msAll = await throughput(3, { partitions: 1, replicationFactor: 3, configs: { "min.insync.replicas": "2" } }, "all");
-  const acksAll = row("acks=all, RF 3, 3 brokers", msAll);
+  const t1 = await throughput(1, { partitions: 1, replicationFactor: 1 }, "1");
+  const acks1 = row("acks=1, RF 1, 1 broker", t1.ms);
+  const tAll = await throughput(3, { partitions: 1, replicationFactor: 3, configs: { "min.insync.replicas": "2" } }, "all");
+  const acksAll = row("acks=all, RF 3, 3 brokers", tAll.ms);
   console.log(`  ratio acks=all / acks=1: ${(acksAll / acks1).toFixed(3)}`);
+  console.log("native rdkperf (its clock starts after metadata), same clusters:");
+  console.log(`  acks=1, RF 1, 1 broker ${fmt(t1.native.rps).padStart(27)} records/s (${(t1.native.rps / acks1).toFixed(3)} of kcat)`);
+  console.log(`  acks=all, RF 3, 3 brokers ${fmt(tAll.native.rps).padStart(24)} records/s (${(tAll.native.rps / acksAll).toFixed(3)} of kcat)`);
+  console.log(`  ratio acks=all / acks=1: ${(tAll.native.rps / t1.native.rps).toFixed(3)} (issue 18's target: at least 0.6, and 500k records/s)`);
+  console.log(`latency at ${fmt(rate)} records/s, ${fmt(latencyRecords)} records, linger.ms=5, 16 KB batches (ms, send to acknowledgement):`);
+  const lat = (label, x) => console.log(`  ${label.padEnd(40)} p50 ${x.p50.toFixed(2).padStart(8)}  p99 ${x.p99.toFixed(2).padStart(8)}  max ${x.max.toFixed(2).padStart(8)}`);
+  lat("acks=1, 1 broker: native rdkperf", t1.native);
+  lat("acks=1, 1 broker: strand perf produce", t1.strand);
+  lat("acks=all, 3 brokers: native rdkperf", tAll.native);
+  lat("acks=all, 3 brokers: strand perf produce", tAll.strand);
+  console.log(`  strand / native p99: acks=1 ${(t1.strand.p99 / t1.native.p99).toFixed(2)}, acks=all ${(tAll.strand.p99 / tAll.native.p99).toFixed(2)} ` +
+    "(issue 18's targets: strand p99 at most 5 ms acks=1, 10 ms acks=all)");
 
   const c = await Cluster.start(3, { overrides: benchOverrides, sessionTimeoutMs, logLevel: "warn", label: "strand-bench-cluster-" });
   let kill, term;
@@ -194,7 +247,8 @@ try {
   console.log(`failover (kafkajs, acks=all, zookeeper.session.timeout.ms=${sessionTimeoutMs}):`);
   console.log(`  SIGKILL of the leader: new leader in ZooKeeper after ${kill.leaderMs ?? "?"} ms, first acknowledged write after ${kill.ackMs} ms`);
   console.log(`  SIGTERM of the leader: new leader in ZooKeeper after ${term.leaderMs ?? "?"} ms, first acknowledged write after ${term.ackMs} ms`);
-  console.log("RESULT " + JSON.stringify({ runtime: currentRuntime, records, sessionTimeoutMs, acks1, acksAll, kill, term }));
+  console.log("RESULT " + JSON.stringify({ runtime: currentRuntime, records, sessionTimeoutMs, acks1, acksAll, kill, term,
+    native1: t1.native, nativeAll: tAll.native, strand1: t1.strand, strandAll: tAll.strand }));
 } finally {
   rmSync(work, { recursive: true, force: true });
 }

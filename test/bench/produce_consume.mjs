@@ -10,12 +10,16 @@
 // broker run, acks=all produce plain and with enable.idempotence=true, and their ratio (issue 15);
 // and transactional produce (confluent-kafka: 1,000-record transactions committed one after the
 // other, txn_produce.py) next to the same batches from an idempotent producer without transactions.
+// Next to kcat, the native client (test/bench/native.mjs: librdkafka without kcat's per-record
+// formatting, built for the run) produces the same count into its own topic and consumes kcat's,
+// so the figure is the broker's rather than kcat's ceiling; its ratio to kcat is printed.
 import { spawn, spawnSync } from "node:child_process";
 import { closeSync, mkdtempSync, openSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
 import net from "node:net";
+import { buildNative, runNative } from "./native.mjs";
 
 const { values } = parseArgs({
   options: {
@@ -34,6 +38,12 @@ function fail(msg) {
   process.exit(1);
 }
 if (spawnSync("kcat", ["-V"]).status !== 0) fail("needs kcat (Debian package kcat)");
+let native;
+try {
+  native = buildNative(work);
+} catch (e) {
+  fail(e.message);
+}
 
 // One line per record: 99 bytes of text + newline = 100 bytes as kcat sends it (the newline is
 // the delimiter, so the value is 99 bytes; the record on the wire carries ~100 with its header).
@@ -134,6 +144,15 @@ async function benchRuntime(runtime, tls = false) {
     const sizes = check.stdout.toString().trim().split("\n");
     const got = sizes.reduce((n, x) => n + Number(x) + 1, 0);
     if (sizes.length !== records || got !== inputBytes) fail(`${runtime}: consumed ${sizes.length} records / ${got} bytes, produced ${records} / ${inputBytes}`);
+    // The native client: the same records/s question without kcat's per-record work. Its values
+    // are recordBytes - 1 bytes, as kcat's lines without their newline.
+    spawnSync("kcat", ["-b", b, ...kcatTls, "-L", "-t", "bench-native"]);
+    const nativeTls = tls ? { "security.protocol": "SSL", "ssl.ca.location": certificate().cert } : {};
+    const cpu3 = cpu();
+    const nativeProduce = runNative(native, "produce", { bootstrap: b, topic: "bench-native", records, size: recordBytes - 1, config: { acks: "1", ...nativeTls } });
+    const cpu4 = cpu();
+    const nativeConsume = runNative(native, "consume", { bootstrap: b, topic: "bench", records, config: nativeTls });
+    const cpu5 = cpu();
     // acks=all, plain and idempotent (enable.idempotence=true: InitProducerId, sequence checks),
     // into fresh topics, interleaved so a noisy neighbour hits both alike; the best of each.
     const acksAll = [];
@@ -172,6 +191,8 @@ async function benchRuntime(runtime, tls = false) {
       acksAll,
       idempotent,
       txn,
+      nativeProduce: { ms: nativeProduce.ms, cpu: cpu4 - cpu3 },
+      nativeConsume: { ms: nativeConsume.ms, cpu: cpu5 - cpu4 },
     };
   } finally {
     broker.kill("SIGTERM");
@@ -196,6 +217,12 @@ for (const rt of runtimes) {
   // The broker's own CPU seconds against the wall time: how much of the
   // run the broker was busy; the rest is the client (kcat formats every record) and the kernel.
   console.log(`  broker CPU: produce ${fmt(r.cpuProduce, 2)} s of ${fmt(r.produce / 1000, 2)} s wall, consume ${fmt(r.cpuConsume, 2)} s of ${fmt(r.consume / 1000, 2)} s wall`);
+  // The native client's clocks start after its metadata (produce) and at the first record
+  // (consume); kcat's rows are whole processes.
+  const np = row("produce, native rdkperf (acks=1)", r.nativeProduce.ms, inputBytes, records);
+  const nc = row("consume, native rdkperf", r.nativeConsume.ms, inputBytes, records);
+  console.log(`  native / kcat: produce ${fmt(np / p, 3)}, consume ${fmt(nc / c, 3)}; broker CPU per record under the native client: ` +
+    `produce ${fmt((r.nativeProduce.cpu / records) * 1e6, 2)} µs, consume ${fmt((r.nativeConsume.cpu / records) * 1e6, 2)} µs`);
   // Labels must not read "produce (kcat": bench:ab parses that line.
   const best = (passes) => Math.min(...passes.map((x) => x.ms));
   const cpuOf = (passes) => Math.min(...passes.map((x) => x.cpu));
@@ -216,6 +243,9 @@ for (const rt of runtimes) {
   const tp = row("produce over SSL (kcat -P, acks=1)", t.produce, inputBytes, records);
   const tc = row("consume over SSL (kcat -C)", t.consume, inputBytes, records);
   console.log(`  TLS / plaintext: produce ${fmt(tp / p, 3)}, consume ${fmt(tc / c, 3)} (issue 13's target: at least 0.60)`);
+  const tnp = row("produce over SSL, native rdkperf", t.nativeProduce.ms, inputBytes, records);
+  const tnc = row("consume over SSL, native rdkperf", t.nativeConsume.ms, inputBytes, records);
+  console.log(`  TLS / plaintext, native client: produce ${fmt(tnp / np, 3)}, consume ${fmt(tnc / nc, 3)}`);
   console.log(`  broker CPU over SSL: produce ${fmt(t.cpuProduce, 2)} s of ${fmt(t.produce / 1000, 2)} s wall, consume ${fmt(t.cpuConsume, 2)} s of ${fmt(t.consume / 1000, 2)} s wall`);
 }
 rmSync(work, { recursive: true, force: true });
