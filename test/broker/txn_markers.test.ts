@@ -17,9 +17,8 @@ import { ErrorCode } from "../../src/util/errors.ts";
 import { AclOperation, clusterResourceName, ResourceType } from "../../src/authorizer/mod.ts";
 import { grant, saslAclBroker } from "../helpers/acls.ts";
 import { startBroker, type TestBroker } from "../helpers/broker.ts";
-import { buildBatch, valueRecords } from "../helpers/record_batch.ts";
 import { saslLogin } from "../helpers/sasl.ts";
-import { committedValues, fetchIsolated, listLatest, produceAs, txnBatch, valuesOf, writeMarker } from "../helpers/txn.ts";
+import { committedValues, fetchIsolated, listLatest, plainBatch, produceAs, txnBatch, valuesOf, writeMarker } from "../helpers/txn.ts";
 import { createTopic, produce, WireClient } from "../helpers/wire.ts";
 import { sharedZooKeeper, skipUnlessZooKeeper } from "../helpers/zookeeper.ts";
 
@@ -38,13 +37,9 @@ async function startZkBroker(dir?: string): Promise<TestBroker> {
   return await startBroker({ ...saslAclBroker, "transaction.partition.verification.enable": "false", "sasl.mechanism.inter.broker.protocol": "PLAIN", "zookeeper.connect": `127.0.0.1:${server.port}/strand-txn-part`, "zookeeper.session.timeout.ms": "6000" }, dir);
 }
 
-// Stamped now, as the transactional batches and markers are: segment.ms is timed by batch
-// timestamps (Kafka's timeWaitedForRoll), and one stamped in 2023 before them would roll the segment.
-const now = () => ({ baseTimestamp: BigInt(Date.now()) });
-
 async function waitLeader(c: WireClient, topic: string): Promise<void> {
   for (let i = 0; i < 200; i++) {
-    const r = await produce(c, topic, 0, buildBatch(valueRecords(1, "plain-"), now()));
+    const r = await produce(c, topic, 0, plainBatch(1, "plain-"));
     if (r.errorCode === 0) return;
     await new Promise((r) => setTimeout(r, 50));
   }
@@ -62,7 +57,7 @@ test("transactions over the wire: last stable offset, read_committed Fetch and L
     const p2 = 4001n;
     // Producer 1 opens a transaction at 1; a plain record follows at 3.
     assert.equal((await produceAs(admin, "hand-built", T, 0, txnBatch(p1, 0, 0, 2, "c"))).baseOffset, 1n);
-    assert.equal((await produce(admin, T, 0, buildBatch(valueRecords(1, "after-"), now()))).errorCode, 0);
+    assert.equal((await produce(admin, T, 0, plainBatch(1, "after-"))).errorCode, 0);
     let rc = await fetchIsolated(admin, T, 0n, 1);
     assert.equal(rc.errorCode, 0);
     assert.equal(rc.highWatermark, 4n);

@@ -8,8 +8,7 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 import { skipUnlessZooKeeper, withCluster } from "../helpers/cluster.ts";
-import { buildBatch, valueRecords } from "../helpers/record_batch.ts";
-import { committedValues, fetchIsolated, produceAs, txnBatch, writeMarker } from "../helpers/txn.ts";
+import { committedValues, fetchIsolated, plainBatch, produceAs, txnBatch, writeMarker } from "../helpers/txn.ts";
 import { produce, WireClient } from "../helpers/wire.ts";
 import { ErrorCode } from "../../src/util/errors.ts";
 import { createTopic } from "./workload.ts";
@@ -25,13 +24,13 @@ test("a follower taking over knows the open and aborted transactions: same last 
     const follower = leader === 0 ? 1 : 0;
     let c = await WireClient.connect(cluster.broker(leader).port);
     const ok = (r: { errorCode: number }) => assert.equal(r.errorCode, 0);
-    ok(await produce(c, T, 0, buildBatch(valueRecords(1, "plain-")))); // 0
+    ok(await produce(c, T, 0, plainBatch(1, "plain-"))); // 0
     ok(await produceAs(c, "hand-built", T, 0, txnBatch(9001n, 0, 0, 2, "committed-"))); // 1-2
     ok(await produceAs(c, "hand-built", T, 0, txnBatch(9002n, 0, 0, 2, "aborted-"))); // 3-4
     assert.deepEqual(await writeMarker(c, { producerId: 9001n, producerEpoch: 0, committed: true, coordinatorEpoch: 4, partitions: [[T, 0]] }), { [`${T}-0`]: 0 }); // 5
     assert.deepEqual(await writeMarker(c, { producerId: 9002n, producerEpoch: 0, committed: false, coordinatorEpoch: 4, partitions: [[T, 0]] }), { [`${T}-0`]: 0 }); // 6
     ok(await produceAs(c, "hand-built", T, 0, txnBatch(9003n, 0, 0, 2, "open-"))); // 7-8
-    ok(await produce(c, T, 0, buildBatch(valueRecords(1, "late-")))); // 9
+    ok(await produce(c, T, 0, plainBatch(1, "late-"))); // 9
     const before = await fetchIsolated(c, T, 0n, 1);
     assert.equal(before.lastStableOffset, 7n);
     assert.deepEqual(before.abortedTransactions, [{ producerId: 9002n, firstOffset: 3n }]);

@@ -339,7 +339,8 @@ export class Cluster {
       }
       cluster.note(`cluster: ${specs.length} attached brokers, ZooKeeper ${zkConnect}${chroot}, session ${sessionTimeoutMs} ms, dir ${dir}`);
       for (const b of cluster.brokers) await b.start();
-      cluster.zkClient = await ZooKeeperClient.connect(await loadPlatform(), { connectString: `${zkConnect}${chroot}`, sessionTimeoutMs: 20_000 });
+      // As the brokers' own: a quorum lost for longer than the session must not end the test's session.
+      cluster.zkClient = await ZooKeeperClient.connect(await loadPlatform(), { connectString: `${zkConnect}${chroot}`, sessionTimeoutMs: 20_000, expireWhenUnreachable: false });
       await cluster.waitFor(async () => (await cluster.liveBrokerIds()).length === specs.length, 30_000, `${specs.length} brokers registered`);
       await cluster.waitFor(async () => (await cluster.controllerId()) >= 0, 30_000, "a controller");
     } catch (e) {

@@ -9,6 +9,15 @@ import { buildBatch, parseBatches, text, valueRecords } from "./record_batch.ts"
 import type { ProducePartitionResponse, WireClient } from "./wire.ts";
 
 /** A transactional batch of n records of producer pid (values `${prefix}0`, `${prefix}1` …). */
+/**
+ * A plain (non-transactional) batch stamped now, as txnBatch and the coordinator's markers are:
+ * segment.ms is timed by batch timestamps (Kafka's timeWaitedForRoll), so a batch stamped years
+ * earlier before them would roll the segment, and one fetch reads one segment.
+ */
+export function plainBatch(n: number, prefix: string): Uint8Array {
+  return buildBatch(valueRecords(n, prefix), { baseTimestamp: BigInt(Date.now()) });
+}
+
 export function txnBatch(pid: bigint, epoch: number, seq: number, n: number, prefix: string): Uint8Array {
   return buildBatch(valueRecords(n, prefix), { producerId: pid, producerEpoch: epoch, baseSequence: seq, attributes: 0x10, baseTimestamp: BigInt(Date.now()) });
 }
