@@ -17,7 +17,8 @@
 // log operation reaches the client as that code through the KafkaError path.
 // A partition whose log cannot be opened for a transient reason (out of file descriptors: see
 // log_dir_failure.ts) is offline too, but only until a retry every partitionLogRetryMs opens it
-// (pendingLogs); its LeaderAndIsr answers KAFKA_STORAGE_ERROR meanwhile, and /v1/status/ready
+// (pendingLogs); its LeaderAndIsr answers NONE (the controller must not take the replica offline
+// for a failure that passes), its requests KAFKA_STORAGE_ERROR meanwhile, and /v1/status/ready
 // says not ready.
 
 import type { LogManager, TopicLogConfig } from "../log/mod.ts";
@@ -206,7 +207,9 @@ export class ReplicaManager implements FollowerLog {
         this.pendingLogs.set(key, { state, config, reason: e.message });
         this.schedulePendingRetry();
         this.logger.warn({ ...tp, reason: e.message }, "partition unavailable until its log can be opened");
-        return ErrorCode.KAFKA_STORAGE_ERROR;
+        // Not KAFKA_STORAGE_ERROR: the controller would take the replica offline (its leadership
+        // elsewhere, or none) until this broker registers again, for a failure that passes.
+        return ErrorCode.NONE;
       }
       // Kafka's answer: the partition is offline here (LeaderAndIsr reports KAFKA_STORAGE_ERROR).
       this.offline.add(key);
