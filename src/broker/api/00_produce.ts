@@ -63,8 +63,11 @@ export const produceHandler: ApiHandler<BrokerServices> = {
           : internalTopics.has(t.name)
           ? { errorCode: ErrorCode.INVALID_TOPIC_EXCEPTION, errorMessage: `cannot append to internal topic ${t.name}`, baseOffset: -1, logStartOffset: -1 }
           // One batch v2 per partition in v3+ (and one per magic 2 set always); zstd from v7 (KIP-110).
+          // Kafka looks at the records only of a partition it knows.
           : invalid?.has(`${p.index}:${t.name}`)
-          ? { ...invalid.get(`${p.index}:${t.name}`)!, baseOffset: -1, logStartOffset: -1 }
+          ? (knownPartition(s, t.name, p.index)
+            ? { ...invalid.get(`${p.index}:${t.name}`)!, baseOffset: -1, logStartOffset: -1 }
+            : { errorCode: ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, errorMessage: null, baseOffset: -1, logStartOffset: -1 })
           : verified !== null && (verified.get(`${p.index}:${t.name}`) ?? ErrorCode.NONE) !== ErrorCode.NONE
           ? { errorCode: verified.get(`${p.index}:${t.name}`)!, errorMessage: unverifiedMessage(verification!, verified.get(`${p.index}:${t.name}`)!), baseOffset: -1, logStartOffset: -1 }
           : s.replicaManager.appendToPartition(t.name, p.index, p.records, s.config.messageMaxBytes, ctx.version < 3, acks);
@@ -135,6 +138,10 @@ async function verifyTransactions(
 }
 
 type InvalidSet = { errorCode: number; errorMessage: string };
+
+function knownPartition(s: BrokerServices, topic: string, partition: number): boolean {
+  return s.metadata.getTopic(topic)?.partitions.some((p) => p.partition === partition) ?? false;
+}
 
 /** The partitions whose record sets Kafka refuses before looking further; null (nothing allocated) when none. */
 function invalidRecordSets(topics: TopicData[], version: number): Map<string, InvalidSet> | null {
