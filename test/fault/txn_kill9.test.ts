@@ -11,9 +11,8 @@ import assert from "node:assert/strict";
 import { test } from "node:test";
 import { tempDir } from "../helpers/broker.ts";
 import { spawnBrokerProcess } from "../helpers/broker_process.ts";
-import { buildBatch, valueRecords } from "../helpers/record_batch.ts";
 import { run, skipUnless } from "../helpers/tools.ts";
-import { fetchIsolated, produceAs, txnBatch, writeMarker } from "../helpers/txn.ts";
+import { fetchIsolated, plainBatch, produceAs, txnBatch, writeMarker } from "../helpers/txn.ts";
 import { createTopic, produce, WireClient } from "../helpers/wire.ts";
 import { skipUnlessZooKeeper, startZooKeeper } from "../helpers/zookeeper.ts";
 import { rmSync } from "node:fs";
@@ -55,7 +54,7 @@ const pythonRead = async (port: number) => {
 
 async function waitLeader(c: WireClient): Promise<void> {
   for (let i = 0; i < 200; i++) {
-    const r = await produce(c, T, 0, buildBatch(valueRecords(1, "probe-")));
+    const r = await produce(c, T, 0, plainBatch(1, "probe-"));
     if (r.errorCode === 0) return;
     await new Promise((r) => setTimeout(r, 50));
   }
@@ -76,11 +75,11 @@ test("transactions survive kill -9: read_committed kcat and confluent-kafka skip
     await waitLeader(c); // probe-0 at 0
     assert.equal((await produceAs(c, "hand-built", T, 0, txnBatch(7001n, 0, 0, 2, "committed-"))).errorCode, 0);
     assert.equal((await produceAs(c, "hand-built", T, 0, txnBatch(7002n, 0, 0, 2, "aborted-"))).errorCode, 0);
-    assert.equal((await produce(c, T, 0, buildBatch(valueRecords(1, "plain-")))).errorCode, 0);
+    assert.equal((await produce(c, T, 0, plainBatch(1, "plain-"))).errorCode, 0);
     assert.deepEqual(await writeMarker(c, { producerId: 7001n, producerEpoch: 0, committed: true, coordinatorEpoch: 1, partitions: [[T, 0]] }), { [`${T}-0`]: 0 });
     assert.deepEqual(await writeMarker(c, { producerId: 7002n, producerEpoch: 0, committed: false, coordinatorEpoch: 1, partitions: [[T, 0]] }), { [`${T}-0`]: 0 });
     const openAt = (await produceAs(c, "hand-built", T, 0, txnBatch(7003n, 0, 0, 2, "open-"))).baseOffset;
-    assert.equal((await produce(c, T, 0, buildBatch(valueRecords(1, "late-")))).errorCode, 0);
+    assert.equal((await produce(c, T, 0, plainBatch(1, "late-"))).errorCode, 0);
     const committed = ["probe-0", "committed-0", "committed-1", "plain-0"];
     const everything = ["probe-0", "committed-0", "committed-1", "aborted-0", "aborted-1", "plain-0", "open-0", "open-1", "late-0"];
     assert.deepEqual(await kcatRead(b.port, "read_committed"), committed);
