@@ -134,7 +134,7 @@ test("acl: authorizedOperations is the bit set over Kafka's operations for the t
     [RT.TOPIC, "t", PT.LITERAL, "User:alice", "*", Op.ALTER_CONFIGS, Perm.ALLOW],
     [RT.GROUP, "g", PT.LITERAL, "User:alice", "*", Op.ALL, Perm.ALLOW],
   ]);
-  const bits = (...ops: Op[]) => ops.reduce((b, o) => b | (1 << o), 0);
+  const bits = (...ops: Op[]) => ops.reduce<number>((b, o) => b | (1 << o), 0);
   assert.equal(cache.authorizedOperations(alice, RT.TOPIC, "t"), bits(Op.READ, Op.DESCRIBE, Op.DESCRIBE_CONFIGS, Op.ALTER_CONFIGS));
   assert.equal(cache.authorizedOperations(alice, RT.GROUP, "g"), bits(Op.READ, Op.DESCRIBE, Op.DELETE), "ALL means every GROUP operation, never bit 2");
   assert.equal(cache.authorizedOperations(bob, RT.TOPIC, "t"), 0);

@@ -21,7 +21,7 @@ import { eventually, settle, str, testPlatform } from "../registry/helpers.ts";
 const settings = { superUsers: [], allowEveryoneIfNoAclFound: false };
 const alice = { principal: "User:alice", host: "10.0.0.1", listener: "PLAINTEXT" };
 
-function binding(rt: RT, name: string, pt: PT, principal: string, op: Op, perm = Perm.ALLOW, host = "*"): AclBinding {
+function binding(rt: RT, name: string, pt: PT, principal: string, op: Op, perm: Perm = Perm.ALLOW, host = "*"): AclBinding {
   return { pattern: { resourceType: rt, name, patternType: pt }, entry: { principal, host, operation: op, permissionType: perm } };
 }
 const all: AclBindingFilter = { resourceType: RT.ANY, name: null, patternType: PT.ANY, principal: null, host: null, operation: Op.ANY, permissionType: Perm.ANY };

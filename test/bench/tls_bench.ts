@@ -17,8 +17,8 @@ import { spawn } from "node:child_process";
 import { fileURLToPath } from "node:url";
 import { CertDir } from "../helpers/certs.ts";
 
-const bunBin = fileURLToPath(new URL("../../node_modules/.bin/bun", import.meta.url));
-const peerScript = fileURLToPath(new URL("./tls_peer.ts", import.meta.url));
+const bunBin = fileURLToPath(new URL("../../node_modules/.bin/bun", import.meta.url).href);
+const peerScript = fileURLToPath(new URL("./tls_peer.ts", import.meta.url).href);
 
 declare const Deno: {
   args: string[];

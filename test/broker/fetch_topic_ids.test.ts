@@ -123,7 +123,7 @@ test("fetch v15: the replica id comes from the tagged ReplicaState; a fetch clai
     // Kafka answers a follower without CLUSTER_ACTION (src/broker/inter_broker.ts).
     assert.equal(replica.errorCode, ErrorCode.NONE);
     const parts = (replica.responses as TopicAnswer[])[0].partitions;
-    assert.deepEqual(parts.map((p) => [p.errorCode, p.records.length]), [[ErrorCode.TOPIC_AUTHORIZATION_FAILED, 0]]);
+    assert.deepEqual(parts.map((p) => [p.errorCode, p.records!.length]), [[ErrorCode.TOPIC_AUTHORIZATION_FAILED, 0]]);
   } finally {
     c.close();
     await b.stop();

@@ -379,7 +379,10 @@ test("transactional.id.expiration.ms: an idle id gets a tombstone and is forgott
   await init(h);
   await ongoing(h, [tp("t", 0)], "busy");
   await h.clock.advance(100_000);
-  assert.equal(h.c.state.getTransactionState(TX).ok && h.c.state.getTransactionState(TX).metadata === undefined, true);
+  {
+    const st = h.c.state.getTransactionState(TX);
+    assert.equal(st.ok && st.metadata === undefined, true);
+  }
   assert.deepEqual(history(h, TX), ["Empty 1000/0", "tombstone"]);
   assert.equal(meta(h.c, "busy").state, "Ongoing", "an ongoing transaction does not expire");
   const again = await init(h);

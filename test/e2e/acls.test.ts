@@ -28,7 +28,7 @@ async function as(b: TestBroker, user: string): Promise<WireClient> {
   return c;
 }
 
-function creation(rt: RT, name: string, pt: PT, principal: string, op: Op, perm = Perm.ALLOW, host = "*") {
+function creation(rt: RT, name: string, pt: PT, principal: string, op: Op, perm: Perm = Perm.ALLOW, host = "*") {
   return { resourceType: rt, resourceName: name, resourcePatternType: pt, principal, host, operation: op, permissionType: perm };
 }
 

@@ -106,7 +106,7 @@ test("idempotent produce: a producer idle past producer.id.expiration.ms loses i
     assert.equal((await produce(c, "expiry", 0, idem(5n, 0, 0))).errorCode, ErrorCode.NONE);
     const gap = await produce(c, "expiry", 0, idem(5n, 0, 50));
     assert.equal(gap.errorCode, ErrorCode.OUT_OF_ORDER_SEQUENCE_NUMBER, "known producer: the gap is refused");
-    let answer = gap.errorCode;
+    let answer: number = gap.errorCode;
     for (let i = 0; i < 100 && answer !== ErrorCode.NONE; i++) {
       await new Promise((r) => setTimeout(r, 100));
       // Refused (nothing appended) until the check removes the idle producer.

@@ -505,7 +505,14 @@ test("log: without segment.jitter.ms no random draw is made and the roll is at s
     try {
       appendRecords(log, 1, 20, 0, now);
       now += 60_000;
-      appendRecords
+      appendRecords(log, 1, 20, 0, now);
+      assert.deepEqual(segmentBases(dir), [0]);
+    } finally {
+      log.close();
+    }
+  });
+});
+
 test("log: segment.ms is timed by the batches' timestamps (Kafka's timeWaitedForRoll), not the wall clock, when they carry one", async () => {
   await withTempDir((dir) => {
     const now = 1_000_000;
@@ -555,13 +562,6 @@ test("log: batches without a timestamp (-1) age a segment by the wall clock sinc
       now += 1;
       appendRecords(log, 1, 20, 0, -1);
       assert.deepEqual(segmentBases(dir), [0, 2]);
-    } finally {
-      log.close();
-    }
-  });
-});
-(log, 1, 20, 0, now);
-      assert.deepEqual(segmentBases(dir), [0]);
     } finally {
       log.close();
     }

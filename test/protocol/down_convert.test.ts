@@ -156,7 +156,7 @@ test("down-convert: a Fetch v0-3 answer stops converting at its response bound; 
   assert.deepEqual(out.map((r) => messages(r.records!).length), [3, 1, 0], "3 messages, then what is left of the bound, then none");
   const tiny = downConvertFetched(s, 3, false, [part(0)], asked, 1);
   assert.equal(messages(tiny[0].records!).length, 1, "v3: the first message whole even past the bound");
-  const disabled = { ...s, metadata: { topicOverrides: () => ({ "message.downconversion.enable": "false" }) } } as typeof s;
+  const disabled = { ...s, metadata: { topicOverrides: () => ({ "message.downconversion.enable": "false" }) } } as unknown as typeof s;
   assert.equal(downConvertFetched(disabled, 1, false, [part(0)], asked)[0].errorCode, ErrorCode.UNSUPPORTED_VERSION);
   assert.equal(downConvertFetched(disabled, 1, true, [part(0)], asked)[0].errorCode, ErrorCode.NONE, "a follower is converted regardless");
 });

@@ -13,7 +13,7 @@ import { decode, encode, type Struct } from "../../src/protocol/codec.ts";
 import { defaultOf, type Field, inRange, type MessageSchema } from "../../src/protocol/schema.ts";
 import { Reader, Writer } from "../../src/util/bytes.ts";
 
-const kafkaDir = fileURLToPath(new URL("../../../shared/reference/kafka-3.8-messages/", import.meta.url));
+const kafkaDir = fileURLToPath(new URL("../../../shared/reference/kafka-3.8-messages/", import.meta.url).href);
 const haveKafka = existsSync(kafkaDir);
 const skip = haveKafka ? false : `Kafka's message definitions are absent (${kafkaDir})`;
 

@@ -201,6 +201,8 @@ function chunked(chunks: Uint8Array[]): Connection {
     remoteAddress: "test",
     remotePort: 0,
     localPort: 0,
+    tls: null,
+    closeReason: null,
     read: async () => chunks.shift() ?? null,
     write: async () => {},
     close() {},

@@ -186,7 +186,7 @@ test("librdkafka before 2.6.1's client-final, with its nonce repeated in front, 
     const k = await crypto.subtle.importKey("raw", enc.encode("pw"), "PBKDF2", false, ["deriveBits"]);
     const salted = new Uint8Array(await crypto.subtle.deriveBits({ name: "PBKDF2", hash: "SHA-256", salt: enc.encode("salt"), iterations: 4096 }, k, 256));
     const hmac = async (key: Uint8Array, data: string) =>
-      new Uint8Array(await crypto.subtle.sign("HMAC", await crypto.subtle.importKey("raw", key, { name: "HMAC", hash: "SHA-256" }, false, ["sign"]), enc.encode(data)));
+      new Uint8Array(await crypto.subtle.sign("HMAC", await crypto.subtle.importKey("raw", key as Uint8Array<ArrayBuffer>, { name: "HMAC", hash: "SHA-256" }, false, ["sign"]), enc.encode(data)));
     const clientKey = await hmac(salted, "Client Key");
     const storedKey = new Uint8Array(await crypto.subtle.digest("SHA-256", clientKey));
     const withoutProof = `c=biws,r=${nonce}`;
