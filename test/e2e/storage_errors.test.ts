@@ -179,6 +179,9 @@ test("e2e storage errors: out of file descriptors (EMFILE) a new partition is un
     assert.equal(r.status, 503);
     assert.match(r.body.error ?? "", /a-0/);
     assert.equal((await produce(c, "a", 0, buildBatch([{ value: "a2" }]), 1)).errorCode, ErrorCode.KAFKA_STORAGE_ERROR);
+    // Fetch says KAFKA_STORAGE_ERROR from v6; older clients do not know it (Kafka answers them 6).
+    assert.equal((await fetchOnce(c, "a", 0, 0n, { version: 11 })).errorCode, ErrorCode.KAFKA_STORAGE_ERROR);
+    assert.equal((await fetchOnce(c, "a", 0, 0n, { version: 5 })).errorCode, ErrorCode.NOT_LEADER_OR_FOLLOWER);
     assert.equal((await fetchValues(c, "b")).errorCode, 0, "other partitions are served");
     lift();
     const accepted = await produceUntilAccepted(c, "a", "a2");

@@ -185,6 +185,8 @@ export const fetchHandler: ApiHandler<BrokerServices> = {
       // No replica here of a partition the metadata knows: the client should look elsewhere
       // (Kafka's getPartitionOrError), not think the partition gone.
       if (res.errorCode === ErrorCode.UNKNOWN_TOPIC_OR_PARTITION && knowsPartition(s, name, res.partition)) res.errorCode = ErrorCode.NOT_LEADER_OR_FOLLOWER;
+      // Before v6 clients do not know KAFKA_STORAGE_ERROR: Kafka answers them NOT_LEADER_OR_FOLLOWER.
+      if (res.errorCode === ErrorCode.KAFKA_STORAGE_ERROR && ctx.version < 6) res.errorCode = ErrorCode.NOT_LEADER_OR_FOLLOWER;
       const out: Struct = {
         partitionIndex: res.partition,
         errorCode: res.errorCode,
