@@ -13,10 +13,10 @@
 // Where the set must start (at or after the log end offset) is the Log's check.
 
 import { BatchField, batchCrcValid, batchLogOverhead, view } from "../protocol/mod.ts";
-import { ErrorCode, KafkaError, recordBatchHeaderBytes } from "../util/mod.ts";
+import { ErrorCode, KafkaError, recordBatchHeaderBytes, segmentRelativeOffsetMax } from "../util/mod.ts";
 
 /** Offsets stay safe integers, with room for any last offset delta. */
-const baseOffsetMax = BigInt(Number.MAX_SAFE_INTEGER - 0x7fffffff);
+const baseOffsetMax = BigInt(Number.MAX_SAFE_INTEGER - segmentRelativeOffsetMax);
 
 /** One batch of a fetched set: where it lies in the set, its offsets and its leader epoch. */
 export interface FetchedBatch {

@@ -49,7 +49,7 @@
 
 import type { FileHandle, Platform, Timer } from "../platform/mod.ts";
 import { assignOffsets, buildEndTxnMarkerBatch, type EndTxnMarker } from "../protocol/mod.ts";
-import { assert, ErrorCode, KafkaError, schedulerIntervalMsMax } from "../util/mod.ts";
+import { assert, ErrorCode, KafkaError, schedulerIntervalMsMax, segmentRelativeOffsetMax } from "../util/mod.ts";
 import type { Logger } from "../util/mod.ts";
 import { isIoError, KafkaStorageError, logDirOf, type LogDirFailureHandler, storageErrorFor } from "./log_dir_failure.ts";
 import { checkFetchedBatches, type FetchedBatch } from "./follower_batches.ts";
@@ -352,7 +352,7 @@ export class Log {
     let bytes = first.size;
     while (end < batches.length) {
       const b = batches[end];
-      if (seg.sizeBytes + bytes + b.size > this._config.segmentBytes || b.lastOffset - seg.baseOffset > 0x7fffffff) break;
+      if (seg.sizeBytes + bytes + b.size > this._config.segmentBytes || b.lastOffset - seg.baseOffset > segmentRelativeOffsetMax) break;
       bytes += b.size;
       end++;
     }
@@ -520,7 +520,7 @@ export class Log {
    */
   private maybeRoll(incomingBytes: number, lastOffset: number, maxTimestamp: Timestamp, firstOffset = this.logEndOffset): void {
     const seg = this.activeSegment;
-    const offsetOverflow = lastOffset - seg.baseOffset > 0x7fffffff;
+    const offsetOverflow = lastOffset - seg.baseOffset > segmentRelativeOffsetMax;
     if (seg.sizeBytes === 0 && !offsetOverflow) return;
     const full = seg.sizeBytes + incomingBytes > this.config.segmentBytes;
     if (this.rollJitter?.segment !== seg) this.rollJitter = { segment: seg, ms: randomSegmentJitterMs(this._config, this.platform) };

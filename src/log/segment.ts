@@ -34,6 +34,7 @@ import {
   recordBatchHeaderBytes,
   recoveryReadChunkBytes,
   segmentReadChunkBytesMax,
+  segmentRelativeOffsetMax,
 } from "../util/mod.ts";
 import { OffsetIndex } from "./offset_index.ts";
 import { TimeIndex } from "./time_index.ts";
@@ -101,12 +102,20 @@ export class LogSegment {
     readonly index: OffsetIndex,
     readonly timeIndex: TimeIndex,
     private readonly config: SegmentConfig,
-    public sizeBytes: number,
-    public nextOffset: number,
+    private _sizeBytes: number,
+    private _nextOffset: number,
     /** Wall-clock time of the segment's creation (or its truncation to empty), for segment.ms rolls. */
     private created: number,
   ) {}
 
+  /** Bytes of whole batches in the file: the next append goes here. */
+  get sizeBytes(): number {
+    return this._sizeBytes;
+  }
+  /** One past the last offset stored (see the header). */
+  get nextOffset(): number {
+    return this._nextOffset;
+  }
   get createdMs(): number {
     return this.created;
   }
@@ -262,7 +271,7 @@ export class LogSegment {
     let { pos, next } = this.walk(from);
     // The indexed batch itself is unreadable: the index is not to be trusted, so walk it all.
     if (pos === from && from > 0) ({ pos, next } = this.walk(0));
-    this.nextOffset = next;
+    this._nextOffset = next;
     const cut = this.sizeBytes - pos;
     if (cut > 0) this.truncateTo(pos, next);
     return cut;
@@ -275,7 +284,7 @@ export class LogSegment {
     for (;;) {
       const h = this.readHeader(pos);
       // Offsets must also stay indexable (relative offsets are int32), as recover() checks.
-      if (h === null || h.baseOffset < next || h.lastOffset - this.baseOffset > 0x7fffffff) return { pos, next };
+      if (h === null || h.baseOffset < next || h.lastOffset - this.baseOffset > segmentRelativeOffsetMax) return { pos, next };
       // A whole-looking batch may still be torn inside (its header reached the disk, a later page
       // did not): read it back and check its CRC32C, as Kafka's recovery does.
       if (buf.length < h.size) buf = new Uint8Array(Math.max(h.size, buf.length * 2));
@@ -301,8 +310,8 @@ export class LogSegment {
     });
     const truncatedBytes = this.sizeBytes - end.validBytes;
     if (truncatedBytes > 0) this.log.truncate(end.validBytes);
-    this.sizeBytes = end.validBytes;
-    this.nextOffset = end.nextOffset;
+    this._sizeBytes = end.validBytes;
+    this._nextOffset = end.nextOffset;
     // Kafka ends a recovery with the segment's max timestamp in the time index.
     this.timeIndex.maybeAppend(this.maxTimestampSoFar, this.offsetOfMaxTimestampSoFar, true);
     this.writeIndexes();
@@ -392,7 +401,7 @@ export class LogSegment {
     if (h.position + h.size > this.sizeBytes) return "batch runs past the end of the file";
     if (h.lastOffset < h.baseOffset) return "negative last offset delta";
     if (h.baseOffset < nextOffset) return `offset ${h.baseOffset} does not follow ${nextOffset - 1}`;
-    if (h.lastOffset - this.baseOffset > 0x7fffffff) return "offset too far from the segment's base";
+    if (h.lastOffset - this.baseOffset > segmentRelativeOffsetMax) return "offset too far from the segment's base";
     return null;
   }
 
@@ -436,8 +445,8 @@ export class LogSegment {
       this.undoAppend(position, nextOffset);
       throw e;
     }
-    this.sizeBytes += records.length;
-    this.nextOffset = lastOffset + 1;
+    this._sizeBytes += records.length;
+    this._nextOffset = lastOffset + 1;
     let at = 0;
     let batchLastOffset = -1;
     try {
@@ -471,8 +480,8 @@ export class LogSegment {
       () => this.timeIndex.truncateToOffset(nextOffset),
       () => this.restoreMaxTimestamp(),
     ];
-    this.sizeBytes = position;
-    this.nextOffset = nextOffset;
+    this._sizeBytes = position;
+    this._nextOffset = nextOffset;
     this.bytesSinceIndexEntry = 0;
     if (position === 0) this.rollingBasedTimestamp = null;
     for (const step of steps) {
@@ -631,7 +640,7 @@ export class LogSegment {
     const pos = this.positionOf(offset);
     if (pos < 0) {
       if (offset < this.nextOffset) this.truncateTo(this.sizeBytes, offset);
-      else this.nextOffset = offset;
+      else this._nextOffset = offset;
       return 0;
     }
     const h = this.readHeader(pos);
@@ -644,8 +653,8 @@ export class LogSegment {
   /** Cuts the segment at a batch boundary, leaving nextOffset as the next offset to write. */
   truncateTo(position: number, nextOffset: number): void {
     this.log.truncate(position);
-    this.sizeBytes = position;
-    this.nextOffset = nextOffset;
+    this._sizeBytes = position;
+    this._nextOffset = nextOffset;
     this.index.truncateToPosition(position);
     this.timeIndex.truncateToOffset(nextOffset);
     this.txnIndex.truncateTo(nextOffset);

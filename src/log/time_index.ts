@@ -28,7 +28,7 @@
 // index (see index_file.ts).
 
 import type { Platform } from "../platform/mod.ts";
-import { assert } from "../util/mod.ts";
+import { assert, segmentRelativeOffsetMax } from "../util/mod.ts";
 import { IndexFile } from "./index_file.ts";
 import { NO_TIMESTAMP, setTimestamp, type Timestamp, timestampFromParts, timestampHi, timestampLo } from "./timestamp.ts";
 
@@ -144,7 +144,7 @@ export class TimeIndex {
     const rel = offset - this.baseOffset;
     // The segment computes offsets from batches it checked (recovery refuses a batch reaching
     // past base + 2^31-1; appends roll first), and timestamps only grow with offsets.
-    assert(rel >= 0 && rel <= 0x7fffffff, "time index relative offset fits int32");
+    assert(rel >= 0 && rel <= segmentRelativeOffsetMax, "time index relative offset fits int32");
     assert(this.count === 0 || rel >= this.relOffsets[this.count - 1], "time index offsets increase");
     const at = this.file.reserve();
     setTimestamp(this.file.view, at, timestamp);

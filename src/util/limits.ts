@@ -37,6 +37,11 @@ export const fetchSessionEvictionMs = 120_000;
 export const fetchSessionPartitionsMax = 50_000;
 /** Partitions all fetch sessions together may hold (about 200 bytes each): 1,000 slots x 1,000 partitions. */
 export const fetchSessionCachePartitionsMax = 1_000_000;
+/**
+ * Largest offset a segment's indexes can hold relative to its base offset (Kafka's int32 relative
+ * offsets): a batch past it goes into a new segment.
+ */
+export const segmentRelativeOffsetMax = 0x7fffffff;
 /** Record batch v2 header size: everything before the first record. */
 export const recordBatchHeaderBytes = 61;
 /** Smallest frame we answer (api key, version, correlation id). */
