@@ -65,6 +65,8 @@ import { batchMaxTimestampAt, type Timestamp } from "./timestamp.ts";
 import { findOffsetForTimestamp, RunningMaxTimestamps } from "./timestamp_search.ts";
 
 const cleanLoad: LogLoadState = { hadCleanShutdown: true, recoveryPoint: Number.MAX_SAFE_INTEGER, logStartOffset: 0, highWatermark: null };
+/** What open() assumes when its caller cannot say: an unclean stop, every segment recovered. */
+const uncheckedLoad: LogLoadState = { hadCleanShutdown: false, recoveryPoint: 0, logStartOffset: 0, highWatermark: null };
 
 export type { AppendInfo, ReadResult } from "./log_types.ts";
 import type { AppendInfo, ReadResult } from "./log_types.ts";
@@ -123,7 +125,7 @@ export class Log {
 
   /**
    * Opens the log in dir (creating it when missing). `state` comes from the log dir's
-   * checkpoints; without it the log is treated as cleanly shut down (only torn tails are cut).
+   * checkpoints; without it nothing is assumed: the log is recovered as after an unclean stop.
    * After an unclean shutdown, the segment holding the recovery point and every later one are
    * scanned whole (Kafka's LogLoader.recoverLog); a segment without an index is always scanned.
    * The leader epoch cache is loaded consistent with what remains (log_loader.ts).
@@ -135,7 +137,7 @@ export class Log {
     partition: number,
     config: LogConfig,
     logger: Logger,
-    state: LogLoadState = cleanLoad,
+    state: LogLoadState = uncheckedLoad,
   ): Log {
     platform.fs.mkdirp(dir);
     const log = logger.child({ topic, partition });

@@ -459,3 +459,25 @@ test("recovery: many partitions recover a few at a time, and timers keep firing 
     }
   });
 });
+
+test("recovery: Log.open without a load state assumes nothing: a batch corrupted mid-log is found and the log cut there", async () => {
+  await withTempDir((dir) => {
+    const cfg = config();
+    const stored = writeLog(dir, cfg, 60);
+    assert.ok(segmentBases(dir).length >= 3, `several segments: ${segmentBases(dir)}`);
+    const victim = stored.find((b) => b.segment === segmentBases(dir)[0] && b.position > 0)!;
+    const path = `${dir}/${segmentFileName(victim.segment, ".log")}`;
+    const bytes = nodeFs.readFileSync(path);
+    bytes[victim.position + victim.size - 3] ^= 0xff; // inside a record: the CRC no longer matches
+    nodeFs.writeFileSync(path, bytes);
+    // No state, as a caller that cannot say how the log was stopped: recovered as after a crash
+    // (a clean-shutdown default would cut torn tails only and serve the corrupt batch).
+    const log = Log.open(platform, dir, "t", 0, cfg, silentLogger);
+    try {
+      assert.equal(log.logEndOffset, victim.baseOffset);
+      assert.deepEqual(segmentBases(dir), [victim.segment], "the later segments are gone with it");
+    } finally {
+      log.close();
+    }
+  });
+});
