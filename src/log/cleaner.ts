@@ -73,6 +73,7 @@ import type { Logger } from "../util/mod.ts";
 import { type CheckpointEntries, OffsetCheckpointFile } from "./checkpoint.ts";
 import type { Log } from "./log.ts";
 import { isIoError, KafkaStorageError } from "./log_dir_failure.ts";
+import { hasCleanupPolicy } from "./log_config.ts";
 import { CleanedTransactionMetadata, txnBatchVerdict } from "./cleaner_txn.ts";
 import { OffsetMap } from "./offset_map.ts";
 import { LogSegment, segmentFileName } from "./segment.ts";
@@ -295,7 +296,7 @@ export class LogCleaner {
 
   /** Whether the log's cleanup.policy includes compact. */
   static isCompacted(log: Log): boolean {
-    return log.config.cleanupPolicy.split(",").some((p) => p.trim() === "compact");
+    return hasCleanupPolicy(log.config.cleanupPolicy, "compact");
   }
 
   /** The log's cleanable range and dirtiness at nowMs (Kafka's cleanableOffsets and LogToClean). */

@@ -54,7 +54,7 @@ import type { Logger } from "../util/mod.ts";
 import { isIoError, KafkaStorageError, logDirOf, type LogDirFailureHandler, storageErrorFor } from "./log_dir_failure.ts";
 import { checkFetchedBatches, type FetchedBatch } from "./follower_batches.ts";
 import { type LeaderEpochFileCache, UNDEFINED_EPOCH_OFFSET } from "./leader_epoch_cache.ts";
-import { type LogConfig, logConfigDefaults, randomSegmentJitterMs } from "./log_config.ts";
+import { hasCleanupPolicy, type LogConfig, logConfigDefaults, randomSegmentJitterMs } from "./log_config.ts";
 import { createdLog, loadLog, type LogLoadState } from "./log_loader.ts";
 import type { LogProducerState } from "./log_producer_state.ts";
 import type { ProducerBatch, ProducerStateManager } from "./producer_state.ts";
@@ -624,7 +624,7 @@ export class Log {
 
   private deleteRetainedSegments(nowMs: number): number {
     let deleted = this.deleteSegmentsWhile("log start offset", (seg, next) => next.baseOffset <= this._logStartOffset);
-    if (!this._config.cleanupPolicy.split(",").map((p) => p.trim()).includes("delete")) return deleted;
+    if (!hasCleanupPolicy(this._config.cleanupPolicy, "delete")) return deleted;
     const retentionBytes = this._config.retentionBytes;
     if (retentionBytes >= 0 && this.sizeBytes > retentionBytes) {
       let excess = this.sizeBytes - retentionBytes;

@@ -260,6 +260,14 @@ export function isThrottledReplica(list: ThrottledReplicas | undefined, partitio
   return list === "all" || list.some((r) => r.partition === partition && r.broker === brokerId);
 }
 
+/**
+ * Whether a cleanup.policy value ("delete", "compact", "compact,delete", any spacing or case as
+ * validated) names the policy: the one reading of it every user shares.
+ */
+export function hasCleanupPolicy(cleanupPolicy: string | undefined, policy: "delete" | "compact"): boolean {
+  return (cleanupPolicy ?? logConfigDefaults.cleanupPolicy).split(",").some((p) => p.trim().toLowerCase() === policy);
+}
+
 /** The topic's effective log config: its overrides over the broker's defaults. */
 export function effectiveLogConfig(defaults: TopicLogConfig, overrides: Record<string, string>): TopicLogConfig {
   const num = (k: string, d: number) => (overrides[k] !== undefined ? Number(overrides[k]) : d);

@@ -20,7 +20,7 @@
 // The high watermark is stored in the Log (as Kafka's UnifiedLog holds it), so retention and the
 // replication-offset-checkpoint see it; only the Partition moves it.
 
-import type { Log, TopicLogConfig } from "../log/mod.ts";
+import { hasCleanupPolicy, type Log, type TopicLogConfig } from "../log/mod.ts";
 import type { BatchSetSummary, EndTxnMarker } from "../protocol/mod.ts";
 import { assert, ErrorCode, isrChangeRetryBackoffMs, KafkaError } from "../util/mod.ts";
 
@@ -350,7 +350,7 @@ export class Partition {
     if (!this.isLeader) {
       throw new KafkaError(ErrorCode.NOT_LEADER_OR_FOLLOWER, `broker ${this.localBrokerId} is not the leader of ${this.topic}-${this.partition}`);
     }
-    if (!this.log.config.cleanupPolicy.includes("delete")) {
+    if (!hasCleanupPolicy(this.log.config.cleanupPolicy, "delete")) {
       throw new KafkaError(ErrorCode.POLICY_VIOLATION, `records of ${this.topic}-${this.partition} cannot be deleted: cleanup.policy=${this.log.config.cleanupPolicy}`);
     }
     const target = offset === DELETE_RECORDS_HIGH_WATERMARK ? this.highWatermark : offset;

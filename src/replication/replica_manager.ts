@@ -22,7 +22,7 @@
 // says not ready.
 
 import type { LogManager, TopicLogConfig } from "../log/mod.ts";
-import { abortedTxnsForRead, isThrottledReplica, KafkaStorageError, topicPartitionKey } from "../log/mod.ts";
+import { abortedTxnsForRead, hasCleanupPolicy, isThrottledReplica, KafkaStorageError, topicPartitionKey } from "../log/mod.ts";
 import type { Clock } from "../platform/mod.ts";
 import { recompressBatches, recordSetMagic, type RecordRules, targetCodecOf, upConvertMessageSet, validateBatches } from "../protocol/mod.ts";
 import { decompressedBytesMax, ErrorCode, KafkaError, partitionLogRetryMs } from "../util/mod.ts";
@@ -689,7 +689,7 @@ export function recordRulesOf(topic: string, partition: number, config: TopicLog
   const after = config.messageTimestampAfterMaxMs ?? unset;
   return {
     topicPartition: `${topic}-${partition}`,
-    compacted: (config.cleanupPolicy ?? "delete").split(",").includes("compact"),
+    compacted: hasCleanupPolicy(config.cleanupPolicy, "compact"),
     logAppendTime: config.messageTimestampType === "LogAppendTime",
     timestampBeforeMaxMs: before >= unset ? difference : before,
     timestampAfterMaxMs: after >= unset ? difference : after,
