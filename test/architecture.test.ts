@@ -50,13 +50,15 @@ function imports(text: string): string[] {
 const sources = files(root).map((p) => ({ path: relative(root, p), text: readFileSync(p, "utf8") }));
 const moduleOf = (rel: string) => rel.split("/")[0];
 
-test("architecture: runtime APIs only in src/platform and src/cli", () => {
+test("architecture: runtime APIs (and Math.random) only in src/platform and src/cli", () => {
   const bad: string[] = [];
   for (const { path, text } of sources) {
     const mod = moduleOf(path);
     if (mod === "platform" || mod === "cli") continue;
     const code = text.replace(/\/\/.*$/gm, "");
     if (/(^|[^.\w])(Bun|Deno)\.\w/.test(code)) bad.push(`${path}: uses Bun.* or Deno.*`);
+    // Randomness is the Platform's (randomBytes, randomBelow): predictable ids are an attack surface.
+    if (/Math\.random\s*\(|=\s*Math\.random\b/.test(code)) bad.push(`${path}: uses Math.random`);
     for (const spec of imports(text)) {
       if (spec.startsWith("node:") && !pureNodeModules.has(spec)) bad.push(`${path}: imports ${spec}`);
     }

@@ -15,7 +15,7 @@ import { AclAuthorizer, aclStoreOf } from "../authorizer/mod.ts";
 import { KafkaController, RemoteControllerChannel, requestElectLeaders, ZkConfigAdmin, ZkTopicAdmin } from "../controller/mod.ts";
 import type { TopicLogConfig } from "../log/mod.ts";
 import { LogDirsFailedError, LogManager } from "../log/mod.ts";
-import type { Platform, TlsClientOptions } from "../platform/mod.ts";
+import { type Platform, randomBelow, type TlsClientOptions } from "../platform/mod.ts";
 import {
   BrokerIdZNode,
   BrokerSequenceIdZNode,
@@ -25,7 +25,7 @@ import {
   RegistryError,
 } from "../registry/mod.ts";
 import { registryIsrWriter, ReplicaFetcherManager, ReplicaManager } from "../replication/mod.ts";
-import { ErrorCode, randomUuid, uuidToBase64 } from "../util/mod.ts";
+import { ErrorCode, fetchSessionEvictionMs, randomUuid, uuidToBase64 } from "../util/mod.ts";
 import type { Logger } from "../util/mod.ts";
 import { apiHandlers } from "./api/mod.ts";
 import type { BrokerConfig } from "./config.ts";
@@ -293,7 +293,7 @@ export class Broker {
       clock: platform.clock,
       logger: log,
       authorizer: null,
-      fetchSessions: new FetchSessionCache(config.maxIncrementalFetchSessionCacheSlots),
+      fetchSessions: new FetchSessionCache(config.maxIncrementalFetchSessionCacheSlots, fetchSessionEvictionMs, () => randomBelow(platform, 0x7fffffff) / 0x7fffffff),
     };
     const dispatcher = new RequestDispatcher(services, apiHandlers, log);
     // Quotas too are read before the first connection, so no client runs unthrottled meanwhile.

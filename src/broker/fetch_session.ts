@@ -191,7 +191,8 @@ export class FetchSessionCache {
   constructor(
     readonly maxEntries: number,
     private readonly evictionMs: number = fetchSessionEvictionMs,
-    private readonly random: () => number = Math.random,
+    /** A uniform number in [0, 1): session ids must not be guessable by another client. */
+    private readonly random: () => number,
   ) {}
 
   get size(): number {

@@ -24,7 +24,7 @@
 // - Keyed records without an explicit partition go where Kafka's Java client puts them (murmur2);
 //   unkeyed ones stick to one partition until its batch closes (Kafka's sticky partitioner).
 import { InitProducerIdApi, ProduceApi, type RecordHeader, type Struct } from "../protocol/mod.ts";
-import type { Timer } from "../platform/mod.ts";
+import { randomBelow, type Timer } from "../platform/mod.ts";
 import { clientPooledFrameBytesMin, ErrorCode, errorName, producerSpareBuffersMax } from "../util/mod.ts";
 import { ClientError, type ClusterClient, errorFor, isRetriableCode, needsMetadataRefresh, RetriableError, type TopicInfo } from "./cluster_client.ts";
 import type { KafkaConnection } from "./connection.ts";
@@ -239,7 +239,7 @@ export class Producer {
     if (current !== undefined) return current;
     const live = t.partitions.filter((p) => p.leader >= 0).map((p) => p.partition);
     const choices = live.length > 0 ? live : t.partitions.map((p) => p.partition);
-    const p = choices[Math.floor(Math.random() * choices.length)];
+    const p = choices[randomBelow(this.cluster.platform, choices.length)];
     this.sticky.set(t.name, p);
     return p;
   }

@@ -83,8 +83,8 @@ test("cache: a follower's session evicts the least valuable young consumer sessi
 });
 
 test("cache: no slots (0) makes no sessions; a fetch over fetchSessionPartitionsMax gets none", () => {
-  assert.equal(new FetchSessionCache(0).maybeCreateSession(0, true, 1, false, () => partitions(1)), INVALID_SESSION_ID);
-  const cache = new FetchSessionCache(10);
+  assert.equal(new FetchSessionCache(0, 120_000, Math.random).maybeCreateSession(0, true, 1, false, () => partitions(1)), INVALID_SESSION_ID);
+  const cache = new FetchSessionCache(10, 120_000, Math.random);
   assert.equal(cache.maybeCreateSession(0, false, fetchSessionPartitionsMax + 1, false, () => new Map()), INVALID_SESSION_ID);
   assert.equal(cache.size, 0);
 });
