@@ -6,8 +6,6 @@
 // a read holding a replaced segment, and the LogManager running the cleaner by itself.
 import assert from "node:assert/strict";
 import * as nodeFs from "node:fs";
-import * as os from "node:os";
-import * as nodePath from "node:path";
 import { test } from "node:test";
 import { gzipSync } from "node:zlib";
 import { parseBrokerConfig } from "../../src/broker/mod.ts";
@@ -32,19 +30,11 @@ import { compress, DeleteHorizonAttribute, forEachBatch, readBatchRecords } from
 import { crc32c } from "../../src/util/crc32c.ts";
 import { type LogFields, type Logger, silentLogger } from "../../src/util/logger.ts";
 import { buildBatch, type TestRecord } from "../helpers/record_batch.ts";
+import { withTempDir } from "../helpers/temp_dir.ts";
 
 const platform: Platform = await loadPlatform();
 const T0 = 1_700_000_000_000;
 const DAY = 86_400_000;
-
-async function withTempDir(fn: (dir: string) => void | Promise<void>): Promise<void> {
-  const dir = nodeFs.mkdtempSync(nodePath.join(os.tmpdir(), "strand-cleaner-"));
-  try {
-    await fn(dir);
-  } finally {
-    nodeFs.rmSync(dir, { recursive: true, force: true });
-  }
-}
 
 const compactConfig = (over: Partial<LogConfig> = {}): LogConfig => ({
   ...logConfigDefaults,

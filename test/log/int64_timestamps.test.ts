@@ -6,8 +6,6 @@
 // whose records' offset deltas do not increase, instead of failing every pass on them).
 import assert from "node:assert/strict";
 import * as nodeFs from "node:fs";
-import * as os from "node:os";
-import * as nodePath from "node:path";
 import { test } from "node:test";
 import {
   addTimestamp,
@@ -27,20 +25,12 @@ import type { Platform } from "../../src/platform/types.ts";
 import { crc32c } from "../../src/util/crc32c.ts";
 import { silentLogger } from "../../src/util/logger.ts";
 import { buildBatch, parseBatches, text } from "../helpers/record_batch.ts";
+import { withTempDir } from "../helpers/temp_dir.ts";
 
 const platform: Platform = await loadPlatform();
 const MAX = 0x7fff_ffff_ffff_ffffn; // 2^63-1
 const MIN = -0x8000_0000_0000_0000n;
 const T0 = 1_700_000_000_000;
-
-async function withTempDir(fn: (dir: string) => void | Promise<void>): Promise<void> {
-  const dir = nodeFs.mkdtempSync(nodePath.join(os.tmpdir(), "strand-int64ts-"));
-  try {
-    await fn(dir);
-  } finally {
-    nodeFs.rmSync(dir, { recursive: true, force: true });
-  }
-}
 
 const config = (over: Partial<LogConfig> = {}): LogConfig => ({ ...logConfigDefaults, segmentBytes: 2000, indexIntervalBytes: 100, ...over });
 const unclean: LogLoadState = { hadCleanShutdown: false, recoveryPoint: 0, logStartOffset: 0, highWatermark: null };

@@ -3,8 +3,6 @@
 // a torn active segment and of missing indexes, and OFFSET_OUT_OF_RANGE outside the log.
 import assert from "node:assert/strict";
 import * as nodeFs from "node:fs";
-import * as os from "node:os";
-import * as nodePath from "node:path";
 import { test } from "node:test";
 import { Log, type LogConfig, segmentFileName } from "../../src/log/mod.ts";
 import { loadPlatform } from "../../src/platform/mod.ts";
@@ -12,17 +10,9 @@ import type { Platform } from "../../src/platform/types.ts";
 import { ErrorCode, KafkaError } from "../../src/util/errors.ts";
 import { type LogFields, type Logger, silentLogger } from "../../src/util/logger.ts";
 import { buildBatch, concatBytes, type ParsedBatch, parseBatches, text, valueRecords } from "../helpers/record_batch.ts";
+import { withTempDir } from "../helpers/temp_dir.ts";
 
 const platform: Platform = await loadPlatform();
-
-async function withTempDir(fn: (dir: string) => void | Promise<void>): Promise<void> {
-  const dir = nodeFs.mkdtempSync(nodePath.join(os.tmpdir(), "strand-log-"));
-  try {
-    await fn(dir);
-  } finally {
-    nodeFs.rmSync(dir, { recursive: true, force: true });
-  }
-}
 
 function logConfig(over: Partial<LogConfig> = {}): LogConfig {
   return { segmentBytes: 1 << 30, segmentMs: 7 * 24 * 3_600_000, indexIntervalBytes: 4096, segmentIndexBytes: 10 << 20, ...over };

@@ -7,8 +7,6 @@
 // LogManager's and the cleaner's part in a truncation.
 import assert from "node:assert/strict";
 import * as nodeFs from "node:fs";
-import * as os from "node:os";
-import * as nodePath from "node:path";
 import { test } from "node:test";
 import {
   type EpochEntry,
@@ -27,17 +25,9 @@ import { ErrorCode, KafkaError } from "../../src/util/errors.ts";
 import { type Logger, silentLogger } from "../../src/util/logger.ts";
 import { recordingLogger } from "../helpers/faulty_platform.ts";
 import { buildBatch, type BatchOptions, concatBytes, parseBatches, text } from "../helpers/record_batch.ts";
+import { withTempDir } from "../helpers/temp_dir.ts";
 
 const platform: Platform = await loadPlatform();
-
-async function withTempDir(fn: (dir: string) => void | Promise<void>): Promise<void> {
-  const dir = nodeFs.mkdtempSync(nodePath.join(os.tmpdir(), "strand-follower-"));
-  try {
-    await fn(dir);
-  } finally {
-    nodeFs.rmSync(dir, { recursive: true, force: true });
-  }
-}
 
 /** About three 2-record batches per segment. */
 const cfg = (over: Partial<LogConfig> = {}): LogConfig => ({ ...logConfigDefaults, segmentBytes: 400, indexIntervalBytes: 100, ...over });

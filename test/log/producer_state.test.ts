@@ -4,8 +4,6 @@
 // expiration, and the bound on entries.
 import assert from "node:assert/strict";
 import * as nodeFs from "node:fs";
-import * as os from "node:os";
-import * as nodePath from "node:path";
 import { test } from "node:test";
 import { decodeSnapshot, encodeSnapshot, Log, type LogConfig, ProducerStateManager, type ProducerStateEntry, snapshotFileName } from "../../src/log/mod.ts";
 import { loadPlatform } from "../../src/platform/mod.ts";
@@ -14,17 +12,9 @@ import { ErrorCode, KafkaError } from "../../src/util/errors.ts";
 import { type LogFields, type Logger, silentLogger } from "../../src/util/logger.ts";
 import { producerBatchesRetained } from "../../src/util/limits.ts";
 import { buildBatch, concatBytes, valueRecords } from "../helpers/record_batch.ts";
+import { withTempDir } from "../helpers/temp_dir.ts";
 
 const platform: Platform = await loadPlatform();
-
-async function withTempDir(fn: (dir: string) => void | Promise<void>): Promise<void> {
-  const dir = nodeFs.mkdtempSync(nodePath.join(os.tmpdir(), "strand-pstate-"));
-  try {
-    await fn(dir);
-  } finally {
-    nodeFs.rmSync(dir, { recursive: true, force: true });
-  }
-}
 
 const config: LogConfig = { segmentBytes: 1 << 30, segmentMs: 7 * 24 * 3_600_000, indexIntervalBytes: 4096, segmentIndexBytes: 10 << 20 };
 const open = (dir: string, clean = true, logger: Logger = silentLogger) =>

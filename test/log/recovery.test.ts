@@ -5,8 +5,6 @@
 // LogManager writes the checkpoints and the clean-shutdown marker, and recovers without them.
 import assert from "node:assert/strict";
 import * as nodeFs from "node:fs";
-import * as os from "node:os";
-import * as nodePath from "node:path";
 import { test } from "node:test";
 import {
   CheckpointFormatError,
@@ -25,17 +23,9 @@ import { loadPlatform } from "../../src/platform/mod.ts";
 import type { Platform } from "../../src/platform/types.ts";
 import { type LogFields, type Logger, silentLogger } from "../../src/util/logger.ts";
 import { buildBatch, parseBatches, text } from "../helpers/record_batch.ts";
+import { withTempDir } from "../helpers/temp_dir.ts";
 
 const platform: Platform = await loadPlatform();
-
-async function withTempDir(fn: (dir: string) => void | Promise<void>): Promise<void> {
-  const dir = nodeFs.mkdtempSync(nodePath.join(os.tmpdir(), "strand-recovery-"));
-  try {
-    await fn(dir);
-  } finally {
-    nodeFs.rmSync(dir, { recursive: true, force: true });
-  }
-}
 
 /** Deterministic PRNG (mulberry32), so a failing cut point can be replayed. */
 function prng(seed: number): () => number {

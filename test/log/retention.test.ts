@@ -6,8 +6,6 @@
 // point; topic overrides over broker defaults; Kafka's precedence of the retention keys.
 import assert from "node:assert/strict";
 import * as nodeFs from "node:fs";
-import * as os from "node:os";
-import * as nodePath from "node:path";
 import { test } from "node:test";
 import { parseBrokerConfig } from "../../src/broker/mod.ts";
 import { effectiveLogConfig, Log, type LogConfig, logConfigDefaults, LogManager, type TopicLogConfig } from "../../src/log/mod.ts";
@@ -16,17 +14,9 @@ import type { Platform } from "../../src/platform/types.ts";
 import { ErrorCode, KafkaError } from "../../src/util/errors.ts";
 import { silentLogger } from "../../src/util/logger.ts";
 import { buildBatch } from "../helpers/record_batch.ts";
+import { withTempDir } from "../helpers/temp_dir.ts";
 
 const platform: Platform = await loadPlatform();
-
-async function withTempDir(fn: (dir: string) => void | Promise<void>): Promise<void> {
-  const dir = nodeFs.mkdtempSync(nodePath.join(os.tmpdir(), "strand-retention-"));
-  try {
-    await fn(dir);
-  } finally {
-    nodeFs.rmSync(dir, { recursive: true, force: true });
-  }
-}
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const T0 = 1_700_000_000_000;

@@ -3,26 +3,14 @@
 // garbled last batch) and of a missing or damaged .index.
 import assert from "node:assert/strict";
 import * as nodeFs from "node:fs";
-import * as os from "node:os";
-import * as nodePath from "node:path";
 import { test } from "node:test";
 import { LogSegment, segmentFileName, type SegmentConfig, wholeBatchesLength } from "../../src/log/segment.ts";
 import { loadPlatform } from "../../src/platform/mod.ts";
 import type { Platform } from "../../src/platform/types.ts";
 import { buildBatch, concatBytes, parseBatches, text, valueRecords } from "../helpers/record_batch.ts";
+import { withTempDir } from "../helpers/temp_dir.ts";
 
 const platform: Platform = await loadPlatform();
-
-function withTempDir(fn: (dir: string) => void | Promise<void>): Promise<void> {
-  const dir = nodeFs.mkdtempSync(nodePath.join(os.tmpdir(), "strand-segment-"));
-  return (async () => {
-    try {
-      await fn(dir);
-    } finally {
-      nodeFs.rmSync(dir, { recursive: true, force: true });
-    }
-  })();
-}
 
 const config = (indexIntervalBytes = 4096, segmentIndexBytes = 10 * 1024 * 1024): SegmentConfig => ({ indexIntervalBytes, segmentIndexBytes });
 

@@ -6,8 +6,6 @@
 // the record with the max timestamp) checked against a brute-force search over every record.
 import assert from "node:assert/strict";
 import * as nodeFs from "node:fs";
-import * as os from "node:os";
-import * as nodePath from "node:path";
 import { test } from "node:test";
 import { Log, type LogConfig, LogSegment, segmentFileName, TimeIndex } from "../../src/log/mod.ts";
 import { loadPlatform } from "../../src/platform/mod.ts";
@@ -15,18 +13,10 @@ import type { Platform } from "../../src/platform/types.ts";
 import { indexWriteBufferEntries } from "../../src/util/limits.ts";
 import { silentLogger } from "../../src/util/logger.ts";
 import { buildBatch, type TestRecord } from "../helpers/record_batch.ts";
+import { withTempDir } from "../helpers/temp_dir.ts";
 
 const platform: Platform = await loadPlatform();
 const BIG = 1 << 30;
-
-async function withTempDir(fn: (dir: string) => void | Promise<void>): Promise<void> {
-  const dir = nodeFs.mkdtempSync(nodePath.join(os.tmpdir(), "strand-timeindex-"));
-  try {
-    await fn(dir);
-  } finally {
-    nodeFs.rmSync(dir, { recursive: true, force: true });
-  }
-}
 
 /** Big-endian (timestamp int64, relative offset int32) entries, as Kafka writes them. */
 function entriesBytes(pairs: [number, number][]): Uint8Array {

@@ -7,8 +7,6 @@
 // once no data of theirs is left and their delete horizon passed (Kafka's rules).
 import assert from "node:assert/strict";
 import * as nodeFs from "node:fs";
-import * as os from "node:os";
-import * as nodePath from "node:path";
 import { test } from "node:test";
 import {
   type AbortedTxn,
@@ -28,17 +26,9 @@ import { buildEndTxnMarkerBatch, controlMarkerAt } from "../../src/protocol/mod.
 import { ErrorCode, KafkaError } from "../../src/util/errors.ts";
 import { silentLogger } from "../../src/util/logger.ts";
 import { buildBatch, parseBatches, text, valueRecords } from "../helpers/record_batch.ts";
+import { withTempDir } from "../helpers/temp_dir.ts";
 
 const platform: Platform = await loadPlatform();
-
-async function withTempDir(fn: (dir: string) => void | Promise<void>): Promise<void> {
-  const dir = nodeFs.mkdtempSync(nodePath.join(os.tmpdir(), "strand-txn-"));
-  try {
-    await fn(dir);
-  } finally {
-    nodeFs.rmSync(dir, { recursive: true, force: true });
-  }
-}
 
 const config: LogConfig = { segmentBytes: 1 << 30, segmentMs: 7 * 24 * 3_600_000, indexIntervalBytes: 4096, segmentIndexBytes: 10 << 20 };
 const open = (dir: string, clean = true, highWatermark: number | null = null) =>
