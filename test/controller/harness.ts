@@ -80,8 +80,8 @@ export class RecordingChannel implements ControllerChannel {
   }
 }
 
-/** setTimeout calls kept until fire(); the rest from the real clock. */
-export class ManualClock implements Clock {
+/** setTimeout calls kept until fire() (unlike helpers/manual_clock.ts, time is real). */
+export class HeldTimersClock implements Clock {
   private timers: { fn: () => void; ms: number; cancelled: boolean }[] = [];
   constructor(private readonly real: Clock) {}
   nowMs(): number {
@@ -134,7 +134,7 @@ export class Harness {
   static async start(options: HarnessOptions = {}): Promise<Harness> {
     const h = new Harness(options);
     const platform = await testPlatform();
-    h.clock = options.clock === "manual" ? new ManualClock(platform.clock) : platform.clock;
+    h.clock = options.clock === "manual" ? new HeldTimersClock(platform.clock) : platform.clock;
     if (options.zookeeper === undefined) h.store = options.store ?? EmbeddedRegistryStore.inMemory(platform);
     h.admin = await h.openSession();
     await ensureKafkaPaths(h.admin);

@@ -9,7 +9,7 @@ import {
   TopicPartitionStateZNode,
 } from "../../src/registry/mod.ts";
 import { ErrorCode } from "../../src/util/mod.ts";
-import { eventually, type ManualClock, withHarness } from "./harness.ts";
+import { eventually, type HeldTimersClock, withHarness } from "./harness.ts";
 
 test("controlled shutdown moves the broker's leaderships, drops it from ISRs, stops its fetches", async () => {
   await withHarness({}, async (h) => {
@@ -173,7 +173,7 @@ test("a controller that is not active answers NOT_CONTROLLER", async () => {
 
 test("auto leader rebalance: past leader.imbalance.per.broker.percentage, leadership returns to the preferred replicas", async () => {
   await withHarness({ clock: "manual", controller: { autoLeaderRebalanceEnable: true, leaderImbalanceCheckIntervalMs: 1000, leaderImbalancePerBrokerPercentage: 10 } }, async (h) => {
-    const clock = h.clock as ManualClock;
+    const clock = h.clock as HeldTimersClock;
     await h.createTopic("t", [[1, 2], [1, 2], [2, 1]]);
     assert.deepEqual(clock.fire(), [5000], "the first check 5 s after the election");
     await h.killBroker(1);

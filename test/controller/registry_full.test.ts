@@ -10,7 +10,7 @@ import { ErrorCode } from "../../src/util/errors.ts";
 import { loadPlatform } from "../../src/platform/mod.ts";
 import { faultyPlatform, recordingLogger } from "../helpers/faulty_platform.ts";
 import { tempDir } from "../registry/helpers.ts";
-import { type ManualClock, withHarness } from "./harness.ts";
+import { type HeldTimersClock, withHarness } from "./harness.ts";
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
@@ -21,7 +21,7 @@ test("controller at a full registry disk: failed events are warned and retried w
   const store = EmbeddedRegistryStore.open(faulty, dir, { logger });
   try {
     await withHarness({ clock: "manual", store, logger }, async (h) => {
-      const clock = h.clock as ManualClock;
+      const clock = h.clock as HeldTimersClock;
       await h.createTopic("t", [[1, 2], [2, 1]]);
       const lift = faulty.inject(dir, "ENOSPC", { ops: ["write"], partialWrite: true });
       await h.killBroker(1);
