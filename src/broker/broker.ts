@@ -41,7 +41,7 @@ import { QuotaStore } from "./quota_config.ts";
 import { IpConnectionRates } from "./ip_connection_rate.ts";
 import { DynamicBrokerConfig, logDefaultsOf } from "./dynamic_config.ts";
 import { watchLogDirFailures } from "./log_dir_events.ts";
-import { RequestDispatcher, type RequestObserver } from "./dispatch.ts";
+import { RequestDispatcher, type RequestInterceptor, type RequestObserver } from "./dispatch.ts";
 import { LocalControllerChannel } from "./local_channel.ts";
 import { ControlFence, registeredBroker } from "./control_fence.ts";
 import { type BrokerEndpoint, MetadataCache } from "./metadata_cache.ts";
@@ -127,6 +127,11 @@ export class Broker {
 
   get isActiveController(): boolean {
     return this.controller.isActive;
+  }
+
+  /** Tests only: sets (or, with null, removes) what sees each request before its handler (dispatch.ts). */
+  setRequestInterceptor(interceptor: RequestInterceptor | null): void {
+    if (this.dispatcher !== null) this.dispatcher.interceptor = interceptor;
   }
 
   /** Sets (or, with null, removes) what is told of every request answered (the admin's /metrics). */

@@ -10,6 +10,10 @@
 // An optional RequestObserver is told of each decoded request once it is answered (or its
 // connection closed), with the time from decode to encoded answer: what /metrics counts. It costs
 // two clock reads per request, and nothing when no observer is set.
+//
+// An optional RequestInterceptor (a test seam, as franz-go's kfake control functions) sees each
+// decoded request before its handler: it may answer it itself, close the connection, or wait
+// (a slow broker) and let the handler run. Nothing is set in production: one null check.
 
 import {
   decode,
@@ -73,6 +77,14 @@ export interface RequestThrottler {
   throttle(ctx: RequestContext, request: Struct, answer: Struct | null, requestBytes: number, responseBytes: number, handlerMs: number): number;
 }
 
+/**
+ * Sees each decoded request before its handler (tests only): an answer Struct replaces the
+ * handler's, "close" closes the connection, undefined lets the handler run.
+ */
+export type RequestInterceptor = (
+  request: { apiKey: number; apiVersion: number; body: Struct; conn: ConnectionInfo },
+) => Promise<Struct | "close" | undefined> | Struct | "close" | undefined;
+
 /** Told of every request a handler ran for (Kafka's RequestMetrics). Must be cheap and not throw. */
 export interface RequestObserver {
   monotonicMs(): number;
@@ -82,6 +94,7 @@ export interface RequestObserver {
 export class RequestDispatcher<S> implements RequestHandler {
   private handlers = new Map<number, ApiHandler<S>>();
   observer: RequestObserver | null = null;
+  interceptor: RequestInterceptor | null = null;
   throttler: RequestThrottler | null = null;
   /** Requests answered "registry unavailable" since the last line said so. */
   private unavailable = { count: 0, lastLogMs: -Infinity };
@@ -119,6 +132,11 @@ export class RequestDispatcher<S> implements RequestHandler {
       return "close";
     }
     const ctx: RequestContext = { header, version: header.apiVersion, conn, parkedMs: 0, quotaThrottleUntilMs: 0, supportedApis: () => this.supportedApis() };
+    if (this.interceptor !== null) {
+      const own = await this.interceptor({ apiKey: header.apiKey, apiVersion: header.apiVersion, body, conn });
+      if (own === "close") return "close";
+      if (own !== undefined) return this.encodeAnswer(handler, ctx, own, fields);
+    }
     const observer = this.observer;
     const throttle = this.throttler === null ? null : { throttler: this.throttler, requestBytes: frame.length + 4 };
     if (observer === null) return await this.answer(handler, ctx, body, fields, throttle);
