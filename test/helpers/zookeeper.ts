@@ -196,8 +196,19 @@ export class ZkServer {
   }
 
   /** SIGSTOP / SIGCONT: a server that hangs without closing its sockets. */
+  /** SIGSTOP, returning once the kernel shows the JVM stopped (a loaded machine delivers it late). */
   pause(): void {
     process.kill(this.javaPid, "SIGSTOP");
+    const deadline = Date.now() + 2_000;
+    while (Date.now() < deadline) {
+      try {
+        // /proc/<pid>/stat: "pid (comm) S ...", S being T once stopped.
+        const stat = readFileSync(`/proc/${this.javaPid}/stat`, "utf8");
+        if (stat.slice(stat.lastIndexOf(")") + 2).startsWith("T")) return;
+      } catch {
+        return; // no /proc: as before
+      }
+    }
   }
 
   resume(): void {
