@@ -35,6 +35,8 @@ export interface CtpRun {
   summary: Record<string, unknown>;
   /** One line per kill. */
   lines: string[];
+  /** What the copier itself printed besides its progress (the first 100 lines; not librdkafka's stderr). */
+  copierLog: string[];
   /** From the copier's start (after the input was written) to its last commit. */
   copyMs: number;
   inputMs: number;
@@ -47,6 +49,7 @@ class Copier {
   lastCommitAt = 0;
   summary: Record<string, unknown> | null = null;
   readonly log: string[] = [];
+  readonly said: string[] = [];
   private readonly child: ChildProcess;
   readonly exited: Promise<number | null>;
   private pending = "";
@@ -61,6 +64,8 @@ class Copier {
 
   private note(line: string): void {
     if (this.log.length < 100) this.log.push(line);
+    // The copier's own lines (rewinds tried again, failed aborts), apart from librdkafka's chatter.
+    if (!line.startsWith("stderr:") && this.said.length < 100) this.said.push(line);
   }
 
   private read(text: string): void {
@@ -125,5 +130,5 @@ export async function runCtpKill(c: Cluster, o: CtpOptions): Promise<CtpRun> {
     copier.kill();
   }
   assert.ok(copier.summary !== null, `the copier printed its summary; log: ${copier.log.join(" | ")}`);
-  return { summary: copier.summary, lines, copyMs: copier.lastCommitAt - copier.inputWrittenAt, inputMs: copier.inputWrittenAt - t0 };
+  return { summary: copier.summary, lines, copierLog: copier.said, copyMs: copier.lastCommitAt - copier.inputWrittenAt, inputMs: copier.inputWrittenAt - t0 };
 }

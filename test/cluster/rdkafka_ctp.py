@@ -46,7 +46,7 @@ def main():
     bootstrap, tin, tout, group = sys.argv[1:5]
     n, batch, deadline_s = int(sys.argv[5]), int(sys.argv[6]), int(sys.argv[7])
     abort_every = int(sys.argv[8]) if len(sys.argv) > 8 else 0
-    s = {"n": n, "commits": 0, "aborts": 0, "deliberate_aborts": 0, "fatal_restarts": 0, "errors": []}
+    s = {"n": n, "commits": 0, "aborts": 0, "deliberate_aborts": 0, "fatal_restarts": 0, "rewind_retries": 0, "errors": []}
     aborted_delivered = set()
 
     def on_aborted_delivery(err, msg):
@@ -73,12 +73,23 @@ def main():
     end = time.time() + deadline_s
 
     def rewind():
-        try:
-            committed = consumer.committed(consumer.assignment(), 30)
-            for tp in committed:
-                consumer.seek(TopicPartition(tp.topic, tp.partition, tp.offset if tp.offset >= 0 else OFFSET_BEGINNING))
-        except KafkaException as e:
-            say("rewind: %s" % e)
+        # Exactly-once needs the rewind: a consumer left past an aborted transaction's input never
+        # copies it. So a failed committed() or seek() (a coordinator moving, a partition between
+        # fetch states) is tried again, counted, and only a rewind impossible for 2 minutes ends
+        # the run with an error.
+        give_up = time.time() + 120
+        while True:
+            try:
+                committed = consumer.committed(consumer.assignment(), 30)
+                for tp in committed:
+                    consumer.seek(TopicPartition(tp.topic, tp.partition, tp.offset if tp.offset >= 0 else OFFSET_BEGINNING))
+                return
+            except KafkaException as e:
+                s["rewind_retries"] += 1
+                say("rewind: %s" % e)
+                if time.time() > give_up:
+                    raise RuntimeError("cannot rewind to the committed offsets: %s" % e)
+                time.sleep(0.2)
 
     while time.time() < end:
         msgs = [m for m in consumer.consume(batch, 0.5) if m.error() is None]

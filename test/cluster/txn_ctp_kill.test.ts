@@ -23,9 +23,12 @@ const ABORT_EVERY = 4;
 
 test(`cluster: consume-transform-produce of ${COUNT} records with confluent-kafka transactions, every ${ABORT_EVERY}th aborted on purpose; the input leader, the output leader and the transaction coordinator SIGKILLed in turn; read_committed sees each record exactly once, in order, and nothing aborted; read_uncommitted sees both`, { skip, timeout: 420_000 }, async () => {
   await withCluster(3, { budgetMs: 400_000, label: "strand-cluster-txn-", overrides: ctpClusterOverrides }, async (c) => {
-    const { summary: s, lines } = await runCtpKill(c, { count: COUNT, txnRecords: TXN_RECORDS, abortEvery: ABORT_EVERY, deadlineS: 240 });
+    const { summary: s, lines, copierLog } = await runCtpKill(c, { count: COUNT, txnRecords: TXN_RECORDS, abortEvery: ABORT_EVERY, deadlineS: 240 });
     console.log(lines.join("\n"));
     console.log(JSON.stringify(s));
+    // What the copier said besides its progress (rewinds tried again, aborts that failed): the
+    // first place to look when a record is missing.
+    if (copierLog.length > 0) console.log(`copier: ${copierLog.join(" | ")}`);
     assert.deepEqual([s.committed_read, s.duplicates, s.committed_exact, s.group_offset], [COUNT, 0, true, COUNT], JSON.stringify(s));
     assert.ok((s.uncommitted_read as number) >= COUNT);
     // The aborted transactions: none of their records read_committed, every acknowledged one read_uncommitted.
