@@ -492,9 +492,15 @@ test("zk client: ZooKeeper restarted within the session timeout: same session, e
     const root = await freshRoot(c, "restart");
     await c.create(`${root}/e`, enc(""), { mode: "ephemeral" });
     const id = c.sessionId;
+    const killedAt = Date.now();
     await server.restart();
     await server.waitServing();
-    await until(() => c.isConnected, "reconnected");
+    // The client may take up to the session timeout to come back (one attempt is bounded by it);
+    // the property tested is that it then resumes the same session.
+    await until(() => c.isConnected, "reconnected", 20_000 - (Date.now() - killedAt)).catch((e) => {
+      const seen = JSON.stringify(states, (_, v) => typeof v === "bigint" ? String(v) : v);
+      throw new Error(`${(e as Error).message}; session events: ${seen}`);
+    });
     assert.equal(c.sessionId, id);
     assert.equal((await c.exists(`${root}/e`))!.ephemeralOwner, id);
     assert.ok(!states.some((s) => s.state === "expired"));
