@@ -10,7 +10,7 @@
 // read before a change cannot undo that change here.
 
 import type { PartitionState } from "../replication/mod.ts";
-import { bytesEqual, uuidToString, zeroUuid } from "../util/mod.ts";
+import { bytesEqual, ErrorCode, uuidToString, zeroUuid } from "../util/mod.ts";
 
 export interface BrokerEndpoint {
   id: number;
@@ -123,6 +123,19 @@ export class MetadataCache {
 
   getTopic(name: string): TopicMetadata | undefined {
     return this.topics.get(name);
+  }
+
+  hasPartition(topic: string, partition: number): boolean {
+    return this.topics.get(topic)?.partitions.some((p) => p.partition === partition) ?? false;
+  }
+
+  /**
+   * Kafka's ReplicaManager.getPartitionOrError for a partition with no replica here: a partition
+   * the metadata knows answers NOT_LEADER_OR_FOLLOWER (the client looks elsewhere and retries; a
+   * replica moving or a LeaderAndIsr on its way), only an unknown one UNKNOWN_TOPIC_OR_PARTITION.
+   */
+  notHostedError(topic: string, partition: number, code: number): number {
+    return code === ErrorCode.UNKNOWN_TOPIC_OR_PARTITION && this.hasPartition(topic, partition) ? ErrorCode.NOT_LEADER_OR_FOLLOWER : code;
   }
 
   topicNames(): string[] {

@@ -79,7 +79,8 @@ function services(opts: { epoch?: bigint; registered?: bigint; fail?: KafkaError
       controlledShutdown: (brokerId: number, brokerEpoch: bigint) =>
         Promise.resolve({ errorCode: brokerEpoch === 5n ? ErrorCode.STALE_BROKER_EPOCH : ErrorCode.NONE, remaining: [{ topic: `t${brokerId}`, partition: 2 }] }),
     },
-    metadata: { getBroker: (id: number) => (id === 2 ? { id } : undefined) },
+    // Knows no topic: a partition without a replica here stays UNKNOWN_TOPIC_OR_PARTITION.
+    metadata: { getBroker: (id: number) => (id === 2 ? { id } : undefined), notHostedError: (_t: string, _p: number, code: number) => code },
     replicaManager: {
       lastOffsetForLeaderEpoch: (topic: string, partition: number, current: number, epoch: number, replicaId: number) => ({
         errorCode: topic === "gone" ? ErrorCode.UNKNOWN_TOPIC_OR_PARTITION : ErrorCode.NONE,

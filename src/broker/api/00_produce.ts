@@ -65,12 +65,13 @@ export const produceHandler: ApiHandler<BrokerServices> = {
           // One batch v2 per partition in v3+ (and one per magic 2 set always); zstd from v7 (KIP-110).
           // Kafka looks at the records only of a partition it knows.
           : invalid?.has(`${p.index}:${t.name}`)
-          ? (knownPartition(s, t.name, p.index)
+          ? (s.metadata.hasPartition(t.name, p.index)
             ? { ...invalid.get(`${p.index}:${t.name}`)!, baseOffset: -1, logStartOffset: -1 }
             : { errorCode: ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, errorMessage: null, baseOffset: -1, logStartOffset: -1 })
           : verified !== null && (verified.get(`${p.index}:${t.name}`) ?? ErrorCode.NONE) !== ErrorCode.NONE
           ? { errorCode: verified.get(`${p.index}:${t.name}`)!, errorMessage: unverifiedMessage(verification!, verified.get(`${p.index}:${t.name}`)!), baseOffset: -1, logStartOffset: -1 }
           : s.replicaManager.appendToPartition(t.name, p.index, p.records, s.config.messageMaxBytes, ctx.version < 3, acks);
+        r.errorCode = s.metadata.notHostedError(t.name, p.index, r.errorCode);
         if (acks === -1 && r.errorCode === ErrorCode.NONE) waiting.push({ topic: t.name, partition: p.index, requiredOffset: r.nextOffset! });
         if (r.errorCode !== ErrorCode.NONE) {
           failed = true;
@@ -138,10 +139,6 @@ async function verifyTransactions(
 }
 
 type InvalidSet = { errorCode: number; errorMessage: string };
-
-function knownPartition(s: BrokerServices, topic: string, partition: number): boolean {
-  return s.metadata.getTopic(topic)?.partitions.some((p) => p.partition === partition) ?? false;
-}
 
 /** The partitions whose record sets Kafka refuses before looking further; null (nothing allocated) when none. */
 function invalidRecordSets(topics: TopicData[], version: number): Map<string, InvalidSet> | null {

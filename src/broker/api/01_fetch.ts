@@ -80,10 +80,6 @@ function currentLeader(s: BrokerServices, topic: string, partition: number, endp
   return { leaderId: state.leader, leaderEpoch: state.leaderEpoch };
 }
 
-function knowsPartition(s: BrokerServices, topic: string, partition: number): boolean {
-  return s.metadata.getTopic(topic)?.partitions.some((p) => p.partition === partition) ?? false;
-}
-
 /** A session's key for a partition: its topic id in v13+ (names may change), else its name. */
 function partitionKey(byId: boolean, topic: string, topicId: Uint8Array, partition: number): string {
   return byId ? `${uuidToString(topicId)}:${partition}` : `${topic}\u0000${partition}`;
@@ -182,9 +178,7 @@ export const fetchHandler: ApiHandler<BrokerServices> = {
       if (refusedReplica) return errorPartition(w.partition, ErrorCode.NOT_LEADER_OR_FOLLOWER);
       if (!readable.has(name)) return errorPartition(w.partition, ErrorCode.TOPIC_AUTHORIZATION_FAILED);
       const res = results[r++];
-      // No replica here of a partition the metadata knows: the client should look elsewhere
-      // (Kafka's getPartitionOrError), not think the partition gone.
-      if (res.errorCode === ErrorCode.UNKNOWN_TOPIC_OR_PARTITION && knowsPartition(s, name, res.partition)) res.errorCode = ErrorCode.NOT_LEADER_OR_FOLLOWER;
+      res.errorCode = s.metadata.notHostedError(name, res.partition, res.errorCode);
       // Before v6 clients do not know KAFKA_STORAGE_ERROR: Kafka answers them NOT_LEADER_OR_FOLLOWER.
       if (res.errorCode === ErrorCode.KAFKA_STORAGE_ERROR && ctx.version < 6) res.errorCode = ErrorCode.NOT_LEADER_OR_FOLLOWER;
       const out: Struct = {

@@ -32,7 +32,7 @@ function legacyLookup(s: BrokerServices, topic: string, p: ListPartition, replic
   const out = { partitionIndex: p.partitionIndex, errorCode: ErrorCode.NONE, oldStyleOffsets: [] as bigint[] };
   const part = s.replicaManager.getPartition(topic, p.partitionIndex);
   if (s.replicaManager.isOffline(topic, p.partitionIndex)) return { ...out, errorCode: ErrorCode.KAFKA_STORAGE_ERROR };
-  if (part === undefined) return { ...out, errorCode: ErrorCode.UNKNOWN_TOPIC_OR_PARTITION };
+  if (part === undefined) return { ...out, errorCode: s.metadata.notHostedError(topic, p.partitionIndex, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION) };
   if (!part.isLeader) return { ...out, errorCode: ErrorCode.NOT_LEADER_OR_FOLLOWER };
   // Kafka fails a negative count building its array (UNKNOWN_SERVER_ERROR).
   if (p.maxNumOffsets < 0) return { ...out, errorCode: ErrorCode.UNKNOWN_SERVER_ERROR };
@@ -52,7 +52,7 @@ function lookup(s: BrokerServices, topic: string, p: ListPartition, replicaId: n
   const part = s.replicaManager.getPartition(topic, p.partitionIndex);
   // A partition whose log dir failed answers KAFKA_STORAGE_ERROR first, as Kafka's does.
   if (s.replicaManager.isOffline(topic, p.partitionIndex)) return { ...out, errorCode: ErrorCode.KAFKA_STORAGE_ERROR };
-  if (part === undefined) return { ...out, errorCode: ErrorCode.UNKNOWN_TOPIC_OR_PARTITION };
+  if (part === undefined) return { ...out, errorCode: s.metadata.notHostedError(topic, p.partitionIndex, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION) };
   if (!part.isLeader) return { ...out, errorCode: ErrorCode.NOT_LEADER_OR_FOLLOWER };
   if (p.currentLeaderEpoch >= 0 && p.currentLeaderEpoch !== part.state.leaderEpoch) {
     const code = p.currentLeaderEpoch < part.state.leaderEpoch ? ErrorCode.FENCED_LEADER_EPOCH : ErrorCode.UNKNOWN_LEADER_EPOCH;

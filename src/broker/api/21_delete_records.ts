@@ -38,7 +38,7 @@ export const deleteRecordsHandler: ApiHandler<BrokerServices> = {
         partitions: t.partitions.map((p) => {
           if (!deletable.has(t.name)) return { partitionIndex: p.partitionIndex, lowWatermark: -1n, errorCode: ErrorCode.TOPIC_AUTHORIZATION_FAILED };
           const r = results[i++];
-          return { partitionIndex: r.partition, lowWatermark: BigInt(r.lowWatermark), errorCode: r.errorCode };
+          return { partitionIndex: r.partition, lowWatermark: BigInt(r.lowWatermark), errorCode: s.metadata.notHostedError(t.name, r.partition, r.errorCode) };
         }),
       })),
     };

@@ -48,7 +48,7 @@ export const offsetForLeaderEpochHandler: ApiHandler<BrokerServices> = {
             : !describable.has(t.topic)
             ? { errorCode: ErrorCode.TOPIC_AUTHORIZATION_FAILED, leaderEpoch: -1, endOffset: -1 }
             : s.replicaManager.lastOffsetForLeaderEpoch(t.topic, p.partition, p.currentLeaderEpoch, p.leaderEpoch, replicaId);
-          return { errorCode: r.errorCode, partition: p.partition, leaderEpoch: r.leaderEpoch, endOffset: BigInt(r.endOffset) };
+          return { errorCode: s.metadata.notHostedError(t.topic, p.partition, r.errorCode), partition: p.partition, leaderEpoch: r.leaderEpoch, endOffset: BigInt(r.endOffset) };
         }),
       })),
     };
