@@ -11,7 +11,7 @@
 // and transactional produce (confluent-kafka: 1,000-record transactions committed one after the
 // other, txn_produce.py) next to the same batches from an idempotent producer without transactions.
 // --only exactly-once runs just those rows (acks=all plain / idempotent, transactional), without
-// the acks=1, native and TLS rows; --passes P (default 4) plain/idempotent pairs, --txns T (default
+// the acks=1, native and TLS rows; --passes P (default 4) rounds of the acks=all rows, --txns T (default
 // 200) transactions of 1,000 records; STRAND_BENCH_PROFILE=DIR starts the broker with a CPU profile
 // written to DIR at its exit (Bun --cpu-prof; Deno: V8's --prof tick log, for node --prof-process).
 // Next to kcat, the native client (test/bench/native.mjs: librdkafka without kcat's per-record
@@ -176,22 +176,35 @@ async function benchRuntime(runtime, tls = false) {
     }
     // acks=all, plain and idempotent (enable.idempotence=true: InitProducerId, sequence checks),
     // into fresh topics, interleaved so a noisy neighbour hits both alike; the best of each.
+    // librdkafka's idempotent producer keeps one Produce request in flight per partition (it
+    // compares the messages in flight, not the requests, with its limit of 5: rdkafka_broker.c,
+    // rd_kafka_toppar_producer_serve), where plain acks=all pipelines without limit; so a third
+    // row, plain acks=all with max.in.flight=1, sends the same way as the idempotent one and
+    // tells the broker's cost of idempotence apart from the client's lost pipelining.
     const acksAll = [];
     const idempotent = [];
+    const oneInFlight = [];
+    const modes = {
+      all: { passes: acksAll, args: [] },
+      idem: { passes: idempotent, args: ["-X", "enable.idempotence=true"] },
+      all1: { passes: oneInFlight, args: ["-X", "max.in.flight=1"] },
+    };
+    const order = ["all", "idem", "all1"];
     if (!tls) {
       for (let pass = 0; pass < Number(values.passes); pass++) {
-        // Alternating which goes first: the second of a pair writes while the kernel still
-        // writes back the first one's 100 MB, which would otherwise always slow the same one.
-        for (const idem of pass % 2 === 0 ? [false, true] : [true, false]) {
-          const topic = `bench-${idem ? "idem" : "all"}-${pass}`;
+        // Rotating which goes first: the next one writes while the kernel still writes back the
+        // previous one's 100 MB, which would otherwise always slow the same one.
+        for (let k = 0; k < order.length; k++) {
+          const mode = order[(pass + k) % order.length];
+          const topic = `bench-${mode}-${pass}`;
           spawnSync("kcat", ["-b", b, "-L", "-t", topic]);
           const cpuBefore = cpu();
           const t = timeCmd("kcat", ["-b", b, "-P", "-t", topic, "-p", "0", "-X", "acks=all", "-X", "linger.ms=5",
-            "-X", "batch.size=1000000", "-X", "queue.buffering.max.kbytes=1048576", ...(idem ? ["-X", "enable.idempotence=true"] : []), "-l", input]);
+            "-X", "batch.size=1000000", "-X", "queue.buffering.max.kbytes=1048576", ...modes[mode].args, "-l", input]);
           const cpuAfter = cpu();
           const n = timeCmd("kcat", ["-b", b, "-C", "-t", topic, "-p", "0", "-o", "beginning", "-e", "-q", "-f", "%o\n"]).stdout.toString().trim().split("\n").length;
           if (n !== records) fail(`${runtime}: ${topic} holds ${n} records, produced ${records}`);
-          (idem ? idempotent : acksAll).push({ ms: t.ms, cpu: cpuAfter - cpuBefore });
+          modes[mode].passes.push({ ms: t.ms, cpu: cpuAfter - cpuBefore });
         }
       }
     }
@@ -211,6 +224,7 @@ async function benchRuntime(runtime, tls = false) {
       cpuConsume: cpu2 - cpu1,
       acksAll,
       idempotent,
+      oneInFlight,
       txn,
       nativeProduce: { ms: nativeProduce?.ms, cpu: cpu4 - cpu3 },
       nativeConsume: { ms: nativeConsume?.ms, cpu: cpu5 - cpu4 },
@@ -254,7 +268,10 @@ for (const rt of runtimes) {
   const all = row("acks=all produce, kcat -P", best(r.acksAll), inputBytes, records);
   const idem = row("idempotent produce, kcat -P", best(r.idempotent), inputBytes, records);
   console.log(`  idempotent / acks=all: ${fmt(idem / all, 3)} (issue 15's target: at least 0.90); broker CPU seconds idempotent / acks=all (lower: cheaper): ${fmt(cpuOf(r.idempotent) / cpuOf(r.acksAll), 3)}`);
-  console.log(`  passes: acks=all ${passes(r.acksAll)}; idempotent ${passes(r.idempotent)}`);
+  const all1 = row("acks=all max.in.flight=1, kcat -P", best(r.oneInFlight), inputBytes, records);
+  console.log(`  idempotent / acks=all max.in.flight=1 (both one request in flight; the broker's cost of idempotence): ${fmt(idem / all1, 3)}; ` +
+    `broker CPU seconds: ${fmt(cpuOf(r.idempotent) / cpuOf(r.oneInFlight), 3)}`);
+  console.log(`  passes: acks=all ${passes(r.acksAll)}; idempotent ${passes(r.idempotent)}; max.in.flight=1 ${passes(r.oneInFlight)}`);
   if (r.txn !== null) {
     const x = r.txn;
     console.log(`  transactional produce (confluent-kafka, ${fmt(x.transactions)} transactions of ${fmt(x.records_per_txn)} records): ${fmt(x.txn_per_s, 1)} transactions/s, ${fmt(x.txn_per_s * x.records_per_txn)} records/s (issue 15's target: at least 100 transactions/s)`);
