@@ -182,7 +182,7 @@ async function benchRuntime(runtime, tls = false) {
     // row, plain acks=all with max.in.flight=1, sends the same way as the idempotent one and
     // tells the broker's cost of idempotence apart from the client's lost pipelining. kcat also
     // works harder when idempotent (strace -c, 300,000 records: 3,575 polls and 180 sendmsg
-    // against 182 and 58 at max.in.flight=1, ~40% more CPU), so on a loaded machine the
+    // against 182 and 58 at max.in.flight=1, ~1.5 times the CPU), so on a loaded machine the
     // idempotent row trails both; the broker CPU seconds of the three rows stay alike.
     const acksAll = [];
     const idempotent = [];
