@@ -186,13 +186,15 @@ test("roll: by segment.bytes and by segment.ms (topic overrides over broker defa
       }
       // segment.ms is timed by the batches' timestamps (Kafka's timeWaitedForRoll): stamped now.
       const byTime = lm.getOrCreateLog("time", 0, effectiveLogConfig(defaults, { "segment.ms": "80" }));
-      const appendNow = (n: number) => {
-        for (let i = 0; i < n; i++) byTime.appendAsLeader(buildBatch([{ value: "t" }], { baseTimestamp: BigInt(Date.now()) }), 1, 0);
+      // The batches' own times decide (a loaded machine may take 80 ms over five appends).
+      const appendAt = (n: number, atMs: number) => {
+        for (let i = 0; i < n; i++) byTime.appendAsLeader(buildBatch([{ value: "t" }], { baseTimestamp: BigInt(atMs) }), 1, 0);
       };
-      appendNow(5);
+      const firstMs = Date.now();
+      appendAt(5, firstMs);
       assert.deepEqual(files(`${dir}/time-0`).live, [0], "young segment: no roll");
       await sleep(150);
-      appendNow(2);
+      appendAt(2, Math.max(Date.now(), firstMs + 150));
       assert.deepEqual(files(`${dir}/time-0`).live, [0, 5], "rolled at the first append after segment.ms");
       assert.equal(byTime.recoveryPoint, 5, "a roll flushes the finished segment");
     } finally {
