@@ -1,14 +1,15 @@
 #!/usr/bin/env node
-// npm run bench:startup [-- --runs 15 --exe dist/strand --only exe,bun,deno]
+// npm run bench:startup [-- --runs 15 --exe dist/strand --base OTHER_EXE --only exe,bun,deno]
 // Start-up time of `strand serve` on the embedded defaults (fresh log dir, embedded registry, admin
 // API on): milliseconds from spawn to the Kafka port accepting a TCP connection, median of --runs,
 // for the single executable (built into a temporary dir by build/build.ts unless --exe names one),
 // `bun src/cli/main.ts` and `deno run -A src/cli/main.ts`; and from spawn to `--version` exiting.
+// --base names a second executable (say, one built from main) measured alongside, as "base".
 // Baselines in the same run: /bin/true, `bun -e 0`, `deno eval 0` (what exec and an empty runtime
 // cost on this machine now). The variants take turns run by run, so load on the shared machine
 // spreads over all of them. Issue 18's target: the executable listening in under 150 ms.
 import { spawn, spawnSync } from "node:child_process";
-import { mkdtempSync, rmSync } from "node:fs";
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import net from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -20,6 +21,7 @@ const { values } = parseArgs({
   options: {
     runs: { type: "string", default: "15" },
     exe: { type: "string" },
+    base: { type: "string" },
     only: { type: "string", default: "exe,bun,deno" },
   },
 });
@@ -41,10 +43,11 @@ if (only.has("exe") && exe === undefined) {
 /** The strand command line per variant. */
 const strandCmd = {
   exe: () => [exe, []],
+  base: () => [values.base, []],
   bun: () => [bunBin, [main]],
   deno: () => [denoBin, ["run", "-A", main]],
 };
-const variants = [...only].filter((v) => v in strandCmd);
+const variants = [...(values.base === undefined ? [] : ["base"]), ...[...only].filter((v) => v in strandCmd)];
 
 function freePort() {
   return new Promise((resolve, reject) => {
@@ -77,6 +80,20 @@ function timeExit(cmd, args) {
   });
 }
 
+/**
+ * CPU ms the process has used, all threads (/proc/PID/task/TID/schedstat, ns): on a loaded shared
+ * machine this moves far less than wall time does.
+ */
+function cpuMs(pid) {
+  let ns = 0;
+  try {
+    for (const tid of readdirSync(`/proc/${pid}/task`)) ns += Number(readFileSync(`/proc/${pid}/task/${tid}/schedstat`, "utf8").split(" ")[0]);
+  } catch {
+    return NaN; // not Linux, or a thread ended while being read
+  }
+  return ns / 1e6;
+}
+
 /** ms from spawn until a fresh broker's Kafka port accepts a connection; then SIGTERM and wait. */
 async function timeListen(variant) {
   const dir = mkdtempSync(join(scratch, "logs-"));
@@ -94,6 +111,7 @@ async function timeListen(variant) {
   while (exited === null && performance.now() - t0 < 20_000) {
     if (await tryConnect(port)) {
       ms = performance.now() - t0;
+      add(`${variant}: serve, CPU ms at accept`, cpuMs(child.pid));
       break;
     }
     await new Promise((r) => setTimeout(r, 1));
