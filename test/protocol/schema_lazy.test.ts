@@ -29,15 +29,7 @@ test("schema: fields are parsed once, then a plain property", () => {
 
 test("schema: every declared schema parses and passes its checks", () => {
   const all: MessageSchema[] = apiSchemas.flatMap((a) => [a.request, a.response]);
-  for (const group of [consumerProtocolSchemas, offsetsRecordSchemas, txnLogRecordSchemas]) {
-    for (const s of Object.values(group as Record<string, unknown>)) collect(s, all);
-  }
+  for (const group of [consumerProtocolSchemas, offsetsRecordSchemas, txnLogRecordSchemas]) all.push(...group);
   assert.ok(all.length > 100, `${all.length} schemas`);
-  for (const s of all) assert.ok(Array.isArray(s.fields) && s.fields.length >= 0, s.name);
+  for (const s of all) assert.ok(Array.isArray(s.fields), s.name); // reading .fields parses and checks
 });
-
-function collect(v: unknown, out: MessageSchema[]): void {
-  if (v === null || typeof v !== "object") return;
-  if ("flexibleFrom" in v && "apiKey" in v) out.push(v as MessageSchema);
-  else for (const x of Object.values(v)) collect(x, out);
-}
