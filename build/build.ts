@@ -50,9 +50,14 @@ function gitCommit(): string {
 const commit = gitCommit();
 const outfile = values.outfile!;
 const target = values.target!;
+// Start-up (issue 18: listening in under 150 ms from exec; npm run bench:startup): --bytecode
+// embeds JavaScriptCore bytecode, so nothing is parsed at run time (ESM bytecode needs --compile and
+// --format=esm); --splitting makes each `await import()` of main.ts (serve, each client tool) its
+// own chunk, so `--version` evaluates none of them and a chunk's node: builtins (node:zlib, node:tls
+// cost 30-50 ms of CPU each) load only with the command that needs them.
 const args = [
-  "build", "--compile", "--minify-syntax", join(root, "src/cli/main.ts"), "--outfile", outfile,
-  "--target", target, "--define", `STRAND_BUILD_COMMIT=${JSON.stringify(commit)}`,
+  "build", "--compile", "--bytecode", "--format=esm", "--splitting", "--minify-syntax", join(root, "src/cli/main.ts"),
+  "--outfile", outfile, "--target", target, "--define", `STRAND_BUILD_COMMIT=${JSON.stringify(commit)}`,
 ];
 const proc = Bun.spawnSync([process.execPath, ...args], { stdout: "inherit", stderr: "inherit" });
 if (proc.exitCode !== 0) process.exit(proc.exitCode ?? 1);

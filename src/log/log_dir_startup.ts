@@ -128,7 +128,22 @@ export function checkMetaProperties(platform: Platform, dir: string, brokerId: n
     }
     if (id !== undefined && cid !== undefined) return;
   }
-  const text = `#\n#${new Date(platform.clock.nowMs()).toString()}\n` +
+  const text = `#\n#${javaDateUtc(platform.clock.nowMs())}\n` +
     `cluster.id=${clusterId}\nversion=0\nbroker.id=${brokerId}\n`;
   platform.fs.writeFileAtomic(path, new TextEncoder().encode(text));
+}
+
+const weekdays = ["Sun", "Mon", "Tue", "Wed", "Thu", "Fri", "Sat"];
+const months = ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"];
+
+/**
+ * The date line Java's Properties.store writes ("Wed Dec 02 16:04:24 UTC 2026"), in UTC, from the
+ * UTC getters: the first Date.prototype.toString in a Bun process loads ICU's time zone data, 50-300
+ * ms of a broker's start-up spent on a comment (issue 18).
+ */
+export function javaDateUtc(ms: number): string {
+  const d = new Date(ms);
+  const two = (n: number) => String(n).padStart(2, "0");
+  return `${weekdays[d.getUTCDay()]} ${months[d.getUTCMonth()]} ${two(d.getUTCDate())} ` +
+    `${two(d.getUTCHours())}:${two(d.getUTCMinutes())}:${two(d.getUTCSeconds())} UTC ${d.getUTCFullYear()}`;
 }

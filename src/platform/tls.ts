@@ -6,8 +6,16 @@
 // PKCS#1) is read with node:crypto, which both runtimes implement natively, and handed on as
 // unencrypted PKCS#8: one code path whatever the runtime's TLS library accepts, and a wrong
 // password or a key of another certificate is refused here with a message that says so.
-import { createPrivateKey, X509Certificate } from "node:crypto";
+// node:crypto is loaded when TLS is first set up: evaluating it costs tens of ms of CPU under Bun,
+// which every start paid, TLS configured or not (issue 18 start-up).
+import type * as Crypto from "node:crypto";
+import process from "node:process";
 import type { TlsClientAuth, TlsCommonOptions, TlsProtocol, TlsServerOptions } from "./types.ts";
+
+let crypto: typeof Crypto | undefined;
+function nodeCrypto(): typeof Crypto {
+  return (crypto ??= process.getBuiltinModule("node:crypto") as typeof Crypto);
+}
 
 export interface PreparedTls {
   /** Unencrypted PKCS#8 PEM, or undefined when no own certificate is configured. */
@@ -105,7 +113,7 @@ function splitCipherSuites(names: string[], range: { minVersion: TlsProtocol; ma
 function readKey(pem: string, password: string | undefined, chain: string): string {
   let key;
   try {
-    key = createPrivateKey(password === undefined ? pem : { key: pem, passphrase: password });
+    key = nodeCrypto().createPrivateKey(password === undefined ? pem : { key: pem, passphrase: password });
   } catch (err) {
     const encrypted = pem.includes("ENCRYPTED");
     const why = encrypted
@@ -123,11 +131,11 @@ function readKey(pem: string, password: string | undefined, chain: string): stri
 
 const pemCertificate = /-----BEGIN CERTIFICATE-----[^-]+-----END CERTIFICATE-----/g;
 
-function firstCertificate(pem: string, what: string): X509Certificate {
+function firstCertificate(pem: string, what: string): Crypto.X509Certificate {
   const first = pem.match(pemCertificate)?.[0];
   if (first === undefined) throw new Error(`TLS ${what} holds no PEM certificate`);
   try {
-    return new X509Certificate(first);
+    return new (nodeCrypto().X509Certificate)(first);
   } catch (err) {
     throw new Error(`TLS ${what}: the certificate cannot be parsed (${(err as Error).message})`, { cause: err });
   }
@@ -138,7 +146,7 @@ function checkCertificates(pem: string, what: string): void {
   if (all.length === 0) throw new Error(`TLS ${what} holds no PEM certificate`);
   for (const one of all) {
     try {
-      new X509Certificate(one);
+      new (nodeCrypto().X509Certificate)(one);
     } catch (err) {
       throw new Error(`TLS ${what}: a certificate cannot be parsed (${(err as Error).message})`, { cause: err });
     }

@@ -3,18 +3,19 @@
 //   0 none · 1 gzip (RFC 1952) · 2 snappy (xerial framing or raw, compression_snappy.ts) ·
 //   3 lz4 (LZ4 frame, compression_lz4.ts) · 4 zstd (frames, compression_zstd.ts; batch v2 only)
 //
-// gzip and zstd come from node:zlib, a compute module that Bun 1.4 and Deno 2.9 both provide.
+// gzip and zstd come from node:zlib, a compute module that Bun 1.4 and Deno 2.9 both provide,
+// loaded at the first use (zlib.ts).
 // Decompression never throws: it returns the bytes or a Kafka error code with a reason
 // (CORRUPT_MESSAGE for input that does not decode, MESSAGE_TOO_LARGE when the output would pass
 // the caller's bound, limits.decompressedBytesMax by default, UNSUPPORTED_COMPRESSION_TYPE for
 // codecs 5-7). Compression only fails on a programmer error (an unknown codec).
 
-import { constants as zlibConstants, gunzipSync, gzipSync, zstdCompressSync } from "node:zlib";
 import { assert, decompressedBytesMax, ErrorCode } from "../util/mod.ts";
 import { lz4Compress, lz4Decompress } from "./compression_lz4.ts";
 import { snappyCompress, snappyDecompress } from "./compression_snappy.ts";
 import { zstdDecompress } from "./compression_zstd.ts";
 import { Compression } from "./record_batch.ts";
+import { nodeZlib } from "./zlib.ts";
 
 export type Decompressed =
   | { ok: true; bytes: Uint8Array }
@@ -43,17 +44,19 @@ export function compress(codec: number, data: Uint8Array, levels: CompressionLev
     case Compression.none:
       return data;
     case Compression.gzip:
-      return toUint8(gzipSync(data, { level: levels.gzip ?? -1 }));
+      return toUint8(nodeZlib().gzipSync(data, { level: levels.gzip ?? -1 }));
     case Compression.snappy:
       return snappyCompress(data);
     case Compression.lz4:
       return lz4Compress(data);
-    case Compression.zstd:
+    case Compression.zstd: {
+      const zlib = nodeZlib();
       return toUint8(
         levels.zstd === undefined
-          ? zstdCompressSync(data)
-          : zstdCompressSync(data, { params: { [zlibConstants.ZSTD_c_compressionLevel]: levels.zstd } }),
+          ? zlib.zstdCompressSync(data)
+          : zlib.zstdCompressSync(data, { params: { [zlib.constants.ZSTD_c_compressionLevel]: levels.zstd } }),
       );
+    }
     default:
       assert(false, `compression codec ${codec} is 0-4`);
   }
@@ -65,7 +68,7 @@ export function decompress(codec: number, data: Uint8Array, opts: DecompressOpti
     case Compression.none:
       return data.length <= maxBytes ? { ok: true, bytes: data } : tooLarge(`${data.length} bytes`, maxBytes);
     case Compression.gzip:
-      return viaZlib(() => gunzipSync(data, { maxOutputLength: maxBytes }), "gzip", maxBytes);
+      return viaZlib(() => nodeZlib().gunzipSync(data, { maxOutputLength: maxBytes }), "gzip", maxBytes);
     case Compression.zstd:
       return fromDecoded(zstdDecompress(data, maxBytes), maxBytes);
     case Compression.snappy:

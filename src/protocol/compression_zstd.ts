@@ -7,7 +7,7 @@
 //          blocks (3-byte LE header: bit 0 last, bits 1-2 type, bits 3-23 size) · [checksum]
 //   skippable frame: magic 0x184D2A5? LE · size u32 LE · bytes
 
-import { zstdDecompressSync } from "node:zlib";
+import { nodeZlib } from "./zlib.ts";
 
 export type Decoded = Uint8Array | { error: string; tooLarge?: boolean };
 
@@ -70,7 +70,7 @@ export function zstdDecompress(src: Uint8Array, maxBytes: number): Decoded {
   if (declared > maxBytes) return { error: `zstd content of ${declared} bytes`, tooLarge: true };
   let out: Uint8Array;
   try {
-    out = zstdDecompressSync(src, { maxOutputLength: maxBytes });
+    out = nodeZlib().zstdDecompressSync(src, { maxOutputLength: maxBytes });
   } catch (e) {
     if (e instanceof RangeError) return { error: `zstd output past ${maxBytes} bytes`, tooLarge: true };
     return { error: `corrupt zstd data: ${(e as Error).message}` };

@@ -235,10 +235,22 @@ export function message(
 ): MessageSchema {
   const all = parseRange(versions);
   const flexibleFrom = flexible === null ? Infinity : parseRange(flexible).min;
-  const fields = parseFields(text, all);
-  checkSiblings(fields, name);
-  checkVersions(name, fields, all, flexibleFrom);
-  return { name, apiKey, versions: all, flexibleFrom, fields };
+  const schema = { name, apiKey, versions: all, flexibleFrom } as MessageSchema;
+  // The fields are parsed (and checked) at their first use, then kept as a plain property: every
+  // process used to parse all ~140 declarations at start-up, though a broker's first request needs
+  // one of them and `strand --version` none.
+  Object.defineProperty(schema, "fields", {
+    configurable: true,
+    enumerable: true,
+    get(): Field[] {
+      const fields = parseFields(text, all);
+      checkSiblings(fields, name);
+      checkVersions(name, fields, all, flexibleFrom);
+      Object.defineProperty(schema, "fields", { value: fields, enumerable: true, writable: false, configurable: false });
+      return fields;
+    },
+  });
+  return schema;
 }
 
 /** Every field exists in some version of the message, and a tagged field only in flexible ones. */

@@ -739,7 +739,12 @@ export const persistentPaths: readonly string[] = [
   ...Object.values(ConfigType).map((t) => ConfigEntityTypeZNode.path(t)),
 ];
 
-/** Creates Kafka's top-level persistent paths (KafkaZkClient.createTopLevelPaths). Idempotent. */
+/**
+ * Creates Kafka's top-level persistent paths (KafkaZkClient.createTopLevelPaths). Idempotent. All
+ * at once: the embedded store makes them one group commit (one fsync, not one each, at every
+ * start), ZooKeeper one pipelined round trip; a parent two paths share is created by whichever
+ * gets there first (ensurePath takes an existing node as done).
+ */
 export async function ensureKafkaPaths(registry: Registry): Promise<void> {
-  for (const path of persistentPaths) await registry.ensurePath(path);
+  await Promise.all(persistentPaths.map((path) => registry.ensurePath(path)));
 }
