@@ -54,7 +54,15 @@ import {
 } from "../util/mod.ts";
 import { isTransientErrno } from "../log/mod.ts";
 import { EmbeddedSession } from "./embedded_session.ts";
-import { isSetAsideJournalFileName, journalFileName, journalHeaderBytes, readJournal, RegistryJournal, setAsideJournalFileName } from "./journal.ts";
+import {
+  isSetAsideJournalFileName,
+  journalFileName,
+  journalHeaderBytes,
+  readFileSteps,
+  readJournal,
+  RegistryJournal,
+  setAsideJournalFileName,
+} from "./journal.ts";
 import { baseName, parentPath, validatePath } from "./paths.ts";
 import { journalRecord, newNode, parseJournalRecord, parseSnapshotGradually, type ZNode } from "./snapshot.ts";
 import { writeSnapshotGradually } from "./snapshot_writer.ts";
@@ -189,17 +197,17 @@ export class EmbeddedRegistryStore {
       options.logger ?? silentLogger,
     );
     store.dir = base;
-    const bytes = platform.fs.readFile(file);
+    const bytes = yield* readFileSteps(platform.fs, file);
     // Journals set aside by a rewrite that did not finish (a crash, a full disk), oldest first,
     // then the journal. Each was whole when set aside; only the journal may have a torn tail.
     const setAside = platform.fs.readdir(base).filter(isSetAsideJournalFileName).sort();
     const older: Array<{ file: string; payloads: Uint8Array[] }> = [];
     for (const name of setAside) {
       const path = `${base}/${name}`;
-      older.push({ file: path, payloads: readJournal(path, platform.fs.readFile(path) ?? new Uint8Array(0)).payloads });
+      older.push({ file: path, payloads: readJournal(path, (yield* readFileSteps(platform.fs, path)) ?? new Uint8Array(0)).payloads });
       yield;
     }
-    const journalBytes = platform.fs.readFile(journalFile);
+    const journalBytes = yield* readFileSteps(platform.fs, journalFile);
     // A dir written before the journal existed has only snapshot.json: it opens as it is.
     const journal = journalBytes === null ? { payloads: [], validBytes: 0 } : readJournal(journalFile, journalBytes);
     yield* store.load(file, bytes, [...older, { file: journalFile, payloads: journal.payloads }]);

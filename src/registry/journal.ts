@@ -26,9 +26,33 @@
 
 import { syncDirAsync } from "../log/mod.ts";
 import type { FileHandle, FileSystem } from "../platform/mod.ts";
-import { assert, crc32c, registryJournalRecordBytesMax, utf8Bytes } from "../util/mod.ts";
+import { assert, crc32c, registryJournalRecordBytesMax, registryReadChunkBytes, utf8Bytes } from "../util/mod.ts";
 
 export const journalFileName = "registry.journal";
+
+/**
+ * fs.readFile(path) (null when nothing is there) a registryReadChunkBytes piece at a time, with a
+ * `yield` after each: the registry's snapshot and journals run to megabytes, and one synchronous
+ * read of them held the event loop for tens of ms. Nothing writes the files while they are read
+ * (the store is being opened); a file that shrinks meanwhile is returned as far as it was read.
+ */
+export function* readFileSteps(fs: FileSystem, path: string): Generator<void, Uint8Array | null> {
+  if (fs.stat(path) === null) return null;
+  const file = fs.open(path, "read");
+  try {
+    const bytes = new Uint8Array(file.size());
+    let done = 0;
+    while (done < bytes.length) {
+      const n = file.readAt(bytes.subarray(done, Math.min(bytes.length, done + registryReadChunkBytes)), done);
+      if (n === 0) return bytes.subarray(0, done);
+      done += n;
+      yield;
+    }
+    return bytes;
+  } finally {
+    file.close();
+  }
+}
 
 /** The name of a journal set aside by a snapshot rewrite at zxid: the names sort as the zxids do. */
 export function setAsideJournalFileName(zxid: bigint): string {

@@ -256,6 +256,12 @@ export const registryCompactRetryMs = 10_000;
  */
 export const registrySnapshotChunkChars = 64 * 1024;
 /**
+ * Bytes of the embedded registry's snapshot and journals read at a time when it opens (the loop
+ * is given back between reads): the snapshot of 10,000 partitions, megabytes read in one
+ * synchronous call, held the event loop for 40-80 ms on a loaded host (Deno).
+ */
+export const registryReadChunkBytes = 1024 * 1024;
+/**
  * Long tasks that loop over many small items ask their TimeSlice whether the slice is used up
  * once per this many items, not at each one (reading the clock costs more than the item). Each
  * step stays far under eventLoopSliceMs: nodes of the embedded registry's snapshot and journal

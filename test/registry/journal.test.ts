@@ -15,7 +15,7 @@ import {
   snapshotFileName,
   type Stat,
 } from "../../src/registry/mod.ts";
-import { crc32c, type Logger, registryCompactRetryMs } from "../../src/util/mod.ts";
+import { crc32c, type Logger, registryCompactRetryMs, registryReadChunkBytes } from "../../src/util/mod.ts";
 import { faultyPlatform } from "../helpers/faulty_platform.ts";
 import { rejectsWith } from "./contract.ts";
 import { bytes, instrumented, str, withDir } from "./helpers.ts";
@@ -85,6 +85,29 @@ test("journal: a store that was never closed is replayed from its journal alone,
     assert.ok(second.zxid > first.zxid);
     await second.close();
     await first.close().catch(() => {});
+  });
+});
+
+test("journal: a snapshot and a journal of several read chunks each open whole, gradually or at once", async () => {
+  await withDir(async (dir, platform) => {
+    // Nodes of ~1 MB (base64 in the files): the files span several registryReadChunkBytes reads,
+    // with chunk boundaries inside records and lines.
+    const big = (i: number) => new Uint8Array(900_000).map((_, j) => (i * 31 + j) % 251);
+    const first = EmbeddedRegistryStore.open(platform, dir);
+    const r = first.session();
+    for (let i = 0; i < 3; i++) await r.create(`/big${i}`, big(i));
+    await first.close(); // the snapshot holds them
+    const second = await EmbeddedRegistryStore.openGradually(platform, dir);
+    const s = second.session();
+    for (let i = 3; i < 6; i++) await s.create(`/big${i}`, big(i)); // the journal holds these
+    assert.ok(readFileSync(`${dir}/${snapshotFileName}`).length > 3 * registryReadChunkBytes);
+    assert.ok(readFileSync(`${dir}/${journalFileName}`).length > 3 * registryReadChunkBytes);
+    for (const third of [await EmbeddedRegistryStore.openGradually(platform, dir), EmbeddedRegistryStore.open(platform, dir)]) {
+      const t = third.session();
+      for (let i = 0; i < 6; i++) assert.deepEqual((await t.getData(`/big${i}`)).data, big(i), `/big${i}`);
+      await t.close();
+    }
+    await second.close();
   });
 });
 
