@@ -51,7 +51,7 @@ import {
   type Struct,
   writeRequestHeader,
 } from "../protocol/mod.ts";
-import { clientConcatBytesMax, clientFrameSlackBytesMax, clientPooledFrameBytesMin, clientPooledFramesMax, clientResponseBytesMax, ErrorCode, errorName, Reader, Writer } from "../util/mod.ts";
+import { clientConcatBytesMax, clientFrameSlackBytesMax, clientPooledFrameBytesMin, clientPooledFramesMax, clientResponseBytesMax, ErrorCode, errorName, frameBufferReuseBytesMax, Reader, Writer } from "../util/mod.ts";
 
 /** How long a TCP connect may take when the caller does not say (Kafka's socket.connection.setup.timeout.ms). */
 export const connectTimeoutMsDefault = 10_000;
@@ -75,7 +75,8 @@ export interface KafkaConnectionOptions {
   /** Speaks TLS (an SSL or SASL_SSL listener): trusted CAs, the client certificate if any, host name check. */
   tls?: TlsClientOptions;
   /**
-   * Answers of clientPooledFrameBytesMin or more are cut into kept buffers, which the caller hands
+   * Answers of clientPooledFrameBytesMin or more are cut into buffers (up to clientPooledFramesMax
+   * of at most frameBufferReuseBytesMax kept per connection), which the caller hands
    * back with recycle() once nothing views the answer's bytes (a replica fetcher, after appending
    * them): a fresh megabyte per fetch answer, faulted in page by page, cost a follower more than
    * checking and writing the records.
@@ -175,7 +176,7 @@ export class KafkaConnection {
   recycle(bytes: Uint8Array): void {
     const out = this.answersOut;
     if (out === null || !out.delete(bytes.buffer)) return;
-    if (this.spareAnswers.length < clientPooledFramesMax) this.spareAnswers.push(new Uint8Array(bytes.buffer));
+    if (this.spareAnswers.length < clientPooledFramesMax && bytes.buffer.byteLength <= frameBufferReuseBytesMax) this.spareAnswers.push(new Uint8Array(bytes.buffer));
   }
 
   /** Opens a connection; rejects when the TCP connect fails or takes longer than connectTimeoutMs. */
@@ -469,8 +470,9 @@ export class KafkaConnection {
   /** recycleAnswers: the frame at buf[start + 4, + size) copied into a kept (or new) buffer. */
   private answerBuffer(size: number): Uint8Array {
     const i = this.spareAnswers.findIndex((b) => b.length >= size);
-    // Powers of two, so answers of about the same size share buffers.
-    const frame = i >= 0 ? this.spareAnswers.splice(i, 1)[0].subarray(0, size) : new Uint8Array(2 ** Math.ceil(Math.log2(size))).subarray(0, size);
+    // Powers of two, so answers of about the same size share buffers; past what is kept, its own.
+    const bytes = size > frameBufferReuseBytesMax ? size : 2 ** Math.ceil(Math.log2(size));
+    const frame = i >= 0 ? this.spareAnswers.splice(i, 1)[0].subarray(0, size) : new Uint8Array(bytes).subarray(0, size);
     frame.set(this.buf.subarray(this.start + 4, this.start + 4 + size));
     this.answersOut!.add(frame.buffer);
     return frame;
