@@ -4,7 +4,8 @@
 //   throughput on one three-broker cluster, RF 3, min.insync.replicas 2: acks=1 and acks=all
 //   into fresh topics, alternating R times (default 3), and their ratio on the same cluster;
 //   --profile writes the brokers' CPU profiles into DIR: Bun's --cpu-prof, Deno's V8 --prof log;
-//   --acks 1|all runs only that one)
+//   --acks 1|all runs only that one; --override key=value sets a broker config, e.g.
+//   replica.fetch.max.bytes)
 //
 // In one run, on this machine, with the brokers as processes on one real ZooKeeper
 // (test/helpers/cluster.ts; Debian packages zookeeper and kcat):
@@ -117,6 +118,10 @@ const onlyAcks = arg(args, "acks", "both");
 const recordBytes = 100;
 const work = mkdtempSync(join(tmpdir(), "strand-bench-cluster-"));
 const benchOverrides = { "log.segment.bytes": "1073741824", "replica.high.watermark.checkpoint.interval.ms": "5000" };
+// --override key=value (repeatable): broker config for every broker of the run.
+args.forEach((a, i) => {
+  if (a === "--override" && args[i + 1]?.includes("=")) benchOverrides[args[i + 1].split("=")[0]] = args[i + 1].slice(args[i + 1].indexOf("=") + 1);
+});
 
 const input = join(work, "input.txt");
 if (only === null) {
