@@ -8,7 +8,7 @@ import { test } from "node:test";
 import { KafkaConnection } from "../../src/client/connection.ts";
 import { CreateTopicsApi, FetchApi, ProduceApi } from "../../src/protocol/api/mod.ts";
 import type { Struct } from "../../src/protocol/codec.ts";
-import { startBroker } from "../helpers/broker.ts";
+import { startBroker, type TestBroker } from "../helpers/broker.ts";
 import { buildBatch, concatBytes, parseBatches, text, valueRecords } from "../helpers/record_batch.ts";
 import { decodeResponse, encodeRequest } from "../helpers/wire.ts";
 
@@ -35,6 +35,17 @@ async function setUp(recycleAnswers: boolean) {
     assert.equal((res.responses as { partitionResponses: { errorCode: number }[] }[])[0].partitionResponses[0].errorCode, 0);
   }
   return { b, c };
+}
+
+/** Runs fn on a fresh broker with the topic filled, then closes the connection and stops the broker. */
+async function withBroker(recycleAnswers: boolean, fn: (x: { b: TestBroker; c: KafkaConnection }) => Promise<void>): Promise<void> {
+  const x = await setUp(recycleAnswers);
+  try {
+    await fn(x);
+  } finally {
+    x.c.close();
+    await x.b.stop();
+  }
 }
 
 /** Fetch of one batch (about 200 KB) at batch k's first offset. */
@@ -73,8 +84,7 @@ function assertBatch(records: Uint8Array, k: number): void {
 }
 
 test("KafkaConnection recycleAnswers: a large answer given back takes the next one; one kept is not overwritten", async () => {
-  const { b, c } = await setUp(true);
-  try {
+  await withBroker(true, async ({ c }) => {
     const first = recordsOf(await fetchBatch(c, 0));
     assertBatch(first, 0);
     c.recycle(first);
@@ -95,25 +105,18 @@ test("KafkaConnection recycleAnswers: a large answer given back takes the next o
     assert.notEqual(fourth.buffer, fifth.buffer, "a buffer given back twice is handed out once");
     assertBatch(fourth, 3);
     assertBatch(fifth, 4);
-  } finally {
-    c.close();
-    await b.stop();
-  }
+  });
 });
 
 test("KafkaConnection without recycleAnswers: every answer has its own bytes", async () => {
-  const { b, c } = await setUp(false);
-  try {
+  await withBroker(false, async ({ c }) => {
     const first = recordsOf(await fetchBatch(c, 0));
     c.recycle(first);
     const second = recordsOf(await fetchBatch(c, 1));
     assert.notEqual(second.buffer, first.buffer);
     assertBatch(first, 0);
     assertBatch(second, 1);
-  } finally {
-    c.close();
-    await b.stop();
-  }
+  });
 });
 
 test("broker: large answers encoded into kept buffers arrive whole, with the client not reading for a while", async () => {
