@@ -50,6 +50,8 @@ export interface RequestHandler {
    * the connection must be closed (malformed request, unknown API).
    */
   handle(frame: Uint8Array, conn: ConnectionInfo): Promise<Uint8Array | null | "close">;
+  /** A response frame handle() gave is written: the server holds no view of it any more. */
+  responseWritten?(frame: Uint8Array): void;
 }
 
 export interface ConnectionInfo {
@@ -462,7 +464,7 @@ export class SocketServer {
     // (Kafka's sasl.server.max.receive.size); socket.request.max.bytes applies once it has.
     const maxFrameBytes = state.authenticator === null ? this.options.socketRequestMaxBytes : Math.min(this.options.socketRequestMaxBytes, state.authenticator.settings.maxReceiveBytes);
     const frames = new FrameReader(maxFrameBytes, this.frameBuffers);
-    const responses = new ResponseWriter(conn);
+    const responses = new ResponseWriter(conn, this.handler);
     for (;;) {
       const reserved = this.reserveFrame(state, frames);
       if (reserved !== true && !(await reserved)) break;
@@ -728,7 +730,7 @@ class ResponseWriter {
   private idle: Array<() => void> = [];
   failed = false;
 
-  constructor(private readonly conn: Connection) {}
+  constructor(private readonly conn: Connection, private readonly handler: RequestHandler) {}
 
   get queued(): number {
     return this.queue.length;
@@ -743,7 +745,9 @@ class ResponseWriter {
     this.writing = true;
     try {
       while (this.queue.length > 0) {
-        await this.conn.write(this.queue[0]);
+        const frame = this.queue[0];
+        await this.conn.write(frame);
+        this.handler.responseWritten?.(frame);
         this.queue.shift();
         this.wake();
       }

@@ -51,7 +51,7 @@ import {
   type Struct,
   writeRequestHeader,
 } from "../protocol/mod.ts";
-import { clientConcatBytesMax, clientFrameSlackBytesMax, clientPooledFrameBytesMin, clientPooledFramesMax, clientResponseBytesMax, ErrorCode, errorName, Reader, Writer } from "../util/mod.ts";
+import { clientConcatBytesMax, clientFrameSlackBytesMax, clientPooledFrameBytesMin, clientPooledFramesMax, clientResponseBytesMax, ErrorCode, errorName, frameBufferReuseBytesMax, Reader, Writer } from "../util/mod.ts";
 
 /** How long a TCP connect may take when the caller does not say (Kafka's socket.connection.setup.timeout.ms). */
 export const connectTimeoutMsDefault = 10_000;
@@ -74,6 +74,14 @@ export interface KafkaConnectionOptions {
   sasl?: SaslCredentials;
   /** Speaks TLS (an SSL or SASL_SSL listener): trusted CAs, the client certificate if any, host name check. */
   tls?: TlsClientOptions;
+  /**
+   * Answers of clientPooledFrameBytesMin or more are cut into buffers (up to clientPooledFramesMax
+   * of at most frameBufferReuseBytesMax kept per connection), which the caller hands
+   * back with recycle() once nothing views the answer's bytes (a replica fetcher, after appending
+   * them): a fresh megabyte per fetch answer, faulted in page by page, cost a follower more than
+   * checking and writing the records.
+   */
+  recycleAnswers?: boolean;
 }
 
 /** Kafka's client keys sasl.mechanism, and the username and password of its JAAS config. */
@@ -144,6 +152,10 @@ export class KafkaConnection {
   private buf = new Uint8Array(0);
   private start = 0;
   private end = 0;
+  /** recycleAnswers: buffers answers were cut into, until recycle() brings them back. */
+  private readonly answersOut: WeakSet<ArrayBufferLike> | null;
+  /** recycleAnswers: buffers brought back, for the next large answers. */
+  private spareAnswers: Uint8Array[] = [];
 
   private constructor(
     private readonly platform: Platform,
@@ -153,6 +165,18 @@ export class KafkaConnection {
     this.endpoint = `${opts.host}:${opts.port}`;
     this.clientId = opts.clientId === undefined ? clientIdDefault : opts.clientId;
     this.responseBytesMax = Math.min(opts.responseBytesMax ?? clientResponseBytesMax, clientResponseBytesMax);
+    this.answersOut = opts.recycleAnswers === true ? new WeakSet() : null;
+  }
+
+  /**
+   * recycleAnswers: takes back the buffer under `bytes` (any view of an answer this connection
+   * cut) for a later answer; the caller must hold no view of that answer any more. Anything
+   * else is ignored.
+   */
+  recycle(bytes: Uint8Array): void {
+    const out = this.answersOut;
+    if (out === null || !out.delete(bytes.buffer)) return;
+    if (this.spareAnswers.length < clientPooledFramesMax && bytes.buffer.byteLength <= frameBufferReuseBytesMax) this.spareAnswers.push(new Uint8Array(bytes.buffer));
   }
 
   /** Opens a connection; rejects when the TCP connect fails or takes longer than connectTimeoutMs. */
@@ -438,8 +462,19 @@ export class KafkaConnection {
     }
     if (have < 4 + size) return null;
     // A copy: decoded bytes fields (records) are views into it and outlive the buffer's compaction.
-    const frame = this.buf.slice(this.start + 4, this.start + 4 + size);
+    const frame = this.answersOut !== null && size >= clientPooledFrameBytesMin ? this.answerBuffer(size) : this.buf.slice(this.start + 4, this.start + 4 + size);
     this.start += 4 + size;
+    return frame;
+  }
+
+  /** recycleAnswers: the frame at buf[start + 4, + size) copied into a kept (or new) buffer. */
+  private answerBuffer(size: number): Uint8Array {
+    const i = this.spareAnswers.findIndex((b) => b.length >= size);
+    // Powers of two, so answers of about the same size share buffers; past what is kept, its own.
+    const bytes = size > frameBufferReuseBytesMax ? size : 2 ** Math.ceil(Math.log2(size));
+    const frame = i >= 0 ? this.spareAnswers.splice(i, 1)[0].subarray(0, size) : new Uint8Array(bytes).subarray(0, size);
+    frame.set(this.buf.subarray(this.start + 4, this.start + 4 + size));
+    this.answersOut!.add(frame.buffer);
     return frame;
   }
 

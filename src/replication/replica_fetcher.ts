@@ -265,6 +265,9 @@ class ReplicaFetcherThread {
       connectTimeoutMs: this.ctx.options.connectTimeoutMs ?? this.ctx.options.requestTimeoutMs,
       sasl: this.ctx.options.sasl,
       tls: this.ctx.options.tls,
+      // A fetch answer's records are appended (copied to the log) before the next fetch: its
+      // buffer takes the next answer (fetch() recycles it).
+      recycleAnswers: true,
     });
     if (this.stopped) {
       conn.close("replica fetcher stopped");
@@ -497,9 +500,24 @@ class ReplicaFetcherThread {
       }
     }
     for (const s of sent.values()) if (this.isCurrent(s)) this.delay(s, "Fetch: no answer for the partition");
+    // Every partition's records are in its log now (appendAsFollower writes synchronously and
+    // keeps no view of them): the answer's buffer can take the next one.
+    this.recycle(res);
     for (const s of outOfRange) {
       if (this.stopped) return;
       if (this.isCurrent(s) && s.state === "fetching") await this.onOutOfRange(s);
+    }
+  }
+
+  /** Gives a fetch answer's buffer back to the connection it came from (see KafkaConnection.recycle). */
+  private recycle(res: Struct): void {
+    const conn = this.conn;
+    if (conn === null) return;
+    for (const t of res.responses as { partitions: Struct[] }[]) {
+      for (const p of t.partitions) {
+        const records = p.records as Uint8Array | null;
+        if (records !== null && records.length > 0) return conn.recycle(records);
+      }
     }
   }
 

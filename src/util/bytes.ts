@@ -130,10 +130,20 @@ export class Reader {
   }
 }
 
+/** Where a Writer's grown buffers come from and go back to (FrameBufferCache), instead of new ones. */
+export interface WriterBuffers {
+  take(size: number): Uint8Array;
+  give(buf: Uint8Array): void;
+}
+
 export class Writer {
   buf: Uint8Array;
   view: DataView;
   pos = 0;
+  /** Set: buffers grown into are taken here, and the ones grown out of given back. */
+  buffers: WriterBuffers | null = null;
+  /** buf came from `buffers`. */
+  private taken = false;
 
   /** A new buffer of initialBytes, or (a Uint8Array) a buffer to write over from its start. */
   constructor(initialBytes: number | Uint8Array = 256) {
@@ -146,8 +156,10 @@ export class Writer {
     if (need > this.buf.length) {
       let size = this.buf.length * 2;
       while (size < need) size *= 2;
-      const next = new Uint8Array(size);
+      const next = this.buffers === null ? new Uint8Array(size) : this.buffers.take(size);
       next.set(this.buf.subarray(0, this.pos));
+      if (this.taken) this.buffers!.give(this.buf);
+      this.taken = this.buffers !== null;
       this.buf = next;
       this.view = new DataView(next.buffer);
     }

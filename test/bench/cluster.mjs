@@ -1,5 +1,11 @@
 #!/usr/bin/env node
 // npm run bench:cluster [-- --records N --runtime bun|deno|both --session-timeout-ms MS]
+// npm run bench:cluster -- --only native [--rounds R --profile DIR] (only the native client's
+//   throughput on one three-broker cluster, RF 3, min.insync.replicas 2: acks=1 and acks=all
+//   into fresh topics, alternating R times (default 3), and their ratio on the same cluster;
+//   --profile writes the brokers' CPU profiles into DIR: Bun's --cpu-prof, Deno's V8 --prof log;
+//   --acks 1|all runs only that one; --override key=value sets a broker config, e.g.
+//   replica.fetch.max.bytes)
 //
 // In one run, on this machine, with the brokers as processes on one real ZooKeeper
 // (test/helpers/cluster.ts; Debian packages zookeeper and kcat):
@@ -63,7 +69,12 @@ if (underNode) {
     });
     results.push(result);
   }
-  if (results.length > 1) {
+  if (results.length > 1 && results[0].only === "native") {
+    console.log(`\nsummary (native, ${results[0].records.toLocaleString("en-US")} records of 100 bytes, RF 3, min.insync.replicas 2, same cluster):`);
+    for (const r of results) {
+      console.log(`  ${r.runtime.padEnd(5)} acks=1 ${Math.round(r.acks1).toLocaleString("en-US").padStart(10)}  acks=all ${Math.round(r.acksAll).toLocaleString("en-US").padStart(10)} records/s  ratio ${(r.acksAll / r.acks1).toFixed(3)}`);
+    }
+  } else if (results.length > 1) {
     const col = (s) => String(s).padStart(16);
     const fmt = (n) => (n === null ? "-" : Math.round(n).toLocaleString("en-US"));
     console.log(`\nsummary (${results[0].records.toLocaleString("en-US")} records of 100 bytes; session timeout ${results[0].sessionTimeoutMs} ms):`);
@@ -90,7 +101,7 @@ if (underNode) {
 // ---- under Bun or Deno ----------------------------------------------------------------------------
 const { Cluster, currentRuntime } = await import("../helpers/cluster.ts");
 const { createTopic, NumberedProducer, readPartition, sleep } = await import("../cluster/workload.ts");
-const { mkdtempSync, rmSync, writeFileSync, statSync } = await import("node:fs");
+const { mkdtempSync, readFileSync, rmSync, writeFileSync, statSync } = await import("node:fs");
 const { buildNative, runNative } = await import("./native.mjs");
 const { tmpdir } = await import("node:os");
 const { join } = await import("node:path");
@@ -100,17 +111,25 @@ const records = Number(arg(args, "records", "1000000"));
 const sessionTimeoutMs = Number(arg(args, "session-timeout-ms", "6000"));
 const rate = Number(arg(args, "rate", "50000"));
 const latencyRecords = Number(arg(args, "latency-records", "150000"));
+const only = arg(args, "only", null);
+const rounds = Number(arg(args, "rounds", "3"));
+const profileDir = arg(args, "profile", null);
+const onlyAcks = arg(args, "acks", "both");
 const recordBytes = 100;
 const work = mkdtempSync(join(tmpdir(), "strand-bench-cluster-"));
 const benchOverrides = { "log.segment.bytes": "1073741824", "replica.high.watermark.checkpoint.interval.ms": "5000" };
+// --override key=value (repeatable): broker config for every broker of the run.
+args.forEach((a, i) => {
+  if (a === "--override" && args[i + 1]?.includes("=")) benchOverrides[args[i + 1].split("=")[0]] = args[i + 1].slice(args[i + 1].indexOf("=") + 1);
+});
 
 const input = join(work, "input.txt");
-{
+if (only === null) {
   const lines = [];
   for (let i = 0; i < records; i++) lines.push(`record-${i}-`.padEnd(recordBytes - 1, "x"));
   writeFileSync(input, lines.join("\n") + "\n");
 }
-const inputBytes = statSync(input).size;
+const inputBytes = only === null ? statSync(input).size : 0;
 const native = buildNative(work);
 const runtimeBin = `${root}node_modules/.bin/${currentRuntime}`;
 const strandCli = (a) => (currentRuntime === "bun" ? [runtimeBin, [`${root}src/cli/main.ts`, ...a]] : [runtimeBin, ["run", "-A", `${root}src/cli/main.ts`, ...a]]);
@@ -179,6 +198,72 @@ async function throughput(n, topicSpec, acks) {
   }
 }
 
+/** CPU seconds (user + system) a process has used so far, from /proc (Linux); NaN elsewhere. */
+function cpuSeconds(pid) {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+    const f = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+    return (Number(f[11]) + Number(f[12])) / 100; // utime, stime in clock ticks (USER_HZ 100)
+  } catch {
+    return NaN;
+  }
+}
+
+/**
+ * --only native: one three-broker cluster; the native client into fresh RF 3 topics, acks=1 and
+ * acks=all in turn (so both see the same machine load), each checked by its high watermark.
+ */
+async function nativeOnly() {
+  const runtimeArgs = profileDir === null ? [] : currentRuntime === "bun"
+    ? ["--cpu-prof", `--cpu-prof-dir=${profileDir}`]
+    : [`--v8-flags=--prof,--logfile=${profileDir}/deno-%p.log`];
+  const c = await Cluster.start(3, { overrides: benchOverrides, sessionTimeoutMs, logLevel: "warn", label: "strand-bench-cluster-", runtimeArgs });
+  const spec = { partitions: 1, replicationFactor: 3, configs: { "min.insync.replicas": "2" } };
+  const sums = { "1": { records: 0, ms: 0 }, all: { records: 0, ms: 0 } };
+  const cpuLines = [];
+  try {
+    for (let i = 0; i < rounds; i++) {
+      const line = [];
+      for (const acks of (i % 2 === 0 ? ["1", "all"] : ["all", "1"]).filter((a) => onlyAcks === "both" || a === onlyAcks)) {
+        const topic = `native-${acks}-${i}`;
+        await createTopic(c, topic, spec);
+        await c.waitFullyReplicated(topic, 0, 30_000);
+        const leader = await c.waitLeader(topic, 0, 30_000);
+        const cpu0 = c.brokers.map((b) => cpuSeconds(b.pid));
+        const r = runNative(native, "produce", { bootstrap: c.bootstrap, topic, records, size: recordBytes - 1, config: { acks } });
+        // With acks=1 the followers may still be copying: how long until they have it all.
+        const doneAt = performance.now();
+        let hw = -1;
+        while ((hw = await highWatermark(c, topic)) < records && performance.now() - doneAt < 120_000) await sleep(20);
+        if (hw !== records) throw new Error(`high watermark ${hw} after the native client produced ${records} with acks=${acks}`);
+        const lagMs = performance.now() - doneAt;
+        const cpu = c.brokers.map((b, j) => cpuSeconds(b.pid) - cpu0[j]);
+        const us = (sec) => fmt((sec * 1e6) / records, 2);
+        const followers = cpu.filter((_, j) => j !== leader);
+        cpuLines.push(`    acks=${acks} round ${i + 1}: broker CPU per record, leader ${us(cpu[leader])} µs, followers ${followers.map(us).join(" and ")} µs`);
+        sums[acks].records += records;
+        sums[acks].ms += r.ms;
+        line.push(`acks=${acks} ${fmt(r.records_per_s).padStart(10)}` + (acks === "1" ? ` (replicated ${fmt(lagMs)} ms later)` : ""));
+      }
+      console.log(`  round ${i + 1}: ${line.join("  ")} records/s`);
+      for (const l of cpuLines.splice(0)) console.log(l);
+    }
+    // The profilers write on a clean exit (SIGTERM), not on the harness's SIGKILL.
+    if (profileDir !== null) for (const b of c.brokers) await b.stop();
+    await c.stop();
+  } catch (e) {
+    console.error(c.postMortem());
+    await c.stop({ keep: true });
+    throw e;
+  }
+  const acks1 = sums["1"].ms > 0 ? sums["1"].records / (sums["1"].ms / 1000) : NaN;
+  const acksAll = sums.all.ms > 0 ? sums.all.records / (sums.all.ms / 1000) : NaN;
+  console.log(`  overall: acks=1 ${fmt(acks1)}  acks=all ${fmt(acksAll)} records/s  ratio acks=all / acks=1 ${(acksAll / acks1).toFixed(3)}` +
+    " (issue 18's target: at least 0.6, and 500k records/s)");
+  if (profileDir !== null) console.log(`  profiles in ${profileDir}`);
+  return { runtime: currentRuntime, only: "native", records, acks1, acksAll };
+}
+
 async function failover(c, topic, signal) {
   const producer = new NumberedProducer(() => c.liveBootstrap, topic, [0], { backoffMs: 20, timeoutMs: 5_000 });
   try {
@@ -209,6 +294,20 @@ async function failover(c, topic, signal) {
   } finally {
     await producer.stop();
   }
+}
+
+if (only === "native") {
+  try {
+    console.log(`strand cluster bench on ${currentRuntime}, native client only: ${fmt(records)} records of ${recordBytes} bytes, ` +
+      `three brokers, one partition RF 3, min.insync.replicas 2, ${rounds} rounds`);
+    console.log("RESULT " + JSON.stringify(await nativeOnly()));
+  } finally {
+    rmSync(work, { recursive: true, force: true });
+  }
+  process.exit(0);
+} else if (only !== null) {
+  console.error(`--only ${only}: only "native" is known`);
+  process.exit(2);
 }
 
 try {

@@ -61,6 +61,8 @@ export interface ClusterOptions {
    * brokers talk to each other there, and clients (the broker's `port`) on the first one.
    */
   interBrokerListener?: boolean;
+  /** Flags for the runtime before the script (a bench's profiler: Bun's --cpu-prof, Deno's --v8-flags). */
+  runtimeArgs?: string[];
 }
 
 /** Defaults for test clusters: no auto-created topics, quick session expiry and ISR shrink. */
@@ -367,8 +369,8 @@ export class Cluster {
     try {
       const runtime = options.runtime ?? currentRuntime;
       const command = runtime === "bun"
-        ? [join(root, "node_modules/.bin/bun"), join(root, "src/cli/main.ts"), "serve"]
-        : [join(root, "node_modules/.bin/deno"), "run", "-A", "--no-check", join(root, "src/cli/main.ts"), "serve"];
+        ? [join(root, "node_modules/.bin/bun"), ...options.runtimeArgs ?? [], join(root, "src/cli/main.ts"), "serve"]
+        : [join(root, "node_modules/.bin/deno"), "run", "-A", "--no-check", ...options.runtimeArgs ?? [], join(root, "src/cli/main.ts"), "serve"];
       for (let id = 0; id < n; id++) {
         const port = await freePort();
         const adminPort = await freePort();
