@@ -95,7 +95,8 @@ async function startBroker(runtime, name) {
   const argv = runtime === "bun"
     ? [join(root, "node_modules/.bin/bun"), ...extra, join(root, "src/cli/main.ts")]
     : [join(root, "node_modules/.bin/deno"), "run", "-A", ...extra, join(root, "src/cli/main.ts")];
-  const overrides = [`log.dirs=${logDir}`, `listeners=PLAINTEXT://127.0.0.1:${port}`, "offsets.topic.num.partitions=10"];
+  // The admin listener on, as in production (its per-request metrics count), on a free port.
+  const overrides = [`log.dirs=${logDir}`, `listeners=PLAINTEXT://127.0.0.1:${port}`, "admin.listeners=http://127.0.0.1:0", "offsets.topic.num.partitions=10"];
   argv.push("serve", "--log-level", "warn", ...overrides.flatMap((o) => ["--override", o]));
   const quoted = argv.map((a) => `'${a.replaceAll("'", "'\\''")}'`).join(" ");
   const child = spawn("sh", ["-c", `ulimit -n "$(ulimit -Hn)" && exec ${quoted}`], { cwd: work, stdio: ["ignore", "ignore", "inherit"] });
