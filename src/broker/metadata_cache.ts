@@ -125,6 +125,18 @@ export class MetadataCache {
     return this.topics.get(name);
   }
 
+  /**
+   * One partition's state. Partitions are kept in id order from 0, so the id is the index; the
+   * scan is only for a list that is not (a request naming 1,000 partitions costs 1,000 lookups,
+   * not 1,000 scans).
+   */
+  getPartition(topic: string, partition: number): PartitionState | undefined {
+    const ps = this.topics.get(topic)?.partitions;
+    if (ps === undefined) return undefined;
+    const atIndex = ps[partition];
+    return atIndex?.partition === partition ? atIndex : ps.find((p) => p.partition === partition);
+  }
+
   topicNames(): string[] {
     return [...this.topics.keys()].sort();
   }

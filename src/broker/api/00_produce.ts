@@ -140,7 +140,7 @@ async function verifyTransactions(
 type InvalidSet = { errorCode: number; errorMessage: string };
 
 function knownPartition(s: BrokerServices, topic: string, partition: number): boolean {
-  return s.metadata.getTopic(topic)?.partitions.some((p) => p.partition === partition) ?? false;
+  return s.metadata.getPartition(topic, partition) !== undefined;
 }
 
 /** The partitions whose record sets Kafka refuses before looking further; null (nothing allocated) when none. */
