@@ -159,7 +159,7 @@ async function throughput(b) {
       topic: "bench",
       records: RECORDS,
       group: "bench-consumers",
-      idleMs: 3000,
+      idleMs: 10_000, // a rebalance (a member joining late) pauses every member for a while
       config: { "auto.offset.reset": "earliest" },
     })
   ));
