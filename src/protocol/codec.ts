@@ -147,17 +147,22 @@ function readTaggedFields(r: Reader, fields: Field[], version: number, out: Stru
   }
 }
 
-function structReader(fields: Field[], version: number, flexible: boolean): StructReader {
-  let byVersion = structReaders.get(fields);
-  if (byVersion === undefined) structReaders.set(fields, byVersion = new Map());
+/** The cached compiled function of a field list for a version, made by make when first asked. */
+function compiled<T>(cache: WeakMap<Field[], Map<number, T>>, fields: Field[], version: number, flexible: boolean, make: () => T): T {
+  let byVersion = cache.get(fields);
+  if (byVersion === undefined) cache.set(fields, byVersion = new Map());
   const key = version * 2 + (flexible ? 1 : 0);
-  const known = byVersion.get(key);
-  if (known !== undefined) return known;
-  // Compiled lazily on first use, so a recursive schema would not loop (none is).
-  let compiled: StructReader | null = null;
-  const read: StructReader = (r) => (compiled ??= compileStruct(fields, version, flexible))(r);
-  byVersion.set(key, read);
-  return read;
+  let fn = byVersion.get(key);
+  if (fn === undefined) byVersion.set(key, fn = make());
+  return fn;
+}
+
+function structReader(fields: Field[], version: number, flexible: boolean): StructReader {
+  return compiled(structReaders, fields, version, flexible, () => {
+    // Compiled lazily on first use, so a recursive schema would not loop (none is).
+    let read: StructReader | null = null;
+    return (r) => (read ??= compileStruct(fields, version, flexible))(r);
+  });
 }
 
 function compileStruct(fields: Field[], version: number, flexible: boolean): StructReader {
@@ -310,15 +315,10 @@ function isDefault(f: Field, v: unknown, version: number): boolean {
 }
 
 function structWriter(fields: Field[], version: number, flexible: boolean): StructWriter {
-  let byVersion = structWriters.get(fields);
-  if (byVersion === undefined) structWriters.set(fields, byVersion = new Map());
-  const key = version * 2 + (flexible ? 1 : 0);
-  const known = byVersion.get(key);
-  if (known !== undefined) return known;
-  let compiled: StructWriter | null = null;
-  const write: StructWriter = (w, s) => (compiled ??= compileStructWriter(fields, version, flexible))(w, s);
-  byVersion.set(key, write);
-  return write;
+  return compiled(structWriters, fields, version, flexible, () => {
+    let write: StructWriter | null = null;
+    return (w, s) => (write ??= compileStructWriter(fields, version, flexible))(w, s);
+  });
 }
 
 function compileStructWriter(fields: Field[], version: number, flexible: boolean): StructWriter {
