@@ -116,7 +116,10 @@ int main(int argc, char **argv) {
     else if (strcmp(a, "-p") == 0) partition = atoi(v);
     else if (strcmp(a, "-r") == 0) rate = atol(v);
     else if (strcmp(a, "-P") == 0) spread = atoi(v);
-    else if (strcmp(a, "-g") == 0) group = v;
+    else if (strcmp(a, "-g") == 0) {
+      group = v;
+      set(conf, "enable.auto.commit=true"); /* a later -X may turn it off */
+    }
     else if (strcmp(a, "-i") == 0) idle_ms = atol(v);
     else if (strcmp(a, "-X") == 0) set(conf, v);
     else die("unknown option", a);
@@ -124,7 +127,6 @@ int main(int argc, char **argv) {
   if (brokers == NULL || topic == NULL || n <= 0) die("usage", "-b, -t and -n are required");
   if (spread < 1) die("-P", "must be at least 1");
   if (group != NULL) {
-    set(conf, "enable.auto.commit=true");
     if (rd_kafka_conf_set(conf, "group.id", group, err, sizeof err) != RD_KAFKA_CONF_OK) die("group.id", err);
   }
   if (rd_kafka_conf_set(conf, "bootstrap.servers", brokers, err, sizeof err) != RD_KAFKA_CONF_OK) die("bootstrap.servers", err);
