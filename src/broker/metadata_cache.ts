@@ -125,8 +125,20 @@ export class MetadataCache {
     return this.topics.get(name);
   }
 
+  /**
+   * One partition's state. Partitions are kept in id order from 0, so the id is the index; the
+   * scan is only for a list that is not (a request naming 1,000 partitions costs 1,000 lookups,
+   * not 1,000 scans).
+   */
+  getPartition(topic: string, partition: number): PartitionState | undefined {
+    const ps = this.topics.get(topic)?.partitions;
+    if (ps === undefined) return undefined;
+    const atIndex = ps[partition];
+    return atIndex?.partition === partition ? atIndex : ps.find((p) => p.partition === partition);
+  }
+
   hasPartition(topic: string, partition: number): boolean {
-    return this.topics.get(topic)?.partitions.some((p) => p.partition === partition) ?? false;
+    return this.getPartition(topic, partition) !== undefined;
   }
 
   /**

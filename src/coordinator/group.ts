@@ -13,7 +13,7 @@
 // (or null when the group is empty); a member has at most one JoinGroup and one SyncGroup waiting.
 // Committed offsets live here too, keyed by topic-partition.
 
-import { assert } from "../util/mod.ts";
+import { assert, offsetKeysCachedMax, offsetKeysPartitionMax } from "../util/mod.ts";
 import type { Timer } from "../platform/mod.ts";
 
 export type GroupState = "Empty" | "PreparingRebalance" | "CompletingRebalance" | "Stable" | "Dead";
@@ -99,8 +99,29 @@ export interface CommittedOffset {
   appendOrder?: number;
 }
 
+/**
+ * The keys handed out so far, by topic and partition: a commit or fetch of 1,000 partitions looks
+ * its keys up instead of building 1,000 strings, and a string handed out again keeps the hash the
+ * group's offset map computed for it. Dropped whole at offsetKeysCachedMax (topics come and go).
+ */
+const offsetKeys = new Map<string, string[]>();
+let offsetKeysCached = 0;
+
 export function offsetKey(topic: string, partition: number): string {
-  return `${topic}\u0000${partition}`;
+  let keys = offsetKeys.get(topic);
+  const known = keys?.[partition];
+  if (known !== undefined) return known;
+  const key = `${topic}\u0000${partition}`;
+  if (!Number.isInteger(partition) || partition < 0 || partition >= offsetKeysPartitionMax) return key;
+  if (offsetKeysCached >= offsetKeysCachedMax) {
+    offsetKeys.clear();
+    offsetKeysCached = 0;
+    keys = undefined;
+  }
+  if (keys === undefined) offsetKeys.set(topic, keys = []);
+  keys[partition] = key;
+  offsetKeysCached++;
+  return key;
 }
 
 export function splitOffsetKey(key: string): { topic: string; partition: number } {

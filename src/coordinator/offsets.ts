@@ -6,7 +6,7 @@
 // no member id is a "simple" commit, allowed while the group has no members (standalone
 // consumers, admin tools resetting offsets).
 
-import { ErrorCode } from "../util/mod.ts";
+import { ErrorCode, utf8Length } from "../util/mod.ts";
 import type { GroupCoordinatorConfig } from "./config.ts";
 import { type CommittedOffset, type GroupMetadata, offsetKey, splitOffsetKey } from "./group.ts";
 import type { GroupMetadataManager } from "./group_metadata_manager.ts";
@@ -40,7 +40,8 @@ export function acceptOffsets(offsets: OffsetIn[], config: GroupCoordinatorConfi
   const results: PartitionError[] = [];
   for (const o of offsets) {
     const metadata = o.metadata ?? "";
-    const tooLarge = new TextEncoder().encode(metadata).length > config.offsetMetadataMaxBytes;
+    // A UTF-16 unit is at most 3 UTF-8 bytes: most metadata is measured without encoding it.
+    const tooLarge = metadata.length * 3 > config.offsetMetadataMaxBytes && utf8Length(metadata) > config.offsetMetadataMaxBytes;
     results.push({ topic: o.topic, partition: o.partition, errorCode: tooLarge ? ErrorCode.OFFSET_METADATA_TOO_LARGE : ErrorCode.NONE });
     if (!tooLarge) accepted.set(offsetKey(o.topic, o.partition), make(o, metadata));
   }

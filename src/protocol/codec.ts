@@ -63,34 +63,69 @@ function readPrimitive(r: Reader, f: Field, flexible: boolean): unknown {
   }
 }
 
-function readValue(r: Reader, f: Field, version: number, flexible: boolean): unknown {
-  if (!f.array && f.type === "struct") return readStruct(r, f.fields, version, flexible);
+type ReadFn = (r: Reader) => unknown;
+type StructReader = (r: Reader) => Struct;
+
+/**
+ * Readers are compiled once per field list, version and flexibility: the version checks, the
+ * type switch and the null rules are settled here, so a request's thousand partitions cost only
+ * their reads (OffsetCommit, OffsetFetch, Produce and Fetch with many partitions).
+ */
+const structReaders = new WeakMap<Field[], Map<number, StructReader>>();
+
+function primitiveReader(f: Field, flexible: boolean): ReadFn {
+  switch (f.type) {
+    case "int8":
+      return (r) => r.int8();
+    case "int16":
+      return (r) => r.int16();
+    case "int32":
+      return (r) => r.int32();
+    case "int64":
+      return (r) => r.int64();
+    default:
+      return (r) => readPrimitive(r, f, flexible);
+  }
+}
+
+function valueReader(f: Field, version: number, flexible: boolean): ReadFn {
+  const nullable = inRange(f.nullable, version);
+  if (!f.array && f.type === "struct") return structReader(f.fields, version, flexible);
   if (!f.array) {
-    const v = readPrimitive(r, f, flexible);
-    if (v === null && !inRange(f.nullable, version)) r.fail(`${f.name} is null but not nullable in v${version}`);
-    return v;
+    const read = primitiveReader(f, flexible);
+    if (nullable || (f.type !== "string" && f.type !== "bytes" && f.type !== "records")) return read;
+    return (r) => {
+      const v = read(r);
+      if (v === null) r.fail(`${f.name} is null but not nullable in v${version}`);
+      return v;
+    };
   }
-  const n = readLength(r, flexible, true);
-  if (n === -1) {
-    if (!inRange(f.nullable, version)) r.fail(`${f.name} is null but not nullable in v${version}`);
-    return null;
-  }
-  // Each element takes at least one byte, so a count beyond the bytes left is a lie.
-  if (n < -1 || n > r.remaining || n > wireArrayLengthMax) {
-    r.fail(`${f.name}: array length ${n}`);
-    return [];
-  }
-  const out = new Array(n);
-  for (let i = 0; i < n && r.ok; i++) {
-    if (f.type === "struct") out[i] = readStruct(r, f.fields, version, flexible);
-    else {
+  const element = f.type === "struct" ? structReader(f.fields, version, flexible) : primitiveReader(f, flexible);
+  const elementMayBeNull = f.type === "string" || f.type === "bytes" || f.type === "records";
+  return (r) => {
+    const n = readLength(r, flexible, true);
+    if (n === -1) {
+      if (!nullable) r.fail(`${f.name} is null but not nullable in v${version}`);
+      return null;
+    }
+    // Each element takes at least one byte, so a count beyond the bytes left is a lie.
+    if (n < -1 || n > r.remaining || n > wireArrayLengthMax) {
+      r.fail(`${f.name}: array length ${n}`);
+      return [];
+    }
+    const out = new Array(n);
+    for (let i = 0; i < n && r.ok; i++) {
+      out[i] = element(r);
       // Kafka's elements are never nullable (its generator has no way to declare them so): a null
       // inside []string or []bytes is a malformed request, refused here before any handler sees it.
-      out[i] = readPrimitive(r, f, flexible);
-      if (out[i] === null) r.fail(`${f.name}[${i}] is null; array elements are never nullable`);
+      if (elementMayBeNull && out[i] === null) r.fail(`${f.name}[${i}] is null; array elements are never nullable`);
     }
-  }
-  return out;
+    return out;
+  };
+}
+
+function readValue(r: Reader, f: Field, version: number, flexible: boolean): unknown {
+  return valueReader(f, version, flexible)(r);
 }
 
 function readTaggedFields(r: Reader, fields: Field[], version: number, out: Struct): void {
@@ -112,18 +147,39 @@ function readTaggedFields(r: Reader, fields: Field[], version: number, out: Stru
   }
 }
 
+/** The cached compiled function of a field list for a version, made by make when first asked. */
+function compiled<T>(cache: WeakMap<Field[], Map<number, T>>, fields: Field[], version: number, flexible: boolean, make: () => T): T {
+  let byVersion = cache.get(fields);
+  if (byVersion === undefined) cache.set(fields, byVersion = new Map());
+  const key = version * 2 + (flexible ? 1 : 0);
+  let fn = byVersion.get(key);
+  if (fn === undefined) byVersion.set(key, fn = make());
+  return fn;
+}
+
+function structReader(fields: Field[], version: number, flexible: boolean): StructReader {
+  return compiled(structReaders, fields, version, flexible, () => {
+    // Compiled lazily on first use, so a recursive schema would not loop (none is).
+    let read: StructReader | null = null;
+    return (r) => (read ??= compileStruct(fields, version, flexible))(r);
+  });
+}
+
+function compileStruct(fields: Field[], version: number, flexible: boolean): StructReader {
+  // Tagged fields are filled from the tagged section below; absent ones keep their default.
+  const steps = fields.map((f): [string, ReadFn | null, Field] =>
+    !inRange(f.versions, version) || f.tag !== null ? [f.name, null, f] : [f.name, valueReader(f, version, flexible), f]
+  );
+  return (r) => {
+    const out: Struct = {};
+    for (const [name, read, f] of steps) out[name] = read === null ? defaultOf(f) : read(r);
+    if (flexible) readTaggedFields(r, fields, version, out);
+    return out;
+  };
+}
+
 export function readStruct(r: Reader, fields: Field[], version: number, flexible: boolean): Struct {
-  const out: Struct = {};
-  for (const f of fields) {
-    // Tagged fields are filled from the tagged section below; absent ones keep their default.
-    if (!inRange(f.versions, version) || f.tag !== null) {
-      out[f.name] = defaultOf(f);
-      continue;
-    }
-    out[f.name] = readValue(r, f, version, flexible);
-  }
-  if (flexible) readTaggedFields(r, fields, version, out);
-  return out;
+  return structReader(fields, version, flexible)(r);
 }
 
 /** Decodes the body of a message; check `r.ok` (and `r.remaining`) afterwards. */
@@ -188,23 +244,61 @@ function writePrimitive(w: Writer, f: Field, v: unknown, flexible: boolean): voi
   }
 }
 
-function writeValue(w: Writer, f: Field, v: unknown, version: number, flexible: boolean): void {
-  if (v === null || v === undefined) {
-    v = v === undefined ? defaultOf(f) : v;
-    assert(v !== null || inRange(f.nullable, version), `${f.name} is nullable in v${version}`);
+type WriteFn = (w: Writer, v: unknown) => void;
+type StructWriter = (w: Writer, s: Struct) => void;
+
+/** Writers, compiled once per field list, version and flexibility as the readers are. */
+const structWriters = new WeakMap<Field[], Map<number, StructWriter>>();
+
+function primitiveWriter(f: Field, flexible: boolean): WriteFn {
+  switch (f.type) {
+    case "int16":
+      return (w, v) => w.int16(v as number);
+    case "int32":
+      return (w, v) => w.int32(v as number);
+    case "int64":
+      return (w, v) => w.int64(typeof v === "bigint" ? v : BigInt(v as number));
+    default:
+      return (w, v) => writePrimitive(w, f, v, flexible);
   }
-  if (!f.array && f.type === "struct") return writeStruct(w, f.fields, v as Struct, version, flexible);
-  if (!f.array) return writePrimitive(w, f, v, flexible);
-  if (v === null) return writeLength(w, -1, flexible, true);
-  const items = v as unknown[];
-  writeLength(w, items.length, flexible, true);
-  for (const item of items) {
-    if (f.type === "struct") writeStruct(w, f.fields, item as Struct, version, flexible);
-    else {
-      assert(item !== null && item !== undefined, `${f.name}: array elements are never null`);
-      writePrimitive(w, f, item, flexible);
+}
+
+function valueWriter(f: Field, version: number, flexible: boolean): WriteFn {
+  const nullable = inRange(f.nullable, version);
+  const write = (): WriteFn => {
+    if (!f.array && f.type === "struct") {
+      const struct = structWriter(f.fields, version, flexible);
+      return (w, v) => struct(w, v as Struct);
     }
-  }
+    if (!f.array) return primitiveWriter(f, flexible);
+    const struct = f.type === "struct" ? structWriter(f.fields, version, flexible) : null;
+    const element = primitiveWriter(f, flexible);
+    return (w, v) => {
+      if (v === null) return writeLength(w, -1, flexible, true);
+      const items = v as unknown[];
+      writeLength(w, items.length, flexible, true);
+      if (struct !== null) {
+        for (const item of items) struct(w, item as Struct);
+        return;
+      }
+      for (const item of items) {
+        assert(item !== null && item !== undefined, `${f.name}: array elements are never null`);
+        element(w, item);
+      }
+    };
+  };
+  const inner = write();
+  return (w, v) => {
+    if (v === null || v === undefined) {
+      v = v === undefined ? defaultOf(f) : v;
+      assert(v !== null || nullable, `${f.name} is nullable in v${version}`);
+    }
+    inner(w, v);
+  };
+}
+
+function writeValue(w: Writer, f: Field, v: unknown, version: number, flexible: boolean): void {
+  valueWriter(f, version, flexible)(w, v);
 }
 
 /** Whether a tagged field may be left out: its value equals its default, as Kafka compares. */
@@ -220,25 +314,33 @@ function isDefault(f: Field, v: unknown, version: number): boolean {
   return false;
 }
 
-export function writeStruct(w: Writer, fields: Field[], s: Struct, version: number, flexible: boolean): void {
-  const tagged: Field[] = [];
-  for (const f of fields) {
-    if (!inRange(f.versions, version)) continue;
-    if (f.tag !== null) {
-      if (flexible && !isDefault(f, s[f.name], version)) tagged.push(f);
-      continue;
+function structWriter(fields: Field[], version: number, flexible: boolean): StructWriter {
+  return compiled(structWriters, fields, version, flexible, () => {
+    let write: StructWriter | null = null;
+    return (w, s) => (write ??= compileStructWriter(fields, version, flexible))(w, s);
+  });
+}
+
+function compileStructWriter(fields: Field[], version: number, flexible: boolean): StructWriter {
+  const active = fields.filter((f) => inRange(f.versions, version));
+  const steps = active.filter((f) => f.tag === null).map((f): [string, WriteFn] => [f.name, valueWriter(f, version, flexible)]);
+  const taggable = flexible ? active.filter((f) => f.tag !== null).sort((a, b) => (a.tag as number) - (b.tag as number)) : [];
+  return (w, s) => {
+    for (const [name, write] of steps) write(w, s[name]);
+    if (!flexible) return;
+    const tagged = taggable.length === 0 ? taggable : taggable.filter((f) => !isDefault(f, s[f.name], version));
+    w.uvarint(tagged.length);
+    for (const f of tagged) {
+      const sub = new Writer(64);
+      writeValue(sub, f, s[f.name], version, true);
+      const bytes = sub.finish();
+      w.uvarint(f.tag as number).uvarint(bytes.length).bytes(bytes);
     }
-    writeValue(w, f, s[f.name], version, flexible);
-  }
-  if (!flexible) return;
-  tagged.sort((a, b) => (a.tag as number) - (b.tag as number));
-  w.uvarint(tagged.length);
-  for (const f of tagged) {
-    const sub = new Writer(64);
-    writeValue(sub, f, s[f.name], version, true);
-    const bytes = sub.finish();
-    w.uvarint(f.tag as number).uvarint(bytes.length).bytes(bytes);
-  }
+  };
+}
+
+export function writeStruct(w: Writer, fields: Field[], s: Struct, version: number, flexible: boolean): void {
+  structWriter(fields, version, flexible)(w, s);
 }
 
 export function encode(schema: MessageSchema, version: number, s: Struct, w: Writer): void {

@@ -422,3 +422,11 @@ export const txnIdsMakeRoomBackoffMs = 1_000;
 export const txnMarkerRetryBackoffMs = 100;
 /** Markers one WriteTxnMarkers request to a broker carries; more wait for the next request. */
 export const txnMarkersPerRequestMax = 1_000;
+/**
+ * __consumer_offsets keys (topic, partition) the group coordinator keeps built for reuse
+ * (coordinator/group.ts offsetKey): a commit or fetch of many partitions looks them up instead of
+ * building each. At the bound the cache is dropped and refilled. About 100 B each: 10 MB.
+ */
+export const offsetKeysCachedMax = 100_000;
+/** Partitions above this are not cached (their keys are built each time): a sparse array stays small. */
+export const offsetKeysPartitionMax = 100_000;

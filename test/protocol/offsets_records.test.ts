@@ -13,9 +13,12 @@ import {
   encodeGroupMetadataValue,
   encodeOffsetCommitKey,
   encodeOffsetCommitValue,
+  encode,
   GroupMetadataValueSchema,
+  OffsetCommitKeySchema,
   OffsetCommitValueSchema,
 } from "../../src/protocol/mod.ts";
+import { Writer } from "../../src/util/mod.ts";
 import { ascii, byt, bytes, cstr, i16, i32, i64, str } from "../helpers/golden_bytes.ts";
 
 // Hand-built bytes, independent of the codec: test/helpers/golden_bytes.ts.
@@ -276,4 +279,45 @@ test("random and corrupted records never throw", () => {
     decodeOffsetCommitValue(b);
     decodeGroupMetadataValue(b);
   }
+});
+
+// ---- the direct encoders against the schema's ---------------------------------------------------
+
+/** What the generic codec writes for a version-prefixed record. */
+function viaSchema(schema: Parameters<typeof encode>[0], version: number, value: Record<string, unknown>): Uint8Array {
+  const w = new Writer(64);
+  w.int16(version);
+  encode(schema, version, value, w);
+  return w.finish().slice();
+}
+
+test("OffsetCommitKey and OffsetCommitValue written directly match the schema's encoding byte for byte", () => {
+  const names = ["", "g", "grüppe-ünïcode-😀", "x".repeat(150), "y".repeat(151), "ü".repeat(149), "z".repeat(4000)];
+  for (const group of names) {
+    for (const topic of ["t", "tópico", "a".repeat(249)]) {
+      for (const partition of [0, 1, 999, 0x7fff_ffff]) {
+        for (const version of [0, 1]) {
+          const key = { group, topic, partition };
+          assert.deepEqual(encodeOffsetCommitKey(key, version), viaSchema(OffsetCommitKeySchema, version, key), `${version} ${group} ${topic} ${partition}`);
+        }
+      }
+    }
+  }
+  for (const metadata of names) {
+    for (const offset of [0n, 1n, -1n, 0x7fff_ffff_ffff_ffffn]) {
+      for (const version of [0, 1, 2, 3, 4]) {
+        const value = { offset, leaderEpoch: 7, metadata, commitTimestamp: 1_700_000_000_000n, expireTimestamp: 1_800_000_000_000n };
+        assert.deepEqual(encodeOffsetCommitValue(value, version), viaSchema(OffsetCommitValueSchema, version, value), `${version} ${metadata} ${offset}`);
+      }
+    }
+  }
+  // The versions chosen by default, without an expiry and with one.
+  const plain = { offset: 42n, metadata: "m", commitTimestamp: 5n };
+  assert.deepEqual(encodeOffsetCommitValue(plain), viaSchema(OffsetCommitValueSchema, 3, { ...plain, leaderEpoch: -1 }));
+  const expiring = { ...plain, expireTimestamp: 9n };
+  assert.deepEqual(encodeOffsetCommitValue(expiring), viaSchema(OffsetCommitValueSchema, 1, expiring));
+  // A scratch buffer is reused: earlier results stay as they were.
+  const a = encodeOffsetCommitKey({ group: "a", topic: "t", partition: 1 });
+  encodeOffsetCommitKey({ group: "bbbbbbbb", topic: "tttttttt", partition: 2 });
+  assert.deepEqual(a, viaSchema(OffsetCommitKeySchema, 1, { group: "a", topic: "t", partition: 1 }));
 });

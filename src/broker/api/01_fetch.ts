@@ -73,7 +73,7 @@ function errorPartition(partitionIndex: number, errorCode: number): Struct {
 
 /** The partition's leader as this broker's metadata has it; its endpoint goes into `endpoints`. */
 function currentLeader(s: BrokerServices, topic: string, partition: number, endpoints: Map<number, BrokerEndpoint>, listener: string) {
-  const state = s.metadata.getTopic(topic)?.partitions.find((p) => p.partition === partition);
+  const state = s.metadata.getPartition(topic, partition);
   if (state === undefined) return { leaderId: -1, leaderEpoch: -1 };
   const node = s.metadata.endpointFor(state.leader, listener);
   if (node !== undefined) endpoints.set(node.id, node);

@@ -46,7 +46,7 @@ export const offsetCommitHandler: ApiHandler<BrokerServices> = {
     );
     // As Kafka: partitions this cluster does not have are refused one by one, the rest committed.
     const known = (o: { topic: string; partition: number }) =>
-      readable.has(o.topic) && (s.metadata.getTopic(o.topic)?.partitions.some((p) => p.partition === o.partition) ?? false);
+      readable.has(o.topic) && s.metadata.getPartition(o.topic, o.partition) !== undefined;
     const existing = flat.filter(known);
     const committed = ctx.version === 0
       ? await commitToRegistry(s, groupId, existing)

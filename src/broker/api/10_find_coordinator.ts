@@ -35,7 +35,7 @@ async function locate(s: BrokerServices, ctx: RequestContext, key: string, keyTy
   } else {
     return { ...none, errorCode: ErrorCode.INVALID_REQUEST, errorMessage: `unknown coordinator key type ${keyType}` };
   }
-  const leader = s.metadata.getTopic(topic)?.partitions.find((p) => p.partition === partition)?.leader ?? -1;
+  const leader = s.metadata.getPartition(topic, partition)?.leader ?? -1;
   // The coordinator's endpoint on the listener this client came in on.
   const node = s.metadata.endpointFor(leader, listener);
   if (node === undefined) return none;

@@ -60,7 +60,7 @@ async function addOne(s: BrokerServices, ctx: RequestContext, t: TxnRequest): Pr
   const failed = new Map<TopicPartition, number>();
   for (const tp of partitions) {
     if (!writable.has(tp.topic)) failed.set(tp, ErrorCode.TOPIC_AUTHORIZATION_FAILED);
-    else if (!s.metadata.getTopic(tp.topic)?.partitions.some((p) => p.partition === tp.partition)) failed.set(tp, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION);
+    else if (s.metadata.getPartition(tp.topic, tp.partition) === undefined) failed.set(tp, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION);
   }
   if (failed.size > 0) return answer((tp) => failed.get(tp) ?? ErrorCode.OPERATION_NOT_ATTEMPTED);
   const c = s.txnCoordinator;

@@ -142,7 +142,38 @@ export type OffsetsValue = OffsetCommitValueRecord | GroupMetadataValueRecord | 
 // ---- keys -------------------------------------------------------------------------------------
 
 export function encodeOffsetCommitKey(key: OffsetCommitKey, version = offsetCommitKeyVersion): Uint8Array {
+  if (key.group.length <= fastStringMax && key.topic.length <= fastStringMax) {
+    scratchView.setInt16(0, version);
+    const end = putString(putString(2, key.group), key.topic);
+    scratchView.setInt32(end, key.partition);
+    return scratch.slice(0, end + 4);
+  }
   return encodeVersioned(OffsetCommitKeySchema, version, { ...key });
+}
+
+// A commit writes one key and one value per partition (a consumer of 1,000 partitions commits
+// 2,000 of them a time): the layouts Kafka 3.8 writes (key v0-1, value v1 and v3, never flexible)
+// are put straight into one scratch buffer rather than walked through their schemas. The tests
+// check them against the schema's encoding byte for byte.
+const scratch = new Uint8Array(1024);
+const scratchView = new DataView(scratch.buffer);
+const encoder = new TextEncoder();
+/** UTF-16 units of a string put here: at most 3 UTF-8 bytes each, so two fit the scratch. */
+const fastStringMax = 150;
+
+/** An int16-length string at pos; returns the position after it. */
+function putString(pos: number, s: string): number {
+  let n = s.length;
+  for (let i = 0; i < s.length; i++) {
+    const c = s.charCodeAt(i);
+    if (c > 0x7f) {
+      n = encoder.encodeInto(s, scratch.subarray(pos + 2)).written;
+      break;
+    }
+    scratch[pos + 2 + i] = c;
+  }
+  scratchView.setInt16(pos, n);
+  return pos + 2 + n;
 }
 
 export function encodeGroupMetadataKey(key: GroupMetadataKey, version = groupMetadataKeyVersion): Uint8Array {
@@ -181,6 +212,23 @@ export type OffsetCommitValueInput =
   & Partial<Pick<OffsetCommitValue, "leaderEpoch" | "expireTimestamp">>;
 
 export function encodeOffsetCommitValue(value: OffsetCommitValueInput, version = chooseOffsetCommitValueVersion(value)): Uint8Array {
+  if ((version === 1 || version === 3) && value.metadata.length <= fastStringMax) {
+    scratchView.setInt16(0, version);
+    scratchView.setBigInt64(2, value.offset);
+    let pos = 10;
+    if (version === 3) {
+      scratchView.setInt32(pos, value.leaderEpoch ?? -1);
+      pos += 4;
+    }
+    pos = putString(pos, value.metadata);
+    scratchView.setBigInt64(pos, value.commitTimestamp);
+    pos += 8;
+    if (version === 1) {
+      scratchView.setBigInt64(pos, value.expireTimestamp ?? -1n);
+      pos += 8;
+    }
+    return scratch.slice(0, pos);
+  }
   return encodeVersioned(OffsetCommitValueSchema, version, { ...value } as Struct);
 }
 

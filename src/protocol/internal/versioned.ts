@@ -12,11 +12,17 @@ export const noApiKey = -1;
 
 /** The version, then the struct, as one array the caller owns. */
 export function encodeVersioned(schema: MessageSchema, version: number, value: Struct): Uint8Array {
-  const w = new Writer(64);
+  // One scratch buffer for every call (encoding is synchronous and never nested here): a commit
+  // of 1,000 partitions encodes 2,000 of these, and a fresh buffer and view each cost more than
+  // the encoding.
+  const w = scratch;
+  w.pos = 0;
   w.int16(version);
   encode(schema, version, value, w);
   return w.finish().slice();
 }
+
+const scratch = new Writer(256);
 
 /** Reads the leading version; null (with the reader marked bad) when the bytes are too short. */
 export function readVersion(r: Reader): number | null {
