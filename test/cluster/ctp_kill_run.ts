@@ -102,7 +102,9 @@ async function killAndRestart(c: Cluster, copier: Copier, count: number, what: s
   await c.waitFor(() => copier.deliberateAborts > abortsBefore, 90_000, `an abort after killing ${what} (broker ${victim})`);
   const tCommit = Date.now();
   await c.restart(victim);
-  const line = `SIGKILL ${what} = broker ${victim}: new leader after ${tLeader - t0} ms, a commit and an abort after ${tCommit - t0} ms (copied ${before} -> ${copier.copied}, aborts ${abortsBefore} -> ${copier.deliberateAborts})`;
+  // (The copier's times count from its "INPUT written", too.)
+  const at = ((t0 - copier.inputWrittenAt) / 1000).toFixed(1);
+  const line = `SIGKILL ${what} = broker ${victim} at ${at} s: new leader after ${tLeader - t0} ms, a commit and an abort after ${tCommit - t0} ms (copied ${before} -> ${copier.copied}, aborts ${abortsBefore} -> ${copier.deliberateAborts})`;
   c.note(line);
   lines.push(line);
 }

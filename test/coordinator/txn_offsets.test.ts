@@ -6,6 +6,7 @@
 // transactions still open until their marker.
 import assert from "node:assert/strict";
 import { test } from "node:test";
+import { Coordinator } from "../../src/coordinator/mod.ts";
 import { BatchField, batchInfo, RecordBatchBuilder } from "../../src/protocol/mod.ts";
 import { ErrorCode } from "../../src/util/errors.ts";
 import { harness, type Harness, joinRequest, settle } from "./harness.ts";
@@ -25,13 +26,17 @@ function txnCommit(h: Harness, producerId: bigint, offsets: [string, number, big
   });
 }
 
-/** The leader writing a transaction marker to the group's partition, then telling the coordinator (as WriteTxnMarkers does). */
-async function marker(h: Harness, producerId: bigint, committed: boolean): Promise<void> {
-  const p = h.c.manager.partitionFor(G);
+/** A transaction marker (control batch) in the group's partition. */
+async function appendMarker(h: Harness, producerId: bigint, committed: boolean): Promise<void> {
   const b = new RecordBatchBuilder();
   b.append(0n, new Uint8Array([0, 0, 0, committed ? 1 : 0]), new Uint8Array([0, 0, 0, 0, 0, 5]));
-  assert.equal(await h.log.append(p, b.build(0, { attributeFlags: 0x30, producerId, producerEpoch: 3, baseSequence: -1 })), 0);
-  h.c.onTxnMarker(p, producerId, committed);
+  assert.equal(await h.log.append(h.c.manager.partitionFor(G), b.build(0, { attributeFlags: 0x30, producerId, producerEpoch: 3, baseSequence: -1 })), 0);
+}
+
+/** The leader writing a transaction marker to the group's partition, then telling the coordinator (as WriteTxnMarkers does). */
+async function marker(h: Harness, producerId: bigint, committed: boolean): Promise<void> {
+  await appendMarker(h, producerId, committed);
+  h.c.onTxnMarker(h.c.manager.partitionFor(G), producerId, committed);
 }
 
 const visible = (h: Harness, requireStable = false) =>
@@ -116,3 +121,38 @@ test("reload: committed transactions' offsets come back, aborted ones do not, op
   assert.deepEqual(c3.offsets.fetch(G, [{ topic: "in", partitions: [0, 1] }]).partitions.map((x) => x.offset), [100n, 300n]);
   assert.deepEqual(h.logger.errors, []);
 });
+
+// The consume-transform-produce copier's abort around a coordinator move (issue 15's cluster
+// test): offset 100 committed, a transaction holding 200 aborted while the group's partition moves
+// to another broker. Whenever the abort marker lands (and the new leader is told of it) relative
+// to the new leader's load, the group must end at 100, stable: an aborted offset shown would make
+// a rewinding consumer skip the aborted transaction's input, one left unstable would hang it.
+for (const when of ["before the load", "before the load (told during it)", "during the load", "after the load"]) {
+  test(`the group's partition moves to a new leader mid-transaction, the abort marker lands ${when} there: the last committed offset, stable`, async () => {
+    const h = await harness();
+    const p = h.c.manager.partitionFor(G);
+    await txnCommit(h, 7n, [["in", 0, 100n]]);
+    await marker(h, 7n, true);
+    await txnCommit(h, 7n, [["in", 0, 200n]]);
+    assert.deepEqual(visible(h, true)[0], [0, -1n, ErrorCode.UNSTABLE_OFFSET_COMMIT]);
+    h.c.onResignation(p);
+    const old = h.c;
+    h.c = new Coordinator(h.log, h.config, h.clock, h.logger, () => "id");
+    const told = () => h.c.onTxnMarker(p, 7n, false);
+    if (when === "before the load") await marker(h, 7n, false);
+    if (when === "before the load (told during it)") await appendMarker(h, 7n, false);
+    const loading = h.c.onElection(p);
+    assert.equal(h.c.offsets.fetch(G, null, true).errorCode, ErrorCode.COORDINATOR_LOAD_IN_PROGRESS);
+    if (when === "before the load (told during it)") told();
+    if (when === "during the load") await marker(h, 7n, false);
+    await h.clock.advance(0);
+    await loading;
+    if (when === "after the load") await marker(h, 7n, false);
+    await settle();
+    assert.deepEqual(visible(h, true), [[0, 100n, 0], [1, -1n, 0]]);
+    assert.deepEqual(visible(h), [[0, 100n, 0], [1, -1n, 0]]);
+    assert.equal(h.c.manager.getGroup(G)!.pendingTxnOffsets.size, 0);
+    assert.equal(old.offsets.fetch(G, null).errorCode, ErrorCode.NOT_COORDINATOR, "the old leader answers no more");
+    assert.deepEqual(h.logger.errors, []);
+  });
+}
