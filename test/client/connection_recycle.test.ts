@@ -137,7 +137,7 @@ test("broker: large answers encoded into kept buffers arrive whole, with the cli
     socket.resume();
     const got: Uint8Array[] = [];
     const deadline = Date.now() + 30_000;
-    let buffered = new Uint8Array(0);
+    let buffered: Uint8Array = new Uint8Array(0);
     while (got.length < count && Date.now() < deadline) {
       await new Promise((r) => setTimeout(r, 20));
       if (chunks.length > 0) buffered = concatBytes(buffered, ...chunks.splice(0));
