@@ -67,6 +67,13 @@ export class GroupMetadataManager {
   private owned = new Set<number>();
   private loading = new Set<number>();
   /**
+   * The load under way per partition: leadership lost and regained while a load runs starts a
+   * second one, and the first must then neither go on, install its groups, nor mark the
+   * partition loaded while the second still replays (Kafka's load scheduling has one at a time).
+   */
+  private loads = new Map<number, number>();
+  private loadSeq = 0;
+  /**
    * The log order given to the next append (CommittedOffset.appendOrder): above every offset a
    * load replayed, increasing with each append in the order the appends reach the log (the
    * append is synchronous up to the ISR wait).
@@ -267,6 +274,9 @@ export class GroupMetadataManager {
     if (this.owned.has(partition)) return;
     this.owned.add(partition);
     this.loading.add(partition);
+    const load = ++this.loadSeq;
+    this.loads.set(partition, load);
+    const current = () => this.owned.has(partition) && this.loads.get(partition) === load;
     const t0 = this.clock.monotonicMs();
     const loaded = new Map<string, GroupMetadata>();
     // Offsets of transactions not yet ended, by producer, then group (Kafka's pendingOffsets).
@@ -285,7 +295,7 @@ export class GroupMetadataManager {
           lastOrder = batch.baseOffset;
           this.replay(loaded, pending, partition, key, value, batch);
         },
-        () => this.owned.has(partition),
+        current,
         (batch, key) => {
           lastOrder = batch.baseOffset;
           // A marker's key: version int16, type int16 (0 abort, 1 commit), as Kafka's ControlRecordType.
@@ -297,9 +307,9 @@ export class GroupMetadataManager {
         },
       );
     } finally {
-      this.loading.delete(partition);
+      if (this.loads.get(partition) === load) this.loading.delete(partition);
     }
-    if (records === null) return; // unloaded meanwhile
+    if (records === null || !current()) return; // unloaded meanwhile (and maybe loading again)
     this.nextAppendOrder = Math.max(this.nextAppendOrder, lastOrder + 1);
     // Transactions still open: their offsets wait in their groups for the markers.
     for (const [producerId, byGroup] of pending) {
@@ -432,6 +442,7 @@ export class GroupMetadataManager {
   unloadPartition(partition: number, onUnload: (group: GroupMetadata) => void): void {
     this.owned.delete(partition);
     this.loading.delete(partition);
+    this.loads.delete(partition);
     for (const [id, g] of this.groups) {
       if (g.partition !== partition) continue;
       onUnload(g);

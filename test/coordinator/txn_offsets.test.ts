@@ -156,3 +156,25 @@ for (const when of ["before the load", "before the load (told during it)", "duri
     assert.deepEqual(h.logger.errors, []);
   });
 }
+
+test("leadership lost and regained while the group's partition loads: the abandoned load installs nothing, the last one installs the groups", async () => {
+  const h = await harness();
+  const p = h.c.manager.partitionFor(G);
+  await txnCommit(h, 7n, [["in", 0, 100n]]);
+  await marker(h, 7n, true);
+  h.c.onResignation(p);
+  const first = h.c.onElection(p);
+  h.c.onResignation(p);
+  const second = h.c.onElection(p);
+  // Each load reads its chunk, then waits for the clock: the first's wait ends first.
+  await h.clock.advance(0);
+  await first;
+  await settle();
+  await h.clock.advance(0);
+  await second;
+  await settle();
+  const loads = h.logger.lines.filter((l) => l.startsWith("loaded __consumer_offsets partition") && l.includes(`"partition":${p},`));
+  assert.equal(loads.length, 2, `the harness's first load and the second of the two racing: ${loads.join(" | ")}`);
+  assert.deepEqual(visible(h, true), [[0, 100n, 0], [1, -1n, 0]]);
+  assert.deepEqual(h.logger.errors, []);
+});
