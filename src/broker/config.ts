@@ -737,3 +737,20 @@ export function parseBrokerConfig(input: Map<string, string>): { config: BrokerC
   }
   return { config, unknownKeys };
 }
+
+/** What the ZooKeeper registry needs from the broker's config (the CLI's and the tests' alike). */
+export function zookeeperRegistryOptions(config: BrokerConfig): {
+  connectString: string;
+  sessionTimeoutMs: number;
+  connectionTimeoutMs: number;
+  setAcl: boolean;
+  digestAuth: string | null;
+} {
+  return {
+    connectString: config.zookeeperConnect ?? "",
+    sessionTimeoutMs: config.zookeeperSessionTimeoutMs,
+    connectionTimeoutMs: config.zookeeperConnectionTimeoutMs,
+    setAcl: config.zookeeperSetAcl,
+    digestAuth: config.zookeeperDigestAuth,
+  };
+}

@@ -7,7 +7,7 @@ import { parseArgs } from "node:util";
 import { readFileSync } from "node:fs";
 import pino from "pino";
 import { AdminServer, AdminStartupError, type LogLevel, logLevels } from "../admin/mod.ts";
-import { Broker, type BrokerConfig, BrokerStartupError, ConfigError, parseBrokerConfig } from "../broker/mod.ts";
+import { Broker, type BrokerConfig, BrokerStartupError, ConfigError, parseBrokerConfig, zookeeperRegistryOptions } from "../broker/mod.ts";
 import { LogDirsFailedError } from "../log/mod.ts";
 import { loadPlatform, type Platform } from "../platform/mod.ts";
 import { EmbeddedRegistryStore, type Registry, ZooKeeperRegistry } from "../registry/mod.ts";
@@ -47,14 +47,7 @@ async function openRegistry(
 ): Promise<{ registry: Registry; close(): Promise<void> }> {
   if (config.zookeeperConnect !== null) {
     try {
-      const zk = await ZooKeeperRegistry.open(platform, {
-        connectString: config.zookeeperConnect,
-        sessionTimeoutMs: config.zookeeperSessionTimeoutMs,
-        connectionTimeoutMs: config.zookeeperConnectionTimeoutMs,
-        setAcl: config.zookeeperSetAcl,
-        digestAuth: config.zookeeperDigestAuth,
-        logger: logger.child({ component: "zookeeper" }),
-      });
+      const zk = await ZooKeeperRegistry.open(platform, { ...zookeeperRegistryOptions(config), logger: logger.child({ component: "zookeeper" }) });
       return { registry: zk, close: () => zk.close() };
     } catch (e) {
       fail(`cannot use ZooKeeper at zookeeper.connect=${config.zookeeperConnect}: ${(e as Error).message}`, 1);

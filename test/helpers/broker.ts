@@ -5,7 +5,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { AdminServer } from "../../src/admin/mod.ts";
-import { Broker, type BrokerConfig, parseBrokerConfig } from "../../src/broker/mod.ts";
+import { Broker, type BrokerConfig, parseBrokerConfig, zookeeperRegistryOptions } from "../../src/broker/mod.ts";
 import { loadPlatform } from "../../src/platform/mod.ts";
 import type { Platform } from "../../src/platform/types.ts";
 import { EmbeddedRegistryStore, type Registry, ZooKeeperRegistry } from "../../src/registry/mod.ts";
@@ -133,13 +133,7 @@ async function openRegistry(platform: Platform, config: BrokerConfig, logger: Lo
   if (config.zookeeperConnect === null) {
     return await EmbeddedRegistryStore.openGradually(platform, `${config.logDirs[0]}/.strand-registry`, { logger });
   }
-  const zk = await ZooKeeperRegistry.open(platform, {
-    connectString: config.zookeeperConnect,
-    sessionTimeoutMs: config.zookeeperSessionTimeoutMs,
-    connectionTimeoutMs: config.zookeeperConnectionTimeoutMs,
-    setAcl: config.zookeeperSetAcl,
-    digestAuth: config.zookeeperDigestAuth,
-  });
+  const zk = await ZooKeeperRegistry.open(platform, zookeeperRegistryOptions(config));
   let handedOut = false;
   return {
     session() {
