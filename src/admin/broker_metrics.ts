@@ -35,6 +35,9 @@
 //   kafka_server_produce_byte_rate / _fetch_byte_rate{user,client_id}  gauge  bytes/s as the quota measures them;
 //   kafka_server_request_request_time{user,client_id}        gauge    handler time as a percentage (request quota)
 //   strand_server_throttled_total{quota}                     counter  answers throttled, by quota type
+//   kafka_server_authorizer_metrics_acls_total_count         gauge    ACLs the authorizer holds (none without one)
+//   kafka_server_authorizer_metrics_authorization_request_total / _allowed_total / _denied_total
+//                                                            counter  decisions (Kafka's authorization-*-rate-per-minute)
 //   strand_server_throttle_time_ms_total{quota}              counter  ms of throttle given, by quota type
 //                                                                     (per client only while it has a quota; at most
 //                                                                     limits.metricsQuotaSeriesMax clients per type)
@@ -137,6 +140,12 @@ export class BrokerMetrics {
     const txnStates = r.gauge("strand_txn_coordinator_transactions", "Transactional ids this broker's transaction coordinator holds, by state.", ["state"]);
     const openTxns = r.gauge("strand_open_transactions", "Open transactions (producers with an ongoing transaction) on partitions this broker leads.");
     const hangingTxns = r.gauge("strand_hanging_transactions", "Open transactions on partitions led here older than transaction.max.timeout.ms: they hold the last stable offset back.");
+    // Kafka's kafka.server:type=authorizer-metrics (acls-total-count, and the authorization-*-rate-per-minute
+    // meters as counters, as the other meters here: rate() gives the rate).
+    const aclsTotal = r.gauge("kafka_server_authorizer_metrics_acls_total_count", "ACLs the authorizer holds.");
+    const authRequests = r.counter("kafka_server_authorizer_metrics_authorization_request_total", "Authorization decisions made (authorization-request-rate-per-minute).");
+    const authAllowed = r.counter("kafka_server_authorizer_metrics_authorization_allowed_total", "Authorization decisions that allowed (authorization-allowed-rate-per-minute).");
+    const authDenied = r.counter("kafka_server_authorizer_metrics_authorization_denied_total", "Authorization decisions that denied (authorization-denied-rate-per-minute).");
     const rss = r.gauge("process_resident_memory_bytes", "Resident memory size in bytes.");
     const loopLag = r.gauge("nodejs_eventloop_lag_seconds", "How late the latest event-loop timer sample fired, in seconds.");
     const loopLagMax = r.gauge("nodejs_eventloop_lag_max_seconds", "The largest event-loop timer delay over the last minute, in seconds.");
@@ -189,6 +198,14 @@ export class BrokerMetrics {
         }
       }
       const s = t.services;
+      for (const f of [aclsTotal, authRequests, authAllowed, authDenied]) f.clear();
+      const auth = s.authorizer?.metrics?.();
+      if (auth !== undefined) {
+        aclsTotal.labels().set(auth.aclsTotal);
+        authRequests.labels().set(auth.allowedTotal + auth.deniedTotal);
+        authAllowed.labels().set(auth.allowedTotal);
+        authDenied.labels().set(auth.deniedTotal);
+      }
       for (const [topic, c] of s.replicaManager.topicStats.entries()) {
         messagesIn.labels(topic).set(c.messagesIn);
         bytesIn.labels(topic).set(c.bytesIn);

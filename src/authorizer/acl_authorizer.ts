@@ -14,6 +14,8 @@
 //   holds converges on the registry whatever the order. Notifications older than Kafka's 15
 //   minutes are deleted by whichever broker sees them (ZkNodeChangeNotificationListener).
 // - A node that does not parse is logged and counts as no ACLs, never a crash.
+// - Every decision of authorize() is counted (/metrics) and logged as Kafka's logAuditMessage, to
+//   a child logger with logger=kafka.authorizer.logger: denied at info, allowed at debug.
 import type { Clock } from "../platform/mod.ts";
 import {
   AclChangeSequencePrefix,
@@ -29,7 +31,7 @@ import {
   type ZkAclEntry,
   type ZkAclResource,
 } from "../registry/mod.ts";
-import { aclWriteAttemptsMax, ErrorCode, type Logger } from "../util/mod.ts";
+import { aclWriteAttemptsMax, authorizerLogLinesPerSecondMax, ErrorCode, type Logger } from "../util/mod.ts";
 import {
   type AccessControlEntry,
   type AclAuthorizerSettings,
@@ -53,7 +55,10 @@ import {
   sameEntry,
   entryFilterMatches,
 } from "./acl.ts";
-import { AclOperation, AclPermissionType, type Authorizer, PatternType, type RequestPrincipal, ResourceType } from "./types.ts";
+import { AclOperation, AclPermissionType, type Authorizer, type AuthorizerMetrics, PatternType, type RequestPrincipal, ResourceType } from "./types.ts";
+
+/** The `logger` field of the audit lines: Kafka's log4j logger name, for an operator's filter. */
+export const authorizerLoggerName = "kafka.authorizer.logger";
 
 /** How long a change notification stays in the registry (Kafka's changeExpirationMs). */
 export const aclChangeExpirationMs = 15 * 60 * 1000;
@@ -139,6 +144,11 @@ export class AclAuthorizer implements Authorizer, AclStore {
   private readonly lastExecuted = new Map<string, number>();
   private readonly watchers = new Map<string, () => void>();
   private readonly queuedRounds = new Set<string>();
+  private allowedTotal = 0;
+  private deniedTotal = 0;
+  /** Kafka's kafka.authorizer.logger, so an operator can filter (or silence) the decisions. */
+  private readonly auditLogger: Logger;
+  private readonly auditWindow = { startMs: -Infinity, lines: 0, unsaid: 0 };
 
   constructor(
     private readonly registry: Registry,
@@ -147,10 +157,41 @@ export class AclAuthorizer implements Authorizer, AclStore {
     private readonly logger: Logger,
   ) {
     this.cache = new AclCache(settings);
+    this.auditLogger = logger.child({ logger: authorizerLoggerName });
   }
 
-  authorize(who: RequestPrincipal, operation: AclOperation, resourceType: ResourceType, name: string): boolean {
-    return this.cache.authorize(who, operation, resourceType, name);
+  authorize(who: RequestPrincipal, operation: AclOperation, resourceType: ResourceType, name: string, logIfDenied = true): boolean {
+    const ok = this.cache.authorize(who, operation, resourceType, name);
+    if (ok) this.allowedTotal++;
+    else this.deniedTotal++;
+    // Kafka's logAuditMessage: denied at INFO (trace when only filtering), allowed at DEBUG.
+    if (ok || logIfDenied) this.audit(who, operation, resourceType, name, ok);
+    return ok;
+  }
+
+  metrics(): AuthorizerMetrics {
+    return { aclsTotal: this.cache.size, allowedTotal: this.allowedTotal, deniedTotal: this.deniedTotal };
+  }
+
+  /** One line in Kafka's words, at most authorizerLogLinesPerSecondMax a second (the rest counted, then said). */
+  private audit(who: RequestPrincipal, operation: AclOperation, resourceType: ResourceType, name: string, ok: boolean): void {
+    const now = this.clock.monotonicMs();
+    const w = this.auditWindow;
+    if (now - w.startMs >= 1000) {
+      w.startMs = now;
+      w.lines = 0;
+    }
+    if (w.lines >= authorizerLogLinesPerSecondMax) {
+      w.unsaid++;
+      return;
+    }
+    w.lines++;
+    const msg = `Principal = ${who.principal} is ${ok ? "Allowed" : "Denied"} Operation = ${operationName(operation)} from host = ${who.host} ` +
+      `on resource = ${resourceTypeName(resourceType)}:LITERAL:${name} for request = ${who.request ?? "unknown"} with resourceRefCount = 1`;
+    const fields = w.unsaid === 0 ? {} : { unsaidSinceLast: w.unsaid };
+    w.unsaid = 0;
+    if (ok) this.auditLogger.debug(fields, msg);
+    else this.auditLogger.info(fields, msg);
   }
 
   authorizedOperations(who: RequestPrincipal, resourceType: ResourceType, name: string): number {

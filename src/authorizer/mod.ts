@@ -7,4 +7,4 @@
 // one turn of the event loop.
 export * from "./types.ts";
 export * from "./acl.ts";
-export { AclAuthorizer, aclChangeExpirationMs, type AclDeleteResult, type AclResult, type AclStore, aclStoreOf } from "./acl_authorizer.ts";
+export { AclAuthorizer, aclChangeExpirationMs, authorizerLoggerName, type AclDeleteResult, type AclResult, type AclStore, aclStoreOf } from "./acl_authorizer.ts";

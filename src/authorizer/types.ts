@@ -61,6 +61,8 @@ export interface RequestPrincipal {
   host: string;
   /** The listener the request came in on. */
   listener: string;
+  /** The request's API by Kafka's name ("Produce"), for the authorizer's audit log. */
+  request?: string;
 }
 
 /**
@@ -68,8 +70,12 @@ export interface RequestPrincipal {
  * memory: no await, so a handler's check and the action it guards stay in one turn.
  */
 export interface Authorizer {
-  /** True when `who` may perform `operation` on the resource named `name` of `resourceType`. */
-  authorize(who: RequestPrincipal, operation: AclOperation, resourceType: ResourceType, name: string): boolean;
+  /**
+   * True when `who` may perform `operation` on the resource named `name` of `resourceType`.
+   * `logIfDenied` false: the answer only filters (Metadata for all topics), so a denial is not
+   * an attempt worth an audit line (Kafka's Action.logIfDenied).
+   */
+  authorize(who: RequestPrincipal, operation: AclOperation, resourceType: ResourceType, name: string, logIfDenied?: boolean): boolean;
   /**
    * The operations `who` may perform on the resource, as the bit set Metadata and DescribeGroups
    * return (bit n set = AclOperation n allowed), over the operations Kafka lists for that type.
@@ -81,4 +87,13 @@ export interface Authorizer {
    * on any topic).
    */
   authorizeByResourceType(who: RequestPrincipal, operation: AclOperation, resourceType: ResourceType): boolean;
+  /** Figures for /metrics (Kafka's authorizer-metrics), when the implementation keeps them. */
+  metrics?(): AuthorizerMetrics;
+}
+
+/** Decisions of authorize() since start, and the ACLs held now. */
+export interface AuthorizerMetrics {
+  aclsTotal: number;
+  allowedTotal: number;
+  deniedTotal: number;
 }

@@ -40,6 +40,8 @@ export interface RequestContext {
   header: RequestHeader;
   version: number;
   conn: ConnectionInfo;
+  /** The API's name as Kafka spells it ("Produce"), for the authorizer's audit log. */
+  requestName?: string;
   /**
    * Milliseconds the handler waited for others (acks=all replication, a fetch's long poll): added
    * by those handlers, left out of the handler time the request quota charges (Kafka counts only
@@ -148,7 +150,7 @@ export class RequestDispatcher<S> implements RequestHandler {
       this.logger.warn({ ...fields, error: r.error }, `closing connection: malformed ${handler.api.name} request`);
       return "close";
     }
-    const ctx: RequestContext = { header, version: header.apiVersion, conn, parkedMs: 0, quotaThrottleUntilMs: 0, supportedApis: () => this.supportedApis() };
+    const ctx: RequestContext = { header, version: header.apiVersion, conn, requestName: handler.api.name, parkedMs: 0, quotaThrottleUntilMs: 0, supportedApis: () => this.supportedApis() };
     if (this.interceptor !== null) {
       const own = await this.interceptor({ apiKey: header.apiKey, apiVersion: header.apiVersion, body, conn });
       if (own === "close") return "close";

@@ -363,6 +363,12 @@ export const metricsQuotaSeriesMax = 1_000;
 /** At most one log line this often for refused inter-broker requests (a forged-request flood must not flood the log). */
 export const refusalLogIntervalMs = 10_000;
 /**
+ * Audit lines (kafka.authorizer.logger) per second at most: past it, decisions are counted and the
+ * next line says how many went unsaid. Kafka logs every one; here a denied flood must not make the
+ * log (a synchronous stdout) the broker's bottleneck.
+ */
+export const authorizerLogLinesPerSecondMax = 1_000;
+/**
  * Addresses whose connection creation rate (the ip quota, connection_creation_rate) is tracked at
  * once; an address idle for the whole quota window is forgotten, and past this the idlest tenth
  * is dropped, so connections from many addresses cannot grow the map.
