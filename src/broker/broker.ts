@@ -283,7 +283,7 @@ export class Broker {
       controlPlane: local,
       controller,
       brokerEpoch: () => brokerEpoch,
-      controlFence: new ControlFence(registry, brokerId, () => brokerEpoch, () => local.controllerEpochSeen),
+      controlFence: new ControlFence(registry, brokerId, () => brokerEpoch, () => local.controllerEpochSeen, () => platform.clock.monotonicMs()),
       async electLeaders(electionType, partitions) {
         if (controller.isActive) return await controller.electLeaders(electionType, partitions);
         const endpoint = local.brokerEndpoint(metadata.controllerId);

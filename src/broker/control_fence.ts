@@ -22,6 +22,10 @@
 //   re-registration before the broker learnt its own czxid; it passes only when the registry
 //   shows this session's registration with exactly that czxid. Refusal: STALE_BROKER_EPOCH.
 //
+// A refusal is logged at warn, the first at once and then one line per refusalLogIntervalMs at
+// most with the count unsaid (refusal_log.ts): forged requests on the inter-broker listener must
+// not flood the log.
+//
 // Reads happen before the request is applied; the local channel checks the controller epoch
 // again, synchronously, when it applies the request (local_channel.ts), so nothing read here is
 // acted on after a newer controller spoke. A registry that cannot be read closes the connection
@@ -29,6 +33,7 @@
 import { BrokerIdZNode, ControllerEpochZNode, ControllerZNode, type Registry, RegistryError } from "../registry/mod.ts";
 import { ErrorCode, type Logger } from "../util/mod.ts";
 import type { BrokerEndpoint } from "./metadata_cache.ts";
+import { logRefusal } from "./refusal_log.ts";
 import { CloseConnection } from "./services.ts";
 
 /** What a control request says of its sender and its target. */
@@ -49,10 +54,13 @@ export class ControlFence {
     private readonly brokerEpoch: () => bigint,
     /** The newest controller epoch this broker obeyed (the local channel's). */
     private readonly controllerEpochSeen: () => number,
+    /** The platform clock's monotonic ms, for spacing refusal lines. */
+    private readonly nowMs: () => number,
   ) {}
 
   /**
-   * NONE, or the error the whole request is answered with (logged at warn with `api` and why).
+   * NONE, or the error the whole request is answered with (logged at warn with `api` and why,
+   * rate-limited).
    * Rejects with CloseConnection when the registry cannot be read.
    */
   async check(api: string, r: ControlRequestIds, logger: Logger, fields: Record<string, unknown>): Promise<number> {
@@ -60,7 +68,10 @@ export class ControlFence {
     try {
       reason = await this.brokerEpochRefusal(r.brokerEpoch);
       if (reason !== null) {
-        logger.warn({ api, ...fields, currentBrokerEpoch: String(this.brokerEpoch()), reason }, `${api} refused: stale broker epoch`);
+        const why = reason;
+        logRefusal(logger, "control-fence", this.nowMs(), (notSaidSinceLast) => {
+          logger.warn({ api, ...fields, currentBrokerEpoch: String(this.brokerEpoch()), reason: why, notSaidSinceLast }, `${api} refused: stale broker epoch`);
+        });
         return ErrorCode.STALE_BROKER_EPOCH;
       }
       reason = await this.controllerRefusal(r.controllerId, r.controllerEpoch);
@@ -69,7 +80,10 @@ export class ControlFence {
       throw new CloseConnection(`${api}: the registry could not be read to check the request's epochs (${e.message})`);
     }
     if (reason !== null) {
-      logger.warn({ api, ...fields, reason }, `${api} refused: not from the current controller`);
+      const why = reason;
+      logRefusal(logger, "control-fence", this.nowMs(), (notSaidSinceLast) => {
+        logger.warn({ api, ...fields, reason: why, notSaidSinceLast }, `${api} refused: not from the current controller`);
+      });
       return ErrorCode.STALE_CONTROLLER_EPOCH;
     }
     return ErrorCode.NONE;

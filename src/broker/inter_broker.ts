@@ -19,9 +19,9 @@
 //
 // The epochs are checked after this, with or without an authorizer (control_fence.ts).
 import { AclOperation, clusterResourceName, ResourceType } from "../authorizer/mod.ts";
-import { refusalLogIntervalMs } from "../util/mod.ts";
 import { allowed } from "./authorize.ts";
 import type { RequestContext } from "./dispatch.ts";
+import { logRefusal } from "./refusal_log.ts";
 import type { BrokerServices } from "./services.ts";
 
 /** Why this connection may not send an inter-broker request, or null when it may. */
@@ -37,9 +37,6 @@ export function interBrokerRefusal(s: BrokerServices, ctx: RequestContext): stri
   return null;
 }
 
-/** Refusals since the last line said so, per logger: a flood of forged requests must not flood the log. */
-const said = new WeakMap<object, { lastMs: number; notSaid: number }>();
-
 /**
  * True (after logging why) when the request must be refused; `api` names it in the log line. One
  * warn line per refusalLogIntervalMs at most, counting those not said since.
@@ -47,14 +44,8 @@ const said = new WeakMap<object, { lastMs: number; notSaid: number }>();
 export function refuseInterBroker(s: BrokerServices, ctx: RequestContext, api: string, fields: Record<string, unknown> = {}): boolean {
   const reason = interBrokerRefusal(s, ctx);
   if (reason === null) return false;
-  const now = s.clock.monotonicMs();
-  const last = said.get(s.logger);
-  if (last !== undefined && now - last.lastMs < refusalLogIntervalMs) {
-    last.notSaid++;
-    return true;
-  }
-  const notSaidSinceLast = last?.notSaid ?? 0;
-  s.logger.warn({ api, remote: ctx.conn.remote, listener: ctx.conn.listener, principal: ctx.conn.principal, reason, notSaidSinceLast, ...fields }, `${api} refused: not from a broker`);
-  said.set(s.logger, { lastMs: now, notSaid: 0 });
+  logRefusal(s.logger, "inter-broker", s.clock.monotonicMs(), (notSaidSinceLast) => {
+    s.logger.warn({ api, remote: ctx.conn.remote, listener: ctx.conn.listener, principal: ctx.conn.principal, reason, notSaidSinceLast, ...fields }, `${api} refused: not from a broker`);
+  });
   return true;
 }

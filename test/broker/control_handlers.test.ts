@@ -64,7 +64,7 @@ function services(opts: { epoch?: bigint; registered?: bigint; fail?: KafkaError
   const s = {
     brokerId: 1,
     brokerEpoch: () => epoch,
-    controlFence: new ControlFence(fakeRegistry(opts.registered ?? epoch), 1, () => epoch, () => 0),
+    controlFence: new ControlFence(fakeRegistry(opts.registered ?? epoch), 1, () => epoch, () => 0, () => 0),
     authorizer: null,
     config: {
       listeners: [{ name: "PLAINTEXT", host: "127.0.0.1", port: 9092 }, { name: "CLIENT", host: "127.0.0.1", port: 9093 }],

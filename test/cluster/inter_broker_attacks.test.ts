@@ -202,7 +202,20 @@ test("cluster: inter-broker attacks on the client and the inter-broker listener 
       } finally {
         ib.close();
       }
-      assert.ok(target.logger.lines.some((l) => l.msg === "StopReplica refused: not from the current controller" && /not the registry's/.test(String(l.fields.reason))));
+      // Seven forged requests refused by their epochs, then a burst: one warn line (the first, naming
+      // its sender); the rest are counted for the next line, at most one per 10 s.
+      const burst = await WireClient.connect(target.brokerPort);
+      try {
+        for (let i = 0; i < 100; i++) {
+          const forged = stopReplicaRequest(truth.controllerId, MAX_EPOCH - i, brokerEpoch, del, 3);
+          assert.deepEqual(codes(await burst.request(StopReplicaApi, 3, forged), "partitionErrors"), [ErrorCode.STALE_CONTROLLER_EPOCH, ErrorCode.STALE_CONTROLLER_EPOCH]);
+        }
+      } finally {
+        burst.close();
+      }
+      const fenced = target.logger.lines.filter((l) => l.level === "warn" && /refused: (stale broker epoch|not from the current controller)/.test(l.msg));
+      assert.deepEqual(fenced.map((l) => [l.msg, l.fields.notSaidSinceLast]), [["StopReplica refused: stale broker epoch", 0]], "one line for the whole burst");
+      assert.match(String(fenced[0].fields.remote), /^127\.0\.0\.1:\d+$/);
     }
 
     // An insider with the registry's epochs names a leader that is no registered broker, at the

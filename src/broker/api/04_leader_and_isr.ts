@@ -38,7 +38,7 @@ export const leaderAndIsrHandler: ApiHandler<BrokerServices> = {
     if (refuseInterBroker(s, ctx, "LeaderAndIsr", fields)) {
       return answer(ErrorCode.CLUSTER_AUTHORIZATION_FAILED, () => ErrorCode.CLUSTER_AUTHORIZATION_FAILED);
     }
-    const fenced = await s.controlFence.check("LeaderAndIsr", r, s.logger, fields);
+    const fenced = await s.controlFence.check("LeaderAndIsr", r, s.logger, { ...fields, remote: ctx.conn.remote });
     if (fenced !== ErrorCode.NONE) return answer(fenced, () => fenced);
     let errors: { topic: string; partition: number; errorCode: number }[] = [];
     try {

@@ -24,7 +24,7 @@ export const stopReplicaHandler: ApiHandler<BrokerServices> = {
     const fields = { controller: r.controllerId, controllerEpoch: r.controllerEpoch, brokerEpoch: String(r.brokerEpoch) };
     const all = (code: number) => stopReplicaResponse(code, r.partitions.map((p) => ({ topic: p.topic, partition: p.partition, errorCode: code })));
     if (refuseInterBroker(s, ctx, "StopReplica", fields)) return all(ErrorCode.CLUSTER_AUTHORIZATION_FAILED);
-    const fenced = await s.controlFence.check("StopReplica", r, s.logger, fields);
+    const fenced = await s.controlFence.check("StopReplica", r, s.logger, { ...fields, remote: ctx.conn.remote });
     if (fenced !== ErrorCode.NONE) return all(fenced);
     const errors = new Map<boolean, number>();
     for (const del of [false, true]) {

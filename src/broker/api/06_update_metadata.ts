@@ -24,7 +24,7 @@ export const updateMetadataHandler: ApiHandler<BrokerServices> = {
     ]);
     const fields = { controller: r.controllerId, controllerEpoch: r.controllerEpoch, brokerEpoch: String(r.brokerEpoch) };
     if (refuseInterBroker(s, ctx, "UpdateMetadata", fields)) return { errorCode: ErrorCode.CLUSTER_AUTHORIZATION_FAILED };
-    const fenced = await s.controlFence.check("UpdateMetadata", r, s.logger, fields);
+    const fenced = await s.controlFence.check("UpdateMetadata", r, s.logger, { ...fields, remote: ctx.conn.remote });
     if (fenced !== ErrorCode.NONE) return { errorCode: fenced };
     try {
       await s.controlPlane.updateMetadata(s.brokerId, r.controllerEpoch, r.controllerId, r.brokers, r.topics, r.deletedTopics);

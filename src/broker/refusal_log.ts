@@ -1,0 +1,20 @@
+// Refusals of forged requests, logged without letting a flood fill the log: the first of a kind
+// is said at once, then at most one line per refusalLogIntervalMs, carrying how many went unsaid
+// since the last line (notSaidSinceLast) and naming the sender of the one it says. Kept per
+// logger (one per broker) and kind, so one kind's flood does not hide another's first line.
+import { type Logger, refusalLogIntervalMs } from "../util/mod.ts";
+
+const said = new WeakMap<Logger, Map<string, { lastMs: number; notSaid: number }>>();
+
+/** Calls `say(notSaidSinceLast)` when this refusal is to be logged; otherwise only counts it. */
+export function logRefusal(logger: Logger, kind: string, nowMs: number, say: (notSaidSinceLast: number) => void): void {
+  let kinds = said.get(logger);
+  if (kinds === undefined) said.set(logger, kinds = new Map());
+  const last = kinds.get(kind);
+  if (last !== undefined && nowMs - last.lastMs < refusalLogIntervalMs) {
+    last.notSaid++;
+    return;
+  }
+  kinds.set(kind, { lastMs: nowMs, notSaid: 0 });
+  say(last?.notSaid ?? 0);
+}
