@@ -148,6 +148,7 @@ export class KafkaConnection {
   private throttledUntil = 0;
   private throttleTimer: Timer | null = null;
   private throttledCount = 0;
+  private throttleHeldMs = 0;
   // Received bytes not yet cut into frames: buf[start, end).
   private buf = new Uint8Array(0);
   private start = 0;
@@ -219,6 +220,11 @@ export class KafkaConnection {
   /** Answers that throttled this connection (throttle_time_ms > 0 the client must honour). */
   get throttledResponses(): number {
     return this.throttledCount;
+  }
+
+  /** Milliseconds requests waited here, unwritten, for the broker's throttle times: the client's own wait. */
+  get throttleHeldMsTotal(): number {
+    return this.throttleHeldMs;
   }
 
   /** Requests sent (or queued) and not yet answered. */
@@ -382,8 +388,10 @@ export class KafkaConnection {
     const waitMs = this.throttledUntil - this.platform.clock.monotonicMs();
     if (waitMs <= 0) return false;
     if (this.throttleTimer === null) {
+      const heldFromMs = this.platform.clock.monotonicMs();
       this.throttleTimer = this.platform.clock.setTimeout(() => {
         this.throttleTimer = null;
+        this.throttleHeldMs += this.platform.clock.monotonicMs() - heldFromMs;
         void this.flush();
       }, Math.ceil(waitMs));
     }

@@ -120,6 +120,42 @@ test("KafkaConnection: after a Produce answer with throttle_time_ms, nothing is 
   }
 });
 
+test("KafkaConnection under a produce quota of 100,000 B/s: the rate accepted stays near it, and the wait is the client's own", { timeout: 120_000 }, async () => {
+  const b = await startBroker({ "quota.window.num": "2", "quota.window.size.seconds": "1" });
+  const clock = b.platform.clock;
+  try {
+    const quota = 100_000;
+    await setUp(b, "r", quota);
+    const c = await KafkaConnection.connect(b.platform, { host: "127.0.0.1", port: b.port, clientId });
+    try {
+      const body = produceBody("r", 20_000);
+      const batchBytes = ((body.topicData as { partitionData: { records: Uint8Array }[] }[])[0].partitionData[0].records).length;
+      const acks: number[] = [];
+      const startMs = clock.monotonicMs();
+      while (clock.monotonicMs() - startMs < 8_000) {
+        const res = await c.request(ProduceApi, 9, body, 60_000);
+        assert.equal((res.responses as { partitionResponses: { errorCode: number }[] }[])[0].partitionResponses[0].errorCode, 0);
+        acks.push(clock.monotonicMs());
+      }
+      // Two 1 s windows let a burst through at first; from 2 s on the quota holds.
+      const steady = acks.filter((t) => t >= startMs + 2_000);
+      const spanMs = steady.at(-1)! - steady[0];
+      const rate = ((steady.length - 1) * batchBytes) / (spanMs / 1000);
+      console.log(`strand client under a ${quota} B/s produce quota: ${Math.round(rate)} B/s over ${Math.round(spanMs)} ms; ${c.throttledResponses} throttled answers, held ${Math.round(c.throttleHeldMsTotal)} ms`);
+      assert.ok(Math.abs(rate - quota) <= 0.15 * quota, `accepted ${Math.round(rate)} B/s, within 15% of ${quota}`);
+      assert.ok(c.throttledResponses > 0, "the answers throttled the connection");
+      // Without the client's own wait the broker's muted channel would hold the requests instead:
+      // the client held its requests for most of the run.
+      const elapsedMs = acks.at(-1)! - startMs;
+      assert.ok(c.throttleHeldMsTotal >= 0.5 * elapsedMs, `the client held its requests ${c.throttleHeldMsTotal} ms of ${elapsedMs}`);
+    } finally {
+      c.close();
+    }
+  } finally {
+    await b.stop();
+  }
+});
+
 test("KafkaConnection: a request held back by a throttle longer than its timeout is still answered (the timeout runs from when it is written)", { timeout: 120_000 }, async () => {
   const b = await startBroker({ "quota.window.num": "2", "quota.window.size.seconds": "1" });
   try {
