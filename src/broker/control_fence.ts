@@ -69,8 +69,8 @@ export class ControlFence {
       reason = await this.brokerEpochRefusal(r.brokerEpoch);
       if (reason !== null) {
         const why = reason;
-        logRefusal(logger, "control-fence", this.nowMs(), (notSaidSinceLast) => {
-          logger.warn({ api, ...fields, currentBrokerEpoch: String(this.brokerEpoch()), reason: why, notSaidSinceLast }, `${api} refused: stale broker epoch`);
+        logRefusal(logger, "control-fence", this.nowMs(), String(fields.remote ?? "unknown"), (notSaid) => {
+          logger.warn({ api, ...fields, currentBrokerEpoch: String(this.brokerEpoch()), reason: why, ...notSaid }, `${api} refused: stale broker epoch`);
         });
         return ErrorCode.STALE_BROKER_EPOCH;
       }
@@ -81,8 +81,8 @@ export class ControlFence {
     }
     if (reason !== null) {
       const why = reason;
-      logRefusal(logger, "control-fence", this.nowMs(), (notSaidSinceLast) => {
-        logger.warn({ api, ...fields, reason: why, notSaidSinceLast }, `${api} refused: not from the current controller`);
+      logRefusal(logger, "control-fence", this.nowMs(), String(fields.remote ?? "unknown"), (notSaid) => {
+        logger.warn({ api, ...fields, reason: why, ...notSaid }, `${api} refused: not from the current controller`);
       });
       return ErrorCode.STALE_CONTROLLER_EPOCH;
     }

@@ -44,8 +44,8 @@ export function interBrokerRefusal(s: BrokerServices, ctx: RequestContext): stri
 export function refuseInterBroker(s: BrokerServices, ctx: RequestContext, api: string, fields: Record<string, unknown> = {}): boolean {
   const reason = interBrokerRefusal(s, ctx);
   if (reason === null) return false;
-  logRefusal(s.logger, "inter-broker", s.clock.monotonicMs(), (notSaidSinceLast) => {
-    s.logger.warn({ api, remote: ctx.conn.remote, listener: ctx.conn.listener, principal: ctx.conn.principal, reason, notSaidSinceLast, ...fields }, `${api} refused: not from a broker`);
+  logRefusal(s.logger, "inter-broker", s.clock.monotonicMs(), ctx.conn.remote, (notSaid) => {
+    s.logger.warn({ api, remote: ctx.conn.remote, listener: ctx.conn.listener, principal: ctx.conn.principal, reason, ...notSaid, ...fields }, `${api} refused: not from a broker`);
   });
   return true;
 }

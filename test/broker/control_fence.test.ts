@@ -93,15 +93,19 @@ test("check(): the answer codes, and an unreadable registry closes the connectio
   await assert.rejects(down.check("StopReplica", { controllerId: 2, controllerEpoch: 5, brokerEpoch: 100n }, silentLogger, {}), CloseConnection);
 });
 
-test("check(): refusals logged once, then one line per refusalLogIntervalMs with the count unsaid and the latest sender", async () => {
+test("check(): refusals logged once, then one line per refusalLogIntervalMs with the count unsaid and the latest unsaid sender", async () => {
   let nowMs = 0;
   const fence = new ControlFence(registry({ current: { controller: 2, epoch: 5 } }).r, 1, () => 100n, () => 0, () => nowMs);
   const logger = recordingLogger();
   const forged = (i: number) => fence.check("StopReplica", { controllerId: 2, controllerEpoch: 9 + i, brokerEpoch: 100n }, logger, { remote: `10.0.0.${i}:1` });
+  assert.equal(await fence.check("LeaderAndIsr", { controllerId: 2, controllerEpoch: 5, brokerEpoch: -1n }, logger, { remote: "10.9.9.9:1" }), ErrorCode.STALE_BROKER_EPOCH);
   for (let i = 0; i < 50; i++) assert.equal(await forged(i), ErrorCode.STALE_CONTROLLER_EPOCH);
-  assert.equal(await fence.check("LeaderAndIsr", { controllerId: 2, controllerEpoch: 5, brokerEpoch: -1n }, logger, {}), ErrorCode.STALE_BROKER_EPOCH);
-  assert.deepEqual(logger.lines.map((l) => [l.msg, l.fields.remote, l.fields.notSaidSinceLast]), [["StopReplica refused: not from the current controller", "10.0.0.0:1", 0]]);
-  nowMs += refusalLogIntervalMs;
+  const said = () => logger.lines.map((l) => [l.msg, l.fields.remote, l.fields.notSaidSinceLast, l.fields.lastNotSaidFrom]);
+  assert.deepEqual(said(), [["LeaderAndIsr refused: stale broker epoch", "10.9.9.9:1", 0, null]]);
+  nowMs += refusalLogIntervalMs - 1;
   assert.equal(await forged(50), ErrorCode.STALE_CONTROLLER_EPOCH);
-  assert.deepEqual(logger.lines.slice(1).map((l) => [l.msg, l.fields.remote, l.fields.notSaidSinceLast]), [["StopReplica refused: not from the current controller", "10.0.0.50:1", 50]]);
+  assert.equal(logger.lines.length, 1, "still within the interval");
+  nowMs += 1;
+  assert.equal(await forged(51), ErrorCode.STALE_CONTROLLER_EPOCH);
+  assert.deepEqual(said().slice(1), [["StopReplica refused: not from the current controller", "10.0.0.51:1", 51, "10.0.0.50:1"]]);
 });
