@@ -228,6 +228,15 @@ export const eventLoopSliceMs = 10;
  */
 export const logCreationsInFlightMax = 16;
 /**
+ * File operations (mkdir, open) of new logs' preparation on the runtime's I/O pool at once, across
+ * all logCreationsInFlightMax logs being prepared (log/prepared_logs.ts, log/in_flight_limit.ts).
+ * Under Deno each is a task of tokio's blocking pool; some 50 at once (16 logs, their three files
+ * opened together) grew the pool to as many threads, and the event loop's thread waited on the
+ * pool's lock, which those threads held while preempted: own stalls of 43-118 ms creating 10,000
+ * partitions on a loaded 2-core host.
+ */
+export const logFileOpsInFlightMax = 4;
+/**
  * Deleted logs' renames and removals (LogManager.deleteLog) running on the I/O pool at once: a
  * topic of 10,000 partitions deleted would otherwise issue them all together, and their
  * completions (each starting the next step) arrive together (see logCreationsInFlightMax).
