@@ -232,8 +232,10 @@ export const logCreationsInFlightMax = 16;
  * all logCreationsInFlightMax logs being prepared (log/prepared_logs.ts, log/in_flight_limit.ts).
  * Under Deno each is a task of tokio's blocking pool; some 50 at once (16 logs, their three files
  * opened together) grew the pool to as many threads, and the event loop's thread waited on the
- * pool's lock, which those threads held while preempted: own stalls of 43-118 ms creating 10,000
- * partitions on a loaded 2-core host.
+ * pool's lock, which those threads held while preempted. Creating 10,000 partitions on a loaded
+ * 2-core host (npm run bench:stall), the longest own stall under Deno was 22-118 ms before (over
+ * 50 in 3 runs of 9), 19-58 ms at 4 (over 50 in 1 of 7), 21 ms at 8 (2 runs); total times were
+ * within the host's noise (8-48 s for all three).
  */
 export const logFileOpsInFlightMax = 4;
 /**
