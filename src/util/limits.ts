@@ -234,7 +234,7 @@ export const logCreationsInFlightMax = 16;
  * opened together) grew the pool to as many threads, and the event loop's thread waited on the
  * pool's lock, which those threads held while preempted. Creating 10,000 partitions on a loaded
  * 2-core host (npm run bench:stall), the longest own stall under Deno was 22-118 ms before (over
- * 50 in 3 runs of 9), 19-58 ms at 4 (over 50 in 1 of 7), 21 ms at 8 (2 runs); total times were
+ * 50 in 3 runs of 11), 19-58 ms at 4 (over 50 in 1 of 7), 21 ms at 8 (2 runs); total times were
  * within the host's noise (8-48 s for all three).
  */
 export const logFileOpsInFlightMax = 4;
