@@ -15,6 +15,7 @@
 import type { Platform } from "../platform/mod.ts";
 import { fileNameBytesMax, logDeletionsInFlightMax, logDirLoadRetryMs } from "../util/mod.ts";
 import type { Logger } from "../util/mod.ts";
+import { InFlightLimit } from "./in_flight_limit.ts";
 import { isIoError, isTransientIoError } from "./log_dir_failure.ts";
 
 /**
@@ -91,26 +92,5 @@ export class AsyncDelete {
   async removalsSettled(): Promise<void> {
     await this.renamesSettled();
     while (this.removals.size > 0) await Promise.all([...this.removals]);
-  }
-}
-
-/** Runs async operations at most `max` at a time, the others waiting in order. */
-class InFlightLimit {
-  private running = 0;
-  private waiting: (() => void)[] = [];
-
-  constructor(private readonly max: number) {}
-
-  async run<T>(op: () => Promise<T>): Promise<T> {
-    // A slot freed while others wait is handed to the first of them, never taken back meanwhile.
-    if (this.running >= this.max) await new Promise<void>((resolve) => this.waiting.push(resolve));
-    else this.running++;
-    try {
-      return await op();
-    } finally {
-      const next = this.waiting.shift();
-      if (next !== undefined) next();
-      else this.running--;
-    }
   }
 }

@@ -14,6 +14,8 @@
 // preparation never throws; whatever it opened is closed when it fails or is no longer needed.
 
 import type { FileHandle, Platform } from "../platform/mod.ts";
+import { logFileOpsInFlightMax } from "../util/mod.ts";
+import { InFlightLimit } from "./in_flight_limit.ts";
 import { formatLeaderEpochCheckpoint, LeaderEpochCheckpointFileName } from "./leader_epoch_cache.ts";
 import { segmentFileName } from "./segment.ts";
 
@@ -31,7 +33,12 @@ export class PreparedLogs {
   /** Keys whose preparation is under way, with the dir chosen (counted as holding them). */
   private preparing = new Map<string, string>();
 
-  constructor(private readonly fs: Platform["fs"]) {}
+  /** The file operations of all preparations, logFileOpsInFlightMax at a time (see there). */
+  private readonly io: InFlightLimit;
+
+  constructor(private readonly fs: Platform["fs"], fileOpsInFlightMax = logFileOpsInFlightMax) {
+    this.io = new InFlightLimit(fileOpsInFlightMax);
+  }
 
   /** Whether the key is prepared or being prepared. */
   has(key: string): boolean {
@@ -70,10 +77,10 @@ export class PreparedLogs {
     this.preparing.set(key, dir);
     const opened: FileHandle[] = [];
     try {
-      await this.fs.mkdirpAsync(path);
+      await this.io.run(() => this.fs.mkdirpAsync(path));
       // create-new: a file already there (a leftover) is for the synchronous path to load.
       const files = await Promise.allSettled(
-        [".log", ".index", ".timeindex"].map((ext) => this.fs.openAsync(`${path}/${segmentFileName(0, ext)}`, "create-new")),
+        [".log", ".index", ".timeindex"].map((ext) => this.io.run(() => this.fs.openAsync(`${path}/${segmentFileName(0, ext)}`, "create-new"))),
       );
       for (const f of files) if (f.status === "fulfilled") opened.push(f.value);
       const failed = files.find((f) => f.status === "rejected");
@@ -83,7 +90,7 @@ export class PreparedLogs {
       if (leaderEpoch !== null) {
         // Written in place, not renamed over: there is no older file to keep whole, and a torn
         // one (a crash now) is rebuilt from the (empty) log at the next start-up.
-        const checkpoint = await this.fs.openAsync(`${path}/${LeaderEpochCheckpointFileName}`, "create-new");
+        const checkpoint = await this.io.run(() => this.fs.openAsync(`${path}/${LeaderEpochCheckpointFileName}`, "create-new"));
         try {
           checkpoint.writeAt(new TextEncoder().encode(formatLeaderEpochCheckpoint([{ epoch: leaderEpoch, startOffset: 0 }])), 0);
         } finally {

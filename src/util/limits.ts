@@ -228,6 +228,17 @@ export const eventLoopSliceMs = 10;
  */
 export const logCreationsInFlightMax = 16;
 /**
+ * File operations (mkdir, open) of new logs' preparation on the runtime's I/O pool at once, across
+ * all logCreationsInFlightMax logs being prepared (log/prepared_logs.ts, log/in_flight_limit.ts).
+ * Under Deno each is a task of tokio's blocking pool; some 50 at once (16 logs, their three files
+ * opened together) grew the pool to as many threads, and the event loop's thread waited on the
+ * pool's lock, which those threads held while preempted. Creating 10,000 partitions on a loaded
+ * 2-core host (npm run bench:stall), the longest own stall under Deno was 22-118 ms before (over
+ * 50 in 3 runs of 11), 19-58 ms at 4 (over 50 in 1 of 7), 21 ms at 8 (2 runs); total times were
+ * within the host's noise (8-48 s for all three).
+ */
+export const logFileOpsInFlightMax = 4;
+/**
  * Deleted logs' renames and removals (LogManager.deleteLog) running on the I/O pool at once: a
  * topic of 10,000 partitions deleted would otherwise issue them all together, and their
  * completions (each starting the next step) arrive together (see logCreationsInFlightMax).

@@ -8,6 +8,7 @@ import * as nodeFs from "node:fs";
 import { test } from "node:test";
 import { KafkaStorageError, type LogConfig, logConfigDefaults, LogManager } from "../../src/log/mod.ts";
 import { type FileSystem, loadPlatform, type Platform } from "../../src/platform/mod.ts";
+import { logFileOpsInFlightMax } from "../../src/util/mod.ts";
 import { tempDir } from "../helpers/broker.ts";
 import { faultyPlatform, recordingLogger } from "../helpers/faulty_platform.ts";
 import { buildBatch } from "../helpers/record_batch.ts";
@@ -156,6 +157,45 @@ test("prepared logs: a partition deleted before it was applied leaves no open fi
       const log = lm.getOrCreateLog("gone", 0, cfg); // the synchronous path loads the empty files
       log.appendAsLeader(buildBatch([{ value: "v" }]), 1, 0);
       assert.equal(log.logEndOffset, 1);
+    } finally {
+      lm.shutdown();
+    }
+  } finally {
+    nodeFs.rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+test("prepared logs: the async file operations of many preparations run at most logFileOpsInFlightMax at a time", async () => {
+  // Under Deno each async file call is a task of tokio's blocking pool; dozens at once made the
+  // event loop's thread wait on the pool's lock (see util/limits.ts, logFileOpsInFlightMax).
+  const dir = tempDir("strand-prepared-");
+  let running = 0;
+  let most = 0;
+  let calls = 0;
+  const fs: FileSystem = Object.create(platform.fs);
+  const counted = <T>(op: () => Promise<T>) => async (): Promise<T> => {
+    calls++;
+    most = Math.max(most, ++running);
+    try {
+      return await op();
+    } finally {
+      running--;
+    }
+  };
+  fs.mkdirpAsync = (path) => counted(() => platform.fs.mkdirpAsync(path))();
+  fs.openAsync = (path, mode) => counted(() => platform.fs.openAsync(path, mode))();
+  try {
+    const lm = new LogManager({ ...platform, fs }, [dir], cfg, recordingLogger());
+    await lm.startup(0, "cluster");
+    try {
+      const specs = Array.from({ length: 40 }, (_, p) => ({ topic: "many", partition: p, isNew: true, leaderEpoch: p % 2 === 0 ? 1 : null }));
+      await lm.prepareNewLogs(specs);
+      // mkdir and three files each, and a leader epoch checkpoint for every other one.
+      assert.equal(calls, 40 * 4 + 20);
+      assert.ok(most <= logFileOpsInFlightMax, `at most ${logFileOpsInFlightMax} at once, saw ${most}`);
+      assert.ok(most > 1, "operations still overlap");
+      for (const { partition } of specs) lm.getOrCreateLog("many", partition, cfg);
+      assert.equal(filesOf(`${dir}/many-7`).length, 3, "a prepared log's files are all there");
     } finally {
       lm.shutdown();
     }
