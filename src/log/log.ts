@@ -54,7 +54,7 @@ import type { Logger } from "../util/mod.ts";
 import { isIoError, KafkaStorageError, logDirOf, type LogDirFailureHandler, storageErrorFor } from "./log_dir_failure.ts";
 import { checkFetchedBatches, type FetchedBatch } from "./follower_batches.ts";
 import { type LeaderEpochFileCache, UNDEFINED_EPOCH_OFFSET } from "./leader_epoch_cache.ts";
-import { hasCleanupPolicy, type LogConfig, logConfigDefaults, randomSegmentJitterMs } from "./log_config.ts";
+import { hasCleanupPolicy, type LogConfig, logConfigDefaults } from "./log_config.ts";
 import { createdLog, loadLog, type LogLoadState } from "./log_loader.ts";
 import type { LogProducerState } from "./log_producer_state.ts";
 import type { ProducerBatch, ProducerStateManager } from "./producer_state.ts";
@@ -95,8 +95,6 @@ export class Log {
   private truncations = 0;
   /** The closed segments' running max timestamps, for offsetForTimestamp (timestamp_search.ts). */
   private runningMax = new RunningMaxTimestamps();
-  /** The active segment's roll jitter (Kafka's per-segment rollJitterMs), drawn once per segment. */
-  private rollJitter: { segment: LogSegment; ms: number } | null = null;
 
   private constructor(
     private readonly platform: Platform,
@@ -514,21 +512,14 @@ export class Log {
   }
 
   /**
-   * Rolls before an append of incomingBytes whose last offset is lastOffset, when the active
-   * segment is full, old (Kafka's shouldRoll: segment.ms by the incoming batch's max timestamp,
-   * LogSegment.timeWaitedForRoll), has a full index, or cannot index lastOffset (relative offsets
-   * are int32). The new segment starts at firstOffset (a follower's batches may start past the log
-   * end offset). An empty segment takes the append unless it cannot index it.
+   * Rolls before an append when the active segment says so (LogSegment.shouldRoll). The new
+   * segment starts at firstOffset (a follower's batches may start past the log end offset).
    */
   private maybeRoll(incomingBytes: number, lastOffset: number, maxTimestamp: Timestamp, firstOffset = this.logEndOffset): void {
-    const seg = this.activeSegment;
-    const offsetOverflow = lastOffset - seg.baseOffset > segmentRelativeOffsetMax;
-    if (seg.sizeBytes === 0 && !offsetOverflow) return;
-    const full = seg.sizeBytes + incomingBytes > this.config.segmentBytes;
-    if (this.rollJitter?.segment !== seg) this.rollJitter = { segment: seg, ms: randomSegmentJitterMs(this._config, this.platform) };
-    const old = seg.timeWaitedForRoll(this.platform.clock.nowMs(), maxTimestamp) > this.config.segmentMs - this.rollJitter.ms;
-    if (full || old || offsetOverflow || seg.index.isFull || seg.timeIndex.isFull) this.roll(firstOffset);
+    const incoming = { bytes: incomingBytes, lastOffset, maxTimestamp };
+    if (this.activeSegment.shouldRoll(this._config, incoming, this.platform.clock.nowMs())) this.roll(firstOffset);
   }
+
 
   /**
    * Starts a new active segment at the log end offset (or at expectedNextOffset when that is
