@@ -68,7 +68,7 @@ import {
   readBatchRecords,
   RecordBatchBuilder,
 } from "../protocol/mod.ts";
-import { cleanerDecompressedBytesMax, cleanerSliceMs, cleanerSyncIntervalBytes, recordBatchHeaderBytes } from "../util/mod.ts";
+import { cleanerDecompressedBytesMax, cleanerSliceMs, cleanerSyncIntervalBytes, recordBatchHeaderBytes, segmentRelativeOffsetMax } from "../util/mod.ts";
 import type { Logger } from "../util/mod.ts";
 import { type CheckpointEntries, OffsetCheckpointFile } from "./checkpoint.ts";
 import type { Log } from "./log.ts";
@@ -747,7 +747,7 @@ export function groupSegmentsBySize(segments: readonly LogSegment[], maxBytes: n
       if (bytes + next.sizeBytes > maxBytes) break;
       if ((indexEntries + next.index.entryCount + 1) * 8 > maxIndexBytes) break;
       if ((timeEntries + next.timeIndex.entryCount + 1) * 12 > maxIndexBytes) break;
-      if (next.sizeBytes > 0 && endOf(next) - 1 - group[0].baseOffset > 0x7fffffff) break;
+      if (next.sizeBytes > 0 && endOf(next) - 1 - group[0].baseOffset > segmentRelativeOffsetMax) break;
       group.push(next);
       bytes += next.sizeBytes;
       indexEntries += next.index.entryCount;

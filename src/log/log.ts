@@ -54,11 +54,11 @@ import type { Logger } from "../util/mod.ts";
 import { isIoError, KafkaStorageError, logDirOf, type LogDirFailureHandler, storageErrorFor } from "./log_dir_failure.ts";
 import { checkFetchedBatches, type FetchedBatch } from "./follower_batches.ts";
 import { type LeaderEpochFileCache, UNDEFINED_EPOCH_OFFSET } from "./leader_epoch_cache.ts";
-import { hasCleanupPolicy, type LogConfig, logConfigDefaults, randomSegmentJitterMs } from "./log_config.ts";
+import { hasCleanupPolicy, type LogConfig, logConfigDefaults } from "./log_config.ts";
 import { createdLog, loadLog, type LogLoadState } from "./log_loader.ts";
 import type { LogProducerState } from "./log_producer_state.ts";
 import type { ProducerBatch, ProducerStateManager } from "./producer_state.ts";
-import { breachedSegmentCount, readSegments, segmentIndexFor } from "./log_segments.ts";
+import { breachedSegmentCount, LogSegments, readSegments } from "./log_segments.ts";
 import { DeletedFileSuffix, LogSegment, type TimestampOffset } from "./segment.ts";
 import { SwapFileSuffix } from "./swap.ts";
 import { batchMaxTimestampAt, type Timestamp } from "./timestamp.ts";
@@ -72,7 +72,7 @@ export type { AppendInfo, ReadResult } from "./log_types.ts";
 import type { AppendInfo, ReadResult } from "./log_types.ts";
 
 export class Log {
-  private segments: LogSegment[];
+  private readonly segments: LogSegments;
   private _config: Required<LogConfig>;
   private _logStartOffset: number;
   private _recoveryPoint: number;
@@ -95,8 +95,6 @@ export class Log {
   private truncations = 0;
   /** The closed segments' running max timestamps, for offsetForTimestamp (timestamp_search.ts). */
   private runningMax = new RunningMaxTimestamps();
-  /** The active segment's roll jitter (Kafka's per-segment rollJitterMs), drawn once per segment. */
-  private rollJitter: { segment: LogSegment; ms: number } | null = null;
 
   private constructor(
     private readonly platform: Platform,
@@ -110,8 +108,7 @@ export class Log {
     private readonly logger: Logger,
     state: LogLoadState,
   ) {
-    assert(segments.length > 0, "a log has an active segment");
-    this.segments = segments;
+    this.segments = new LogSegments(segments);
     this._config = { ...logConfigDefaults, ...config };
     this._logStartOffset = Math.max(state.logStartOffset, segments[0].baseOffset);
     assert(this._logStartOffset <= this.logEndOffset, "log start offset <= log end offset");
@@ -182,7 +179,7 @@ export class Log {
 
   /** The segments, oldest first; the last is the active one. Read-only: the cleaner's view. */
   get logSegments(): readonly LogSegment[] {
-    return this.segments;
+    return this.segments.all;
   }
   /** Set by close() (and closeForFailure): the cleaner must not swap segments in any more. */
   get isClosed(): boolean {
@@ -190,7 +187,7 @@ export class Log {
   }
 
   get activeSegment(): LogSegment {
-    return this.segments[this.segments.length - 1];
+    return this.segments.active;
   }
   get logEndOffset(): number {
     return this.activeSegment.nextOffset;
@@ -205,16 +202,14 @@ export class Log {
     return this._highWatermark;
   }
   get sizeBytes(): number {
-    let total = 0;
-    for (const s of this.segments) total += s.sizeBytes;
-    return total;
+    return this.segments.sizeBytes;
   }
   get segmentCount(): number {
-    return this.segments.length;
+    return this.segments.count;
   }
   /** Base offsets of the live segments, oldest first. */
   get segmentBaseOffsets(): number[] {
-    return this.segments.map((s) => s.baseOffset);
+    return this.segments.baseOffsets;
   }
 
   /** Sets the high watermark, kept within [logStartOffset, logEndOffset] (the Partition owns it). */
@@ -438,7 +433,7 @@ export class Log {
         this.epochCache.truncateFromEnd(this.logEndOffset);
         return false;
       }
-      if (offset < this._logStartOffset || offset < this.segments[0].baseOffset) this.startFullyAt(offset);
+      if (offset < this._logStartOffset || offset < this.segments.first.baseOffset) this.startFullyAt(offset);
       else this.cutAt(offset);
     } catch (e) {
       throw this.storageError("truncation", e);
@@ -448,13 +443,13 @@ export class Log {
 
   private cutAt(offset: number): void {
     const logEndOffset = this.logEndOffset;
-    const at = segmentIndexFor(this.segments, offset);
-    const seg = this.segments[at];
-    const doomed = this.segments.splice(at + 1);
+    const at = this.segments.floorIndex(offset);
+    const seg = this.segments.at(at);
+    const doomed = this.segments.removeAfter(at);
     const cutBytes = seg.truncateToOffset(offset);
     if (seg.nextOffset < this._logStartOffset) {
       // The batch straddling offset also holds the log start offset: nothing readable is left.
-      this.segments.push(...doomed);
+      this.segments.restoreAfter(doomed);
       this.startFullyAt(offset);
       return;
     }
@@ -482,9 +477,9 @@ export class Log {
 
   private startFullyAt(offset: number): void {
     const from = { logStartOffset: this._logStartOffset, logEndOffset: this.logEndOffset };
-    const doomed = this.segments.splice(0);
-    for (const d of doomed) this.scheduleRemoval(d);
-    this.segments.push(LogSegment.create(this.platform, this.dir, offset, this._config));
+    const doomed = this.segments.removeAll();
+    for (const d of doomed) this.scheduleRemoval(d); // renamed before the new segment takes the name
+    this.segments.add(LogSegment.create(this.platform, this.dir, offset, this._config));
     this.platform.fs.syncDir(this.dir);
     this._logStartOffset = offset;
     this.epochCache.clear();
@@ -502,7 +497,7 @@ export class Log {
     this._highWatermark = Math.min(Math.max(this._highWatermark, this._logStartOffset), end);
     this._recoveryPoint = Math.min(Math.max(this._recoveryPoint, this._logStartOffset), end);
     this.epochCache.truncateFromEnd(end);
-    this.producers.onTruncation(this.segments, this._logStartOffset, end);
+    this.producers.onTruncation(this.segments.all, this._logStartOffset, end);
     this.runningMax.reset();
     this.truncations++;
     this.truncationHandler?.(end);
@@ -514,21 +509,14 @@ export class Log {
   }
 
   /**
-   * Rolls before an append of incomingBytes whose last offset is lastOffset, when the active
-   * segment is full, old (Kafka's shouldRoll: segment.ms by the incoming batch's max timestamp,
-   * LogSegment.timeWaitedForRoll), has a full index, or cannot index lastOffset (relative offsets
-   * are int32). The new segment starts at firstOffset (a follower's batches may start past the log
-   * end offset). An empty segment takes the append unless it cannot index it.
+   * Rolls before an append when the active segment says so (LogSegment.shouldRoll). The new
+   * segment starts at firstOffset (a follower's batches may start past the log end offset).
    */
   private maybeRoll(incomingBytes: number, lastOffset: number, maxTimestamp: Timestamp, firstOffset = this.logEndOffset): void {
-    const seg = this.activeSegment;
-    const offsetOverflow = lastOffset - seg.baseOffset > segmentRelativeOffsetMax;
-    if (seg.sizeBytes === 0 && !offsetOverflow) return;
-    const full = seg.sizeBytes + incomingBytes > this.config.segmentBytes;
-    if (this.rollJitter?.segment !== seg) this.rollJitter = { segment: seg, ms: randomSegmentJitterMs(this._config, this.platform) };
-    const old = seg.timeWaitedForRoll(this.platform.clock.nowMs(), maxTimestamp) > this.config.segmentMs - this.rollJitter.ms;
-    if (full || old || offsetOverflow || seg.index.isFull || seg.timeIndex.isFull) this.roll(firstOffset);
+    const incoming = { bytes: incomingBytes, lastOffset, maxTimestamp };
+    if (this.activeSegment.shouldRoll(this._config, incoming, this.platform.clock.nowMs())) this.roll(firstOffset);
   }
+
 
   /**
    * Starts a new active segment at the log end offset (or at expectedNextOffset when that is
@@ -542,7 +530,7 @@ export class Log {
       this.activeSegment.onBecomeInactive();
       this.flush();
       this.producers.beforeRoll(base);
-      this.segments.push(LogSegment.create(this.platform, this.dir, base, this._config));
+      this.segments.add(LogSegment.create(this.platform, this.dir, base, this._config));
       this.logger.info({ baseOffset: base }, "rolled new log segment");
     });
   }
@@ -552,7 +540,7 @@ export class Log {
    * minOneBatch). Throws OFFSET_OUT_OF_RANGE outside [logStartOffset, logEndOffset].
    */
   read(fetchOffset: number, maxBytes: number, minOneBatch: boolean, maxOffset = this.logEndOffset): ReadResult {
-    return this.guarded("read", () => readSegments(this.segments, this.logStartOffset, `${this.topic}-${this.partition}`, fetchOffset, maxBytes, minOneBatch, maxOffset));
+    return this.guarded("read", () => readSegments(this.segments.all, this.logStartOffset, `${this.topic}-${this.partition}`, fetchOffset, maxBytes, minOneBatch, maxOffset));
   }
 
   /** Runs fn on an online log; its I/O errors become KafkaStorageErrors (storageError). */
@@ -572,7 +560,7 @@ export class Log {
    * through its time index (LogSegment.findOffsetByTimestamp).
    */
   offsetForTimestamp(timestampMs: Timestamp): TimestampOffset | null {
-    return this.guarded("timestamp lookup", () => findOffsetForTimestamp(this.segments, this.runningMax, this._logStartOffset, timestampMs));
+    return this.guarded("timestamp lookup", () => findOffsetForTimestamp(this.segments.all, this.runningMax, this._logStartOffset, timestampMs));
   }
 
   /**
@@ -581,7 +569,7 @@ export class Log {
    */
   maxTimestampOffset(): TimestampOffset | null {
     let best: LogSegment | null = null;
-    for (const seg of this.segments) if (best === null || seg.maxTimestampMs > best.maxTimestampMs) best = seg;
+    for (const seg of this.segments.all) if (best === null || seg.maxTimestampMs > best.maxTimestampMs) best = seg;
     return this.guarded("timestamp lookup", () => best === null ? null : best.maxTimestampAndOffset());
   }
 
@@ -603,7 +591,7 @@ export class Log {
       // The epochs of the offsets flushed now must survive a power loss with them: recovery
       // re-reads batch headers only above the recovery point (leader_epoch_cache.ts).
       this.epochCache.flush();
-      for (const seg of this.segments) {
+      for (const seg of this.segments.all) {
         if (seg.nextOffset > this._recoveryPoint && seg.baseOffset < upTo) seg.flush();
       }
     } catch (e) {
@@ -649,15 +637,15 @@ export class Log {
    * may not have seen it; Kafka's rule).
    */
   private deleteSegmentsWhile(reason: string, breached: (seg: LogSegment, next: LogSegment) => boolean): number {
-    const n = breachedSegmentCount(this.segments, this._highWatermark, breached);
+    const n = breachedSegmentCount(this.segments.all, this._highWatermark, breached);
     if (n === 0) return 0;
-    const doomed = this.segments.splice(0, n);
-    if (this.segments[0].baseOffset > this._logStartOffset) {
-      this._logStartOffset = this.segments[0].baseOffset;
+    const doomed = this.segments.removeOldest(n);
+    if (this.segments.first.baseOffset > this._logStartOffset) {
+      this._logStartOffset = this.segments.first.baseOffset;
       if (this._recoveryPoint < this._logStartOffset) this._recoveryPoint = this._logStartOffset;
       this.epochCache.truncateFromStart(this._logStartOffset);
     }
-    this.producers.onSegmentsDeleted(this.segments[0].baseOffset);
+    this.producers.onSegmentsDeleted(this.segments.first.baseOffset);
     this.logger.info(
       { reason, segments: doomed.map((d) => d.baseOffset), logStartOffset: this._logStartOffset },
       "deleting segments",
@@ -694,10 +682,10 @@ export class Log {
   replaceSegments(cleaned: LogSegment, old: readonly LogSegment[]): boolean {
     if (this.isClosed || old.length === 0) return false;
     const at = this.segments.indexOf(old[0]);
-    if (at < 0 || at + old.length >= this.segments.length) return false; // never the active segment
-    for (let i = 1; i < old.length; i++) if (this.segments[at + i] !== old[i]) return false;
+    if (at < 0 || at + old.length >= this.segments.count) return false; // never the active segment
+    for (let i = 1; i < old.length; i++) if (this.segments.at(at + i) !== old[i]) return false;
     assert(cleaned.baseOffset === old[0].baseOffset, "a cleaned segment keeps its group's base offset");
-    assert(cleaned.nextOffset <= this.segments[at + old.length].baseOffset, "a cleaned segment ends before the next segment");
+    assert(cleaned.nextOffset <= this.segments.at(at + old.length).baseOffset, "a cleaned segment ends before the next segment");
     try {
       cleaned.changeFileSuffixes(SwapFileSuffix);
       this.platform.fs.syncDir(this.dir);
@@ -707,7 +695,7 @@ export class Log {
     } catch (e) {
       throw this.storageError("segment swap", e);
     }
-    this.segments.splice(at, old.length, cleaned);
+    this.segments.replace(at, old.length, cleaned);
     this.runningMax.reset();
     return true;
   }
@@ -743,7 +731,7 @@ export class Log {
       seg.remove();
     }
     this.pendingRemoval.clear();
-    for (const s of this.segments) s.close();
+    for (const s of this.segments.all) s.close();
   }
 
   /**
@@ -757,7 +745,7 @@ export class Log {
     for (const timer of this.pendingRemoval.values()) timer.cancel();
     for (const seg of this.pendingRemoval.keys()) seg.closeHandlers();
     this.pendingRemoval.clear();
-    for (const s of this.segments) s.closeHandlers();
+    for (const s of this.segments.all) s.closeHandlers();
   }
 
   /** Refuses an append, before anything is written, while the LogManager says its dir is short of space. */

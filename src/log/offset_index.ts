@@ -13,7 +13,7 @@
 // out of order or pointing past the log's end are dropped with everything after them.
 
 import type { Platform } from "../platform/mod.ts";
-import { assert } from "../util/mod.ts";
+import { assert, segmentRelativeOffsetMax } from "../util/mod.ts";
 import { IndexFile } from "./index_file.ts";
 
 const ENTRY_BYTES = 8;
@@ -94,7 +94,7 @@ export class OffsetIndex {
   /** Adds an entry (nothing when full: the log rolls before that matters). No allocation. */
   append(offset: number, position: number): void {
     const rel = offset - this.baseOffset;
-    assert(rel >= 0 && rel <= 0x7fffffff, "index relative offset fits int32");
+    assert(rel >= 0 && rel <= segmentRelativeOffsetMax, "index relative offset fits int32");
     if (this.count > 0) {
       assert(rel > this.entries[this.count * 2 - 2], "index offsets increase");
       assert(position > this.entries[this.count * 2 - 1], "index positions increase");

@@ -36,6 +36,7 @@ import {
   segmentReadChunkBytesMax,
   segmentRelativeOffsetMax,
 } from "../util/mod.ts";
+import { type LogConfig, randomSegmentJitterMs } from "./log_config.ts";
 import { OffsetIndex } from "./offset_index.ts";
 import { TimeIndex } from "./time_index.ts";
 import { TransactionIndex, TxnIndexSuffix } from "./txn_index.ts";
@@ -79,6 +80,13 @@ export interface SegmentConfig {
   segmentIndexBytes: number;
 }
 
+/** The batch about to be appended: its size, last offset and max timestamp. */
+export interface RollIncoming {
+  bytes: number;
+  lastOffset: number;
+  maxTimestamp: Timestamp;
+}
+
 export class LogSegment {
   private bytesSinceIndexEntry = 0;
   /** "" while live, DeletedFileSuffix once deleted and waiting for removal (cleaner: `.cleaned`, `.swap`). */
@@ -93,6 +101,8 @@ export class LogSegment {
   private _txnIndex: TransactionIndex | null = null;
   /** The first batch's max timestamp (timeWaitedForRoll); null until an append or a read sets it. */
   private rollingBasedTimestamp: Timestamp | null = null;
+  /** How much earlier than segment.ms this segment rolls (segment.jitter.ms), drawn on first use. */
+  private rollJitterMs: number | null = null;
 
   private constructor(
     private readonly platform: Platform,
@@ -121,10 +131,24 @@ export class LogSegment {
   }
 
   /**
-   * Kafka's LogSegment.timeWaitedForRoll, what segment.ms is compared with: the incoming batch's
-   * max timestamp less the first batch's (Kafka's rollingBasedTimestamp, read from the file once
-   * after a restart, so a reopened segment keeps its age), or, when the first batch carries no
-   * timestamp, the wall-clock time since the segment was created.
+   * Kafka's LogSegment.shouldRoll, asked before an append of `incoming`: roll when the batch would
+   * not fit in segment.bytes, the segment is older than segment.ms less its jitter (drawn once, its
+   * rollJitterMs), an index is full, or the batch's last offset is past the int32 relative bound.
+   * An empty segment takes any append it can index.
+   */
+  shouldRoll(config: Required<LogConfig>, incoming: RollIncoming, nowMs: number): boolean {
+    const offsetOverflow = incoming.lastOffset - this.baseOffset > segmentRelativeOffsetMax;
+    if (this._sizeBytes === 0 || offsetOverflow) return offsetOverflow;
+    this.rollJitterMs ??= randomSegmentJitterMs(config, this.platform);
+    const old = this.timeWaitedForRoll(nowMs, incoming.maxTimestamp) > config.segmentMs - this.rollJitterMs;
+    return old || this._sizeBytes + incoming.bytes > config.segmentBytes || this.index.isFull || this.timeIndex.isFull;
+  }
+
+  /**
+   * Kafka's LogSegment.timeWaitedForRoll: the incoming batch's max timestamp less the first
+   * batch's (rollingBasedTimestamp, read from the file once after a restart, so a reopened segment
+   * keeps its age, not the file's mtime), or, when the first batch carries no timestamp, the
+   * wall-clock time since the segment was created.
    */
   timeWaitedForRoll(nowMs: number, incomingMaxTimestamp: Timestamp): number {
     if (this.rollingBasedTimestamp === null && this.sizeBytes > 0) {

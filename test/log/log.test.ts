@@ -539,6 +539,25 @@ test("log: a reopened segment keeps its age: segment.ms counts from its first ba
   });
 });
 
+test("log: a reopened segment whose first batch is recent does not roll on the next append, however old its file", async () => {
+  await withTempDir((dir) => {
+    const hour = 3_600_000;
+    let log = Log.open(platform, dir, "t", 0, logConfig({ segmentMs: hour }), silentLogger);
+    appendRecords(log, 1, 20, 0, Date.now());
+    log.close();
+    // The file looks two hours old; its first batch is not: segment.ms counts from the batch.
+    const old = new Date(Date.now() - 2 * hour);
+    nodeFs.utimesSync(`${dir}/00000000000000000000.log`, old, old);
+    log = Log.open(platform, dir, "t", 0, logConfig({ segmentMs: hour }), silentLogger);
+    try {
+      appendRecords(log, 1, 20, 0, Date.now());
+      assert.deepEqual(segmentBases(dir), [0]);
+    } finally {
+      log.close();
+    }
+  });
+});
+
 test("log: batches without a timestamp (-1) age a segment by the wall clock since its creation", async () => {
   await withTempDir((dir) => {
     let now = 1_000_000;

@@ -4,7 +4,9 @@
 import assert from "node:assert/strict";
 import * as nodeFs from "node:fs";
 import { test } from "node:test";
+import { logConfigDefaults } from "../../src/log/log_config.ts";
 import { LogSegment, segmentFileName, type SegmentConfig, wholeBatchesLength } from "../../src/log/segment.ts";
+import { segmentRelativeOffsetMax } from "../../src/util/limits.ts";
 import { loadPlatform } from "../../src/platform/mod.ts";
 import type { Platform } from "../../src/platform/types.ts";
 import { buildBatch, concatBytes, parseBatches, text, valueRecords } from "../helpers/record_batch.ts";
@@ -371,6 +373,25 @@ test("segment: a batch above the 8 MiB read chunk that fits maxBytes is returned
       assert.equal(seg.read(0, 20 << 20, false).length, big.length, "the whole big batch fits maxBytes");
       assert.equal(seg.read(0, big.length - 1, false).length, 0, "but not when it does not fit");
       assert.equal(seg.read(0, 1, true).length, big.length);
+    } finally {
+      seg.close();
+    }
+  });
+});
+
+test("segment: shouldRoll (Kafka's LogSegment.shouldRoll): full, or past the int32 relative offset; an empty segment takes any append it can index", async () => {
+  await withTempDir((dir) => {
+    const seg = LogSegment.create(platform, dir, 100, config());
+    const rollConfig = { ...logConfigDefaults, segmentBytes: 1000, segmentMs: 1e15 };
+    const incoming = (bytes: number, lastOffset: number) => ({ bytes, lastOffset, maxTimestamp: Date.now() });
+    try {
+      assert.equal(seg.shouldRoll(rollConfig, incoming(5000, 200), Date.now()), false, "empty: takes even an oversized batch");
+      assert.equal(seg.shouldRoll(rollConfig, incoming(10, 100 + segmentRelativeOffsetMax + 1), Date.now()), true, "empty, offset overflow");
+      const [a] = appendBatches(seg, [2]);
+      assert.equal(seg.shouldRoll(rollConfig, incoming(1000 - a.size, 110), Date.now()), false, "fits segment.bytes exactly");
+      assert.equal(seg.shouldRoll(rollConfig, incoming(1001 - a.size, 110), Date.now()), true, "one byte over segment.bytes");
+      assert.equal(seg.shouldRoll(rollConfig, incoming(10, 100 + segmentRelativeOffsetMax), Date.now()), false, "last relative offset that fits");
+      assert.equal(seg.shouldRoll(rollConfig, incoming(10, 101 + segmentRelativeOffsetMax), Date.now()), true, "offset overflow");
     } finally {
       seg.close();
     }
