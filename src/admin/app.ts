@@ -612,7 +612,7 @@ export function createAdminApp(source: AdminSource, options: AdminAppOptions): H
     for (const key of stringList(body, "delete")) ops.push({ key, value: 0, remove: true });
     if (ops.length === 0) throw new AdminError(400, "nothing to change: give set and/or delete");
     const validateOnly = body.validate_only === true;
-    const [result] = await alterClientQuotas(s.registry, [{ entity: parts, ops }], validateOnly);
+    const [result] = await alterClientQuotas(s.registry, [{ entity: parts, ops }], validateOnly, s.resolveHost);
     if (result.errorCode !== ErrorCode.NONE) failOutcome(result as { errorCode: number; errorMessage: string | null });
     if (!validateOnly) log.info({ entity: parts, keys: ops.map((o) => o.key) }, "client quotas changed through the admin API");
     return c.json({ entity: entity, validate_only: validateOnly });

@@ -298,11 +298,12 @@ export class Broker {
       clock: platform.clock,
       logger: log,
       authorizer: null,
+      resolveHost: (name) => platform.resolveHost(name),
       fetchSessions: new FetchSessionCache(config.maxIncrementalFetchSessionCacheSlots, fetchSessionEvictionMs, () => randomBelow(platform, 0x7fffffff) / 0x7fffffff),
     };
     const dispatcher = new RequestDispatcher(services, apiHandlers, log);
     // Quotas too are read before the first connection, so no client runs unthrottled meanwhile.
-    const quotaStore = new QuotaStore(registry, log);
+    const quotaStore = new QuotaStore(registry, log, (name) => platform.resolveHost(name));
     await quotaStore.load();
     const clientQuotas = new ClientQuotas(
       quotaStore,

@@ -285,9 +285,23 @@ export function mutationAdmit(m: ControllerMutationQuotaManager | null | undefin
   return (partitions) => quota.record(partitions) ? null : { errorCode: ErrorCode.THROTTLING_QUOTA_EXCEEDED, errorMessage: throttlingQuotaExceededMessage };
 }
 
-const PRODUCE = 0, FETCH = 1;
-/** Inter-broker APIs: never throttled (Kafka exempts cluster actions). */
-const exemptApis = new Set([4, 5, 6, 7]);
+const PRODUCE = 0, FETCH = 1, WRITE_TXN_MARKERS = 27;
+/**
+ * Kafka's ApiKeys with clusterAction that strand serves: LeaderAndIsr, StopReplica,
+ * UpdateMetadata, ControlledShutdown, WriteTxnMarkers, AlterPartition. Kafka answers them with
+ * sendResponseExemptThrottle once the principal has CLUSTER_ACTION; a refusal for want of it (a
+ * ClusterAuthorizationException, RequestHandlerHelper.handleError's mayThrottle) is throttled as
+ * any client request, so a client cannot dodge its request quota by sending them.
+ */
+const clusterActionApis = new Set([4, 5, 6, 7, WRITE_TXN_MARKERS, 56]);
+
+/** Whether the answer refuses the request for want of CLUSTER_ACTION (each handler's refusal shape). */
+function refusedClusterAction(apiKey: number, answer: Struct | null): boolean {
+  if (answer === null) return false;
+  if (apiKey !== WRITE_TXN_MARKERS) return answer.errorCode === ErrorCode.CLUSTER_AUTHORIZATION_FAILED;
+  const markers = (answer.markers ?? []) as { topics: { partitions: { errorCode: number }[] }[] }[];
+  return markers.some((m) => m.topics.some((t) => t.partitions.some((p) => p.errorCode === ErrorCode.CLUSTER_AUTHORIZATION_FAILED)));
+}
 
 /** The user name of a principal ("User:alice" → "alice"), as Kafka's quotas key users. */
 function userOf(principal: string): string {
@@ -333,7 +347,7 @@ export class ClientQuotas implements RequestThrottler {
 
   throttle(ctx: RequestContext, request: Struct, answer: Struct | null, requestBytes: number, responseBytes: number, handlerMs: number): number {
     const apiKey = ctx.header.apiKey;
-    if (exemptApis.has(apiKey)) return 0;
+    if (clusterActionApis.has(apiKey) && !refusedClusterAction(apiKey, answer)) return 0;
     if (apiKey === FETCH && fetchReplicaId(ctx, request) >= 0) return 0;
     const p = this.produce, f = this.fetch, r = this.request;
     if (!p.active && !f.active && !r.active) return 0;

@@ -115,9 +115,8 @@ export function parseQuotaEntityPath(entityPath: string): QuotaEntity | null {
   if (parts.length === 2 && parts[0] === ConfigType.Ip) {
     const n = names([parts[1]]);
     if (n === null) return null;
-    // Written by hand as a host name or a malformed address: Kafka would not take it either.
-    const ip = n[0] === null ? null : canonicalIp(n[0]);
-    return ip === null && n[0] !== null ? null : { ip };
+    // Not an address: a host name, as Kafka stores it; the QuotaStore resolves it when read.
+    return { ip: n[0] === null ? null : canonicalIp(n[0]) ?? n[0] };
   }
   if (parts.length === 4 && parts[0] === user && parts[2] === client) {
     const n = names([parts[1], parts[3]]);
@@ -183,7 +182,14 @@ export class QuotaStore {
   /** Quota types with at least one quota set anywhere: the others cost nothing per request. */
   private typesSet = new Set<string>();
 
-  constructor(private readonly registry: Registry, private readonly logger: Logger) {}
+  /** Addresses of the ip entities named by host name, resolved when read (Kafka's ConnectionQuotas keys by InetAddress). */
+  private namedIps = new Map<string, string>();
+
+  constructor(
+    private readonly registry: Registry,
+    private readonly logger: Logger,
+    private readonly resolveHost?: (name: string) => Promise<string | null>,
+  ) {}
 
   /** Reads every quota entity (start-up). */
   async load(): Promise<void> {
@@ -196,6 +202,7 @@ export class QuotaStore {
       if (values.size > 0) next.set(entityKey(entity), { entity, values });
     }
     this.byEntity = next;
+    await this.resolveNamedIps();
     this.recount();
     if (next.size > 0) this.logger.info({ entities: next.size }, "client quotas loaded");
   }
@@ -210,10 +217,23 @@ export class QuotaStore {
     const had = this.byEntity.get(key)?.values;
     if (values.size > 0) this.byEntity.set(key, { entity, values });
     else this.byEntity.delete(key);
+    if (entity.ip !== undefined) await this.resolveNamedIps();
     this.recount();
     const text = (m: Map<string, number> | undefined) => JSON.stringify([...(m ?? new Map())].sort());
     if (text(had) !== text(values)) this.logger.info({ entity: entityPath, quotas: Object.fromEntries(values) }, "client quotas changed");
     return true;
+  }
+
+  private async resolveNamedIps(): Promise<void> {
+    const next = new Map<string, string>();
+    for (const { entity } of [...this.byEntity.values()]) {
+      if (typeof entity.ip !== "string" || canonicalIp(entity.ip) !== null || this.resolveHost === undefined) continue;
+      const address = await this.resolveHost(entity.ip);
+      const ip = address === null ? null : canonicalIp(address);
+      if (ip === null) this.logger.warn({ ip: entity.ip }, "an ip quota names a host that does not resolve; it applies to no connection");
+      else next.set(ip, entity.ip);
+    }
+    this.namedIps = next;
   }
 
   /** Whether any entity has a quota of this type (enforcement skips the type when none does). */
@@ -229,7 +249,10 @@ export class QuotaStore {
   /** connection_creation_rate for connections from `ip` (canonical): its own quota, else ips/<default>. */
   connectionCreationRate(ip: string): number | undefined {
     if (!this.typesSet.has(QuotaConfigKey.ConnectionCreationRate)) return undefined;
-    return this.get({ ip }, QuotaConfigKey.ConnectionCreationRate) ?? this.get({ ip: null }, QuotaConfigKey.ConnectionCreationRate);
+    const named = this.namedIps.get(ip);
+    return this.get({ ip }, QuotaConfigKey.ConnectionCreationRate) ??
+      (named === undefined ? undefined : this.get({ ip: named }, QuotaConfigKey.ConnectionCreationRate)) ??
+      this.get({ ip: null }, QuotaConfigKey.ConnectionCreationRate);
   }
 
   /** Every entity with quotas (for the admin API and the dashboard). */
@@ -304,12 +327,8 @@ function entityOf(parts: WireEntity[]): QuotaEntity {
     if (e.user !== undefined || e.clientId !== undefined) {
       throw invalid("Invalid quota entity combination, IP entity should not be used with user/client ID entity.");
     }
-    if (e.ip !== null) {
-      // Kafka also takes a host name it can resolve; strand resolves no names here.
-      const ip = canonicalIp(e.ip);
-      if (ip === null) throw invalid(`${e.ip} is not a valid IP or resolvable host.`);
-      e.ip = ip;
-    }
+    // A host name stays as given (Kafka stores it so); alterClientQuotas checks that it resolves.
+    if (e.ip !== null) e.ip = canonicalIp(e.ip) ?? e.ip;
   }
   return e;
 }
@@ -362,13 +381,22 @@ export interface AlterEntry {
 }
 
 /** AlterClientQuotas' entries, one result per entry, as Kafka's ZkAdminManager answers them. */
-export async function alterClientQuotas(registry: Registry, entries: AlterEntry[], validateOnly: boolean): Promise<Struct[]> {
+export async function alterClientQuotas(
+  registry: Registry,
+  entries: AlterEntry[],
+  validateOnly: boolean,
+  resolveHost?: (name: string) => Promise<string | null>,
+): Promise<Struct[]> {
   const results: Struct[] = [];
   for (const entry of entries) {
     let errorCode: number = ErrorCode.NONE;
     let errorMessage: string | null = null;
     try {
       const entity = entityOf(entry.entity);
+      // Kafka's DynamicConfig.Ip.isValidIpEntity: InetAddress.getByName must take the name.
+      if (typeof entity.ip === "string" && canonicalIp(entity.ip) === null && (resolveHost === undefined || (await resolveHost(entity.ip)) === null)) {
+        throw invalid(`${entity.ip} is not a valid IP or resolvable host.`);
+      }
       applyOps(new Map(), entry.ops, entity);
       if (!validateOnly) await alterEntity(registry, entity, entry.ops);
     } catch (e) {

@@ -18,6 +18,8 @@ import type { MetadataCache } from "./metadata_cache.ts";
 import type { InterBrokerConnections } from "./txn_marker_sender.ts";
 
 export interface BrokerServices {
+  /** Resolves a host name (an ip quota entity may name a host, as Kafka's InetAddress.getByName takes). */
+  resolveHost?: (name: string) => Promise<string | null>;
   /** server.properties as parsed at start-up (the static configs). */
   config: BrokerConfig;
   /** The dynamic broker configs (the log defaults changed at run time) and the merged config. */

@@ -23,6 +23,7 @@ import {
   connectError,
   connectionClosedError,
   fillRandom,
+  resolveHost,
   guardHttpHandler,
   httpIdleTimeoutSeconds,
   internalServerError,
@@ -713,5 +714,6 @@ export function createBunPlatform(): Platform {
     clock: webClock(),
     process: bunProcess,
     randomBytes: fillRandom,
+    resolveHost,
   };
 }

@@ -17,6 +17,7 @@ import {
   connectError,
   connectionClosedError,
   fillRandom,
+  resolveHost,
   guardHttpHandler,
   internalServerError,
   parentDir,
@@ -504,5 +505,6 @@ export function createDenoPlatform(): Platform {
     clock: webClock(),
     process: denoProcess,
     randomBytes: fillRandom,
+    resolveHost,
   };
 }

@@ -2,6 +2,7 @@
 // the clock, random bytes and path helpers. Nothing here touches Bun.* or Deno.*, so both
 // bun.ts and deno.ts build on the same semantics instead of re-deriving them.
 import type { Clock, FileSystemSpace, HttpHandler, Timer } from "./types.ts";
+import { lookup } from "node:dns/promises";
 
 export { randomBytesPerCallMax, readChunkBytes, readQueueChunksMax } from "../util/mod.ts";
 import { randomBytesPerCallMax, readQueueChunksMax } from "../util/mod.ts";
@@ -198,4 +199,13 @@ export function guardHttpHandler(handler: HttpHandler): HttpHandler {
       return internalServerError();
     }
   };
+}
+
+/** Platform.resolveHost: node:dns's lookup behaves alike under Bun and Deno (the system resolver). */
+export async function resolveHost(name: string): Promise<string | null> {
+  try {
+    return (await lookup(name)).address;
+  } catch {
+    return null;
+  }
 }

@@ -285,4 +285,6 @@ export interface Platform {
   readonly process: ProcessInfo;
   /** Fills out with cryptographically random bytes. */
   randomBytes(out: Uint8Array): void;
+  /** The first address a host name resolves to (Java's InetAddress.getByName), null when it does not resolve. */
+  resolveHost(name: string): Promise<string | null>;
 }

@@ -45,7 +45,7 @@ test("client quotas: produce throttle time is Kafka's (rate - quota) / quota x w
   assert.equal(q.throttle(ctx(3, 12, "User:alice", "a"), {}, {}, 1_000_000, 0, 0), 0);
 });
 
-test("client quotas: the request quota's throttle is bounded by one window; inter-broker APIs and follower fetches are exempt", () => {
+test("client quotas: the request quota's throttle is bounded by one window; cluster-action APIs (unless refused CLUSTER_AUTHORIZATION_FAILED) and follower fetches are exempt", () => {
   let now = 0;
   const q = new ClientQuotas(store([
     { entity: { clientId: null }, key: "request_percentage", value: 1 },
@@ -53,7 +53,16 @@ test("client quotas: the request quota's throttle is bounded by one window; inte
   ]), 11, 1, () => now);
   // 5 s of handler time at once: 500% over 10 s = 50%, far above 1%; bounded by the 1 s window.
   assert.equal(q.throttle(ctx(3, 12, "User:ANONYMOUS", "app"), {}, {}, 100, 100, 5_000), 1000);
-  for (const apiKey of [4, 5, 6, 7]) assert.equal(q.throttle(ctx(apiKey, 1, "User:ANONYMOUS", "app"), {}, {}, 100, 100, 5_000), 0, `api ${apiKey}`);
+  // Cluster-action APIs answered to a broker are exempt (sendResponseExemptThrottle); refused for
+  // want of CLUSTER_ACTION they are throttled (RequestHandlerHelper.handleError's mayThrottle).
+  for (const apiKey of [4, 5, 6, 7, 56]) {
+    assert.equal(q.throttle(ctx(apiKey, 1, "User:broker", "app"), {}, { errorCode: 0 }, 100, 100, 5_000), 0, `api ${apiKey} answered`);
+    assert.equal(q.throttle(ctx(apiKey, 1, "User:broker", "app"), {}, { errorCode: 11 }, 100, 100, 5_000), 0, `api ${apiKey} STALE_CONTROLLER_EPOCH`);
+    assert.equal(q.throttle(ctx(apiKey, 1, "User:mallory", "app"), {}, { errorCode: 31 }, 100, 100, 5_000), 1000, `api ${apiKey} refused`);
+  }
+  const markers = (code: number): Struct => ({ markers: [{ producerId: 1n, topics: [{ name: "t", partitions: [{ partitionIndex: 0, errorCode: code }] }] }] });
+  assert.equal(q.throttle(ctx(27, 1, "User:broker", "app"), {}, markers(0), 100, 100, 5_000), 0, "WriteTxnMarkers answered");
+  assert.equal(q.throttle(ctx(27, 1, "User:mallory", "app"), {}, markers(31), 100, 100, 5_000), 1000, "WriteTxnMarkers refused");
   // A follower's fetch (replica id >= 0, v15+ in replicaState) is not a client's.
   assert.equal(q.throttle(ctx(1, 12, "User:ANONYMOUS", "app"), { replicaId: 2 }, {}, 100, 1_000_000, 0), 0);
   assert.equal(q.throttle(ctx(1, 15, "User:ANONYMOUS", "app"), { replicaState: { replicaId: 2 } }, {}, 100, 1_000_000, 0), 0);

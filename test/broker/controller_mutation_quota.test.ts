@@ -264,3 +264,29 @@ test("controller mutation quota on a fixed clock: Kafka's token bucket, strict r
   const stats = q.controllerMutation.stats();
   assert.deepEqual(stats.map((s) => s.clientId).sort(), ["a", "b"]);
 });
+
+test("controller mutation quota: CreateTopics charges the quota in request order, so the same later topics are refused every time", async () => {
+  const b = await startBroker(window);
+  const c = await WireClient.connect(b.port);
+  try {
+    for (const round of [1, 2, 3]) {
+      const clientId = `ordered-${round}`;
+      await setQuota(b, c, clientId);
+      // Sizes differ so a topic charged out of order would change the outcome: 1 + 18 leave the
+      // bucket at 1 (not negative), the 5 goes through to -4, and the last two are refused.
+      const sizes = [1, 18, 5, 2, 1];
+      const names = sizes.map((_, i) => `o${round}-${i}`);
+      const r = await request(c, clientId, CreateTopicsApi, 7, {
+        topics: names.map((name, i) => ({ name, numPartitions: sizes[i], replicationFactor: 1, assignments: [], configs: [] })),
+        timeoutMs: 10_000,
+        validateOnly: false,
+      });
+      const results = r.topics as TopicResult[];
+      assert.deepEqual(results.map((t) => t.name), names);
+      assert.deepEqual(results.map((t) => t.errorCode), [0, 0, 0, THROTTLED, THROTTLED], `round ${round}`);
+    }
+  } finally {
+    c.close();
+    await b.stop();
+  }
+});

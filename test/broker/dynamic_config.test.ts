@@ -14,6 +14,7 @@ import { ErrorCode } from "../../src/util/errors.ts";
 import { startBroker, type TestBroker } from "../helpers/broker.ts";
 import { buildBatch, valueRecords } from "../helpers/record_batch.ts";
 import { createTopic, produce, WireClient } from "../helpers/wire.ts";
+import { served } from "../helpers/connection_slots.ts";
 import { sharedZooKeeper, skipUnlessZooKeeper } from "../helpers/zookeeper.ts";
 
 const BROKER = 4;
@@ -329,6 +330,26 @@ test("with ZooKeeper, two brokers: the cluster default reaches both, a per-broke
     c1?.close();
     await b1?.stop();
     await b0.stop();
+  }
+});
+
+test("with ZooKeeper: max.connections.per.ip as the cluster default, then per broker, applies to the next connection without a restart", { skip: zkSkip, timeout: 60_000 }, async () => {
+  const server = await zk.get();
+  const b = await startBroker({ "broker.id": "0", "zookeeper.connect": `${server.connectString}/dynconn-${Date.now()}`, "zookeeper.session.timeout.ms": "6000" });
+  const open: WireClient[] = [];
+  try {
+    const admin = await WireClient.connect(b.port);
+    open.push(admin);
+    assert.equal((await alterBroker(admin, "", [["max.connections.per.ip", SET, "2"]])).errorCode, ErrorCode.NONE);
+    await eventually("the broker applies the cluster default", () => b.broker.services.dynamicConfig.values.clusterDefault.get("max.connections.per.ip") === "2");
+    assert.equal(await served(b.port, open), true, "a second connection from 127.0.0.1 is served");
+    assert.equal(await served(b.port, open), false, "a third is refused");
+    assert.equal((await alterBroker(admin, "0", [["max.connections.per.ip", SET, "4"]])).errorCode, ErrorCode.NONE);
+    await eventually("the broker applies its own value", () => b.broker.services.dynamicConfig.values.perBroker.get("max.connections.per.ip") === "4");
+    assert.equal(await served(b.port, open), true, "raised per broker: the next is served");
+  } finally {
+    for (const c of open) c.close();
+    await b.stop();
   }
 });
 

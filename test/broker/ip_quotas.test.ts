@@ -94,7 +94,7 @@ test("ip addresses: one canonical form per address; ip entity paths in Kafka's l
   assert.deepEqual(parseQuotaEntityPath("ips/10.0.0.7"), { ip: "10.0.0.7" });
   assert.deepEqual(parseQuotaEntityPath("ips/<default>"), { ip: null });
   assert.deepEqual(parseQuotaEntityPath("ips/%3A%3A1"), { ip: "::1" });
-  assert.equal(parseQuotaEntityPath("ips/not-an-ip"), null);
+  assert.deepEqual(parseQuotaEntityPath("ips/localhost"), { ip: "localhost" }, "a host name, as Kafka stores it");
   assert.equal(parseQuotaEntityPath("ips/1.2.3.4/clients/x"), null);
 });
 
@@ -269,6 +269,35 @@ test("the default ip entity limits every address without its own quota; an addre
     assert.deepEqual(free, { served: 10, refused: 0 }, "127.0.0.1's own quota of 1000/s overrides the default of 2");
   } finally {
     for (const c of open) c.close();
+    await b.stop();
+  }
+});
+
+test("an ip entity may name a host that resolves (Kafka's InetAddress.getByName): localhost is stored as named and limits 127.0.0.1; a name that does not resolve is INVALID_REQUEST", { timeout: 60_000 }, async () => {
+  const b = await startBroker(window);
+  const open: WireClient[] = [];
+  const reg = b.registrySession();
+  try {
+    const c = await WireClient.connect(b.port);
+    try {
+      const bad = await alter(c, 1, [{ entity: [ip("no-such-host.invalid")], ops: [set(rate, 2)] }]);
+      assert.equal(bad[0].errorCode, ErrorCode.INVALID_REQUEST);
+      assert.match(bad[0].errorMessage ?? "", /no-such-host\.invalid is not a valid IP or resolvable host/);
+      assert.equal(await reg.exists("/config/ips/no-such-host.invalid"), null, "nothing refused was written");
+    } finally {
+      c.close();
+    }
+    // The probe is the address localhost resolves to: the store resolves the name it reads.
+    await setIpQuota(b, ip("localhost"), 2, "127.0.0.1");
+    assert.deepEqual(await nodeJson(reg, "/config/ips/localhost"), { version: 1, config: { [rate]: "2" } });
+    const d = await WireClient.connect(b.port);
+    open.push(d);
+    assert.deepEqual((await describe(d, [{ entityType: "ip", matchType: 0, match: "localhost" }])).entries, [{ entity: { ip: "localhost" }, values: { [rate]: 2 } }]);
+    const first = await burst(b.port, 10, open);
+    assert.ok(first.refused >= 5, `refused ${first.refused} of 10 connections from 127.0.0.1 under the localhost quota`);
+  } finally {
+    for (const c of open) c.close();
+    await reg.close();
     await b.stop();
   }
 });

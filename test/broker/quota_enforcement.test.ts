@@ -11,7 +11,7 @@
 // one second's worth.
 import assert from "node:assert/strict";
 import { test } from "node:test";
-import { AlterClientQuotasApi, FetchApi, MetadataApi, ProduceApi } from "../../src/protocol/api/mod.ts";
+import { AlterClientQuotasApi, ControlledShutdownApi, FetchApi, MetadataApi, ProduceApi } from "../../src/protocol/api/mod.ts";
 import type { Struct } from "../../src/protocol/codec.ts";
 import { startBroker, type TestBroker } from "../helpers/broker.ts";
 import { buildBatch, valueRecords } from "../helpers/record_batch.ts";
@@ -189,6 +189,27 @@ test("request quota: handler time is charged, a fetch's long poll is not; the th
     }
     assert.ok(throttleMs > 0, "Metadata requests were throttled by handler time");
     assert.ok(throttleMs <= 1000, `the request throttle is at most one window (${throttleMs} ms)`);
+  } finally {
+    c.close();
+    await b.stop();
+  }
+});
+
+test("request quota: a cluster-action API refused for want of CLUSTER_ACTION is charged and throttled as Kafka's handleError does; it is not exempt by API key", async () => {
+  // Single-node mode: no principal may send inter-broker requests, so each ControlledShutdown is
+  // refused CLUSTER_AUTHORIZATION_FAILED (Kafka's ClusterAuthorizationException), which Kafka
+  // throttles (mayThrottle) where it exempts the answer to an authorized broker.
+  const b = await startBroker({ "quota.window.num": "2", "quota.window.size.seconds": "1" });
+  const c = await WireClient.connect(b.port);
+  try {
+    await setQuota(c, [{ entityType: "client-id", entityName: "wire-test" }], "request_percentage", 0.001);
+    await eventually("the broker applies the quota", () => b.broker.clientQuotas!.store.resolve("request", "ANONYMOUS", "wire-test")?.bound === 0.001);
+    const stat = () => b.broker.clientQuotas!.request.stats().find((x) => x.clientId === "wire-test");
+    for (let i = 0; i < 200 && (stat()?.throttledTotal ?? 0) === 0; i++) {
+      const r = await c.request(ControlledShutdownApi, 3, { brokerId: 0, brokerEpoch: 1n });
+      assert.equal(r.errorCode, 31, "CLUSTER_AUTHORIZATION_FAILED");
+    }
+    assert.ok((stat()?.throttledTotal ?? 0) > 0, `refused ControlledShutdowns were throttled: ${JSON.stringify(stat())}`);
   } finally {
     c.close();
     await b.stop();

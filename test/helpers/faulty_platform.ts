@@ -179,6 +179,7 @@ export function faultyPlatform(inner: Platform): FaultyPlatform {
     clock: inner.clock,
     process: inner.process,
     randomBytes: (out) => inner.randomBytes(out),
+    resolveHost: (name) => inner.resolveHost(name),
     fail(dir: string) {
       faults.push({ dir, code: "EIO", ops: null, partialWrite: false });
     },

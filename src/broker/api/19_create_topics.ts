@@ -11,7 +11,7 @@ import type { Struct } from "../../protocol/mod.ts";
 import { ErrorCode } from "../../util/mod.ts";
 import { authorizedNames, clusterAllowed } from "../authorize_checks.ts";
 import type { ApiHandler } from "../dispatch.ts";
-import type { CreateTopicSpec } from "../../controller/mod.ts";
+import type { CreateTopicSpec, MutationAdmit } from "../../controller/mod.ts";
 import type { BrokerServices } from "../services.ts";
 import { describeTopicConfigs } from "../config_describe.ts";
 import { mutationAdmit } from "../client_quota_manager.ts";
@@ -62,7 +62,28 @@ export const createTopicsHandler: ApiHandler<BrokerServices> = {
     const timeoutMs = Math.max(0, req.timeoutMs as number);
     // KIP-599: the partitions created count against controller_mutation_rate; strict from v6.
     const admit = mutationAdmit(s.controllerMutationQuota, ctx, 6);
+    // Kafka (ZkAdminManager.createTopics) validates and charges the quota topic by topic in
+    // request order, so which topics meet an empty bucket is fixed by the request. Each topic's
+    // checks (which await the registry) start only once the one before has been charged or has
+    // failed; the registry writes after the charge still overlap.
+    let previousDecided: Promise<void> = Promise.resolve();
     const results = await Promise.all(topics.map(async (t): Promise<Struct> => {
+      if (admit === undefined) return await createOne(t, undefined);
+      const before = previousDecided;
+      let decide = () => {};
+      previousDecided = new Promise<void>((r) => (decide = r));
+      try {
+        await before;
+        return await createOne(t, (partitions) => {
+          const refused = admit(partitions);
+          decide();
+          return refused;
+        });
+      } finally {
+        decide();
+      }
+    }));
+    async function createOne(t: CreatableTopic, admit: MutationAdmit | undefined): Promise<Struct> {
       const out = {
         name: t.name,
         topicId: new Uint8Array(16),
@@ -96,7 +117,7 @@ export const createTopicsHandler: ApiHandler<BrokerServices> = {
           isSensitive: e.isSensitive,
         })),
       };
-    }));
+    }
     return { throttleTimeMs: 0, topics: results };
   },
   errorResponse(req, _version, errorCode, errorMessage) {

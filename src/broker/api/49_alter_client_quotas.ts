@@ -20,6 +20,6 @@ export const alterClientQuotasHandler: ApiHandler<BrokerServices> = {
         entries: entries.map((e) => ({ errorCode: ErrorCode.CLUSTER_AUTHORIZATION_FAILED, errorMessage: "Cluster authorization failed.", entity: e.entity })),
       };
     }
-    return { throttleTimeMs: 0, entries: await alterClientQuotas(s.registry, entries, req.validateOnly as boolean) };
+    return { throttleTimeMs: 0, entries: await alterClientQuotas(s.registry, entries, req.validateOnly as boolean, s.resolveHost) };
   },
 };
