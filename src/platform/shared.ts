@@ -2,10 +2,9 @@
 // the clock, random bytes and path helpers. Nothing here touches Bun.* or Deno.*, so both
 // bun.ts and deno.ts build on the same semantics instead of re-deriving them.
 import type { Clock, FileSystemSpace, HttpHandler, Timer } from "./types.ts";
-import { lookup } from "node:dns/promises";
 
 export { randomBytesPerCallMax, readChunkBytes, readQueueChunksMax } from "../util/mod.ts";
-import { randomBytesPerCallMax, readQueueChunksMax } from "../util/mod.ts";
+import { hostResolveTimeoutMs, randomBytesPerCallMax, readQueueChunksMax } from "../util/mod.ts";
 
 type Waiter = (chunk: Uint8Array | null) => void;
 
@@ -201,11 +200,26 @@ export function guardHttpHandler(handler: HttpHandler): HttpHandler {
   };
 }
 
-/** Platform.resolveHost: node:dns's lookup behaves alike under Bun and Deno (the system resolver). */
+/**
+ * Platform.resolveHost: node:dns's lookup behaves alike under Bun and Deno (the system resolver).
+ * A client may ask for any name (AlterClientQuotas' ip entity), so only a well-formed host name is
+ * looked up, and a resolver that does not answer within hostResolveTimeoutMs counts as "does not
+ * resolve" (Java's InetAddress would wait for it; a request should not). node:dns is loaded on
+ * first use: start-up does not pay for it.
+ */
 export async function resolveHost(name: string): Promise<string | null> {
+  if (!isHostName(name)) return null;
+  const { lookup } = await import("node:dns/promises");
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const timeout = new Promise<null>((resolve) => timer = setTimeout(() => resolve(null), hostResolveTimeoutMs));
   try {
-    return (await lookup(name)).address;
-  } catch {
-    return null;
+    return await Promise.race([lookup(name).then((r) => r.address, () => null), timeout]);
+  } finally {
+    clearTimeout(timer);
   }
+}
+
+/** RFC 1123 host name: dot-separated labels of letters, digits and inner hyphens, 253 bytes at most. */
+export function isHostName(name: string): boolean {
+  return name.length > 0 && name.length <= 253 && /^(?!-)[A-Za-z0-9-]{1,63}(?<!-)(\.(?!-)[A-Za-z0-9-]{1,63}(?<!-))*\.?$/.test(name);
 }

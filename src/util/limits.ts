@@ -204,6 +204,12 @@ export const sslFileCheckIntervalMs = 5_000;
 export const tlsFailureLogIntervalMs = 10_000;
 /** crypto.getRandomValues refuses more than this per call (Web Crypto's quota). */
 export const randomBytesPerCallMax = 65_536;
+/**
+ * How long Platform.resolveHost waits for the system resolver (an ip quota entity named by host
+ * name): an unreachable DNS server otherwise holds an AlterClientQuotas answer for its own
+ * timeouts (5 s per try in glibc's default). Past it the name counts as not resolving.
+ */
+export const hostResolveTimeoutMs = 2_000;
 /** ZooKeeper's default jute.maxbuffer: the largest payload a ZooKeeper server accepts per node. */
 export const nodeDataBytesMax = 0xfffff;
 /**

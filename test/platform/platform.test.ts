@@ -8,7 +8,7 @@ import * as os from "node:os";
 import * as nodePath from "node:path";
 import { loadPlatform } from "../../src/platform/mod.ts";
 import type { Connection, Listener, Platform } from "../../src/platform/mod.ts";
-import { withConnectTimeout } from "../../src/platform/shared.ts";
+import { isHostName, withConnectTimeout } from "../../src/platform/shared.ts";
 
 const platform: Platform = await loadPlatform();
 const text = new TextEncoder();
@@ -614,4 +614,20 @@ test("http: a busy port is refused; close lets a request in flight finish, then 
     await closing;
     await assert.rejects(fetch(base), "connections refused after close");
   });
+});
+
+test("platform: resolveHost looks up well-formed host names only, and answers null for what does not resolve", async () => {
+  // localhost resolves through /etc/hosts on every machine the tests run on: no network needed.
+  const local = await platform.resolveHost("localhost");
+  assert.ok(local === "127.0.0.1" || local === "::1", `localhost resolved to ${local}`);
+  // A name a client made up (the fuzzer, an attacker) is refused before any lookup.
+  for (const bad of ["", "a b", "-lead.example", "trail-.example", "x".repeat(64), `${"a.".repeat(127)}ab`, "under_score", "ünï"]) {
+    assert.equal(isHostName(bad), false, JSON.stringify(bad));
+    const started = performance.now();
+    assert.equal(await platform.resolveHost(bad), null, JSON.stringify(bad));
+    assert.ok(performance.now() - started < 50, `${JSON.stringify(bad)} was looked up`);
+  }
+  for (const good of ["localhost", "a", "kafka-1.example.com", "x".repeat(63), "host.example."]) assert.ok(isHostName(good), good);
+  // RFC 6761 reserves .invalid: it never resolves, whatever the resolver.
+  assert.equal(await platform.resolveHost("no-such-host.invalid"), null);
 });
