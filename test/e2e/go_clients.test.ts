@@ -16,7 +16,6 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { FetchApi } from "../../src/protocol/api/mod.ts";
 import { startBroker } from "../helpers/broker.ts";
 import { fetchOffsets } from "../helpers/groups.ts";
 import { run, skipUnless } from "../helpers/tools.ts";
@@ -128,14 +127,12 @@ async function produceConsumeCommit(bin: string, client: string, extra: string[]
 
 // sarama 1.22.1 does not negotiate versions: config.Version picks them. 2.1.0 means Produce v7,
 // Fetch v10, JoinGroup v3, OffsetCommit v6...; 0.11.0.0 means Produce v3, Fetch v4, OffsetCommit
-// v2; 0.10.2.0 means Produce v2 (magic 1 message sets) and Fetch v3, which needs the broker's
-// down-conversion to message format v1: a todo (neither runtime runs one) until strand's Fetch
-// reaches v3.
-const fetchMin = FetchApi.request.versions.min;
-for (const [version, fetchVersion] of [["2.1.0", 10], ["0.11.0.0", 4], ["0.10.2.0", 3]] as const) {
+// v2; 0.10.2.0 means Produce v2 (magic 1 message sets) and Fetch v3, which the broker answers
+// with its batches down-converted to message format v1.
+for (const version of ["2.1.0", "0.11.0.0", "0.10.2.0"] as const) {
   test(
     `sarama 1.22.1 as Kafka ${version}: SyncProducer acks=all, ConsumerGroup reads every message and commits; a second session resumes`,
-    { skip: skipUnless("sarama"), todo: fetchMin <= fetchVersion ? false : `strand's Fetch starts at v${fetchMin}; sarama as ${version} sends v${fetchVersion}` },
+    { skip: skipUnless("sarama") },
     async () => {
       const { bin, cleanup } = await buildGo("sarama");
       try {
@@ -235,11 +232,10 @@ test("kafka-go 0.2.1: Writer (Produce v2, magic 1 message sets: plain, gzip, sna
 });
 
 // kafka-go 0.2.1 reads with Fetch v2 (magic 1 message sets), whatever the broker advertises: its
-// Reader needs the down-conversion of Fetch v0-3. Until strand's Fetch goes down to v2 this test
-// is a todo, which neither runtime runs; it becomes a real test when FetchApi's versions reach v2.
+// Reader needs the down-conversion of Fetch v0-3 (to message format v1).
 test(
   "kafka-go 0.2.1: a group Reader (Fetch v2) reads every message and commits each; a second one resumes",
-  { skip: skipUnless("kafka-go"), todo: fetchMin <= 2 ? false : `strand's Fetch starts at v${fetchMin}; kafka-go 0.2.1 sends v2` },
+  { skip: skipUnless("kafka-go") },
   async () => {
     const { bin, cleanup } = await buildGo("kafkago");
     try {
