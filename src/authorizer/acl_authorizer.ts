@@ -173,8 +173,19 @@ export class AclAuthorizer implements Authorizer, AclStore {
     return { aclsTotal: this.cache.size, allowedTotal: this.allowedTotal, deniedTotal: this.deniedTotal };
   }
 
-  /** One line in Kafka's words, at most authorizerLogLinesPerSecondMax a second (the rest counted, then said). */
+  /**
+   * One line in Kafka's words. Denials are capped at authorizerLogLinesPerSecondMax a second (the
+   * rest counted, then said) so a denied flood cannot fill the log; allowed decisions go to debug
+   * uncapped and do not count against the cap, or ordinary traffic (debug off) would hide denials.
+   */
   private audit(who: RequestPrincipal, operation: AclOperation, resourceType: ResourceType, name: string, ok: boolean): void {
+    const line = () =>
+      `Principal = ${who.principal} is ${ok ? "Allowed" : "Denied"} Operation = ${operationName(operation)} from host = ${who.host} ` +
+      `on resource = ${resourceTypeName(resourceType)}:LITERAL:${name} for request = ${who.request ?? "unknown"} with resourceRefCount = 1`;
+    if (ok) {
+      this.auditLogger.debug({}, line());
+      return;
+    }
     const now = this.clock.monotonicMs();
     const w = this.auditWindow;
     if (now - w.startMs >= 1000) {
@@ -186,12 +197,9 @@ export class AclAuthorizer implements Authorizer, AclStore {
       return;
     }
     w.lines++;
-    const msg = `Principal = ${who.principal} is ${ok ? "Allowed" : "Denied"} Operation = ${operationName(operation)} from host = ${who.host} ` +
-      `on resource = ${resourceTypeName(resourceType)}:LITERAL:${name} for request = ${who.request ?? "unknown"} with resourceRefCount = 1`;
     const fields = w.unsaid === 0 ? {} : { unsaidSinceLast: w.unsaid };
     w.unsaid = 0;
-    if (ok) this.auditLogger.debug(fields, msg);
-    else this.auditLogger.info(fields, msg);
+    this.auditLogger.info(fields, line());
   }
 
   authorizedOperations(who: RequestPrincipal, resourceType: ResourceType, name: string): number {
