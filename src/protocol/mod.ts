@@ -12,6 +12,8 @@
 // - compression.ts: Kafka's codecs (gzip, snappy, lz4, zstd) on bytes; decompression is bounded
 //   and answers an error code instead of throwing. recompress.ts: validated batches rewritten in a
 //   topic's compression.type (the body only; the header keeps every other field).
+// - produce_crc_ahead.ts: the CRC of a Produce request's first batch, computed as its bytes
+//   arrive and remembered for exactly that buffer and range until the frame is handled.
 // - message_set.ts: legacy message sets (magic 0/1, Produce v0-2) up-converted to one v2 batch.
 // - down_convert.ts: stored batches v2 down-converted to legacy message sets (Fetch v0-3).
 // - internal/offsets_records.ts: the __consumer_offsets key and value formats (version-prefixed);
@@ -31,6 +33,7 @@ export * from "./internal/consumer_protocol.ts";
 export * from "./internal/offsets_records.ts";
 export * from "./internal/txn_log.ts";
 export * from "./message_set.ts";
+export * from "./produce_crc_ahead.ts";
 export * from "./record_batch.ts";
 export * from "./record_batch_builder.ts";
 export * from "./record_validator.ts";

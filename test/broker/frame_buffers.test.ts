@@ -5,7 +5,7 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 import { FrameBufferCache } from "../../src/broker/frame_buffers.ts";
-import { FrameReader } from "../../src/broker/server.ts";
+import { FrameReader } from "../../src/broker/frame_reader.ts";
 import { startBroker } from "../helpers/broker.ts";
 import { buildBatch, parseBatches, text, valueRecords } from "../helpers/record_batch.ts";
 import { createTopic, fetchOnce, produce, WireClient } from "../helpers/wire.ts";

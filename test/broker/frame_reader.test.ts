@@ -3,7 +3,7 @@
 // sizes outside [request header, socket.request.max.bytes] reported before any body arrives.
 import assert from "node:assert/strict";
 import { test } from "node:test";
-import { FrameReader } from "../../src/broker/server.ts";
+import { FrameReader } from "../../src/broker/frame_reader.ts";
 
 /** A frame (size prefix + body) whose body bytes are derived from tag. */
 function makeFrame(bodyBytes: number, tag: number): { wire: Uint8Array; body: Uint8Array } {
