@@ -249,18 +249,22 @@ const runtimes = values.runtime === "both" ? ["bun", "deno"] : [values.runtime];
 for (const rt of runtimes) {
   const r = await benchRuntime(rt);
   console.log(`strand on ${rt} (broker RSS after the run: ${fmt(r.rssMb, 0)} MiB):`);
+  // Plaintext figures the TLS rows below are divided by (not measured with --only exactly-once).
   let p = 0;
+  let c = 0;
+  let np = 0;
+  let nc = 0;
   if (!onlyEos) {
     p = row("produce (kcat -P, acks=1)", r.produce, inputBytes, records);
-    const c = row("consume (kcat -C)", r.consume, inputBytes, records);
+    c = row("consume (kcat -C)", r.consume, inputBytes, records);
     console.log(`  ratio to baseline: produce ${fmt(p / baseW, 3)} of dd write, consume ${fmt(c / baseR, 3)} of dd read`);
     // The broker's own CPU seconds against the wall time: how much of the
     // run the broker was busy; the rest is the client (kcat formats every record) and the kernel.
     console.log(`  broker CPU: produce ${fmt(r.cpuProduce, 2)} s of ${fmt(r.produce / 1000, 2)} s wall, consume ${fmt(r.cpuConsume, 2)} s of ${fmt(r.consume / 1000, 2)} s wall`);
     // The native client's clocks start after its metadata (produce) and at the first record
     // (consume); kcat's rows are whole processes.
-    const np = row("produce, native rdkperf (acks=1)", r.nativeProduce.ms, inputBytes, records);
-    const nc = row("consume, native rdkperf", r.nativeConsume.ms, inputBytes, records);
+    np = row("produce, native rdkperf (acks=1)", r.nativeProduce.ms, inputBytes, records);
+    nc = row("consume, native rdkperf", r.nativeConsume.ms, inputBytes, records);
     console.log(`  native / kcat: produce ${fmt(np / p, 3)}, consume ${fmt(nc / c, 3)}; broker CPU per record under the native client: ` +
       `produce ${fmt((r.nativeProduce.cpu / records) * 1e6, 2)} µs, consume ${fmt((r.nativeConsume.cpu / records) * 1e6, 2)} µs`);
   }
