@@ -87,30 +87,30 @@ export class ClientQuotaManager {
   }
 
   /** Records value for the client; the throttle time (ms) its answer must carry, 0 within quota. */
-  recordAndGetThrottleTimeMs(user: string, clientId: string, value: number, nowMs: number): number {
+  recordAndGetThrottleTimeMs(user: string, clientId: string, value: number, monotonicMs: number): number {
     const q = this.store.resolve(this.type, user, clientId);
     if (q === null) return 0;
     const key = `${q.user}\u0000${q.clientId}`;
     let s = this.sensors.get(key);
     if (s === undefined) {
-      this.sweep(nowMs);
+      this.sweep(monotonicMs);
       s = {
-        rate: new SampledRate(this.samples, this.windowMs, nowMs),
-        stat: { type: this.type, user: q.user, clientId: q.clientId, bound: q.bound, rate: 0, throttledTotal: 0, throttleTimeMsTotal: 0, lastThrottleTimeMs: 0, lastRecordMs: nowMs },
+        rate: new SampledRate(this.samples, this.windowMs, monotonicMs),
+        stat: { type: this.type, user: q.user, clientId: q.clientId, bound: q.bound, rate: 0, throttledTotal: 0, throttleTimeMsTotal: 0, lastThrottleTimeMs: 0, lastRecordMs: monotonicMs },
       };
       this.sensors.set(key, s);
     }
-    s.rate.record(value, nowMs);
-    const rate = s.rate.rate(nowMs);
+    s.rate.record(value, monotonicMs);
+    const rate = s.rate.rate(monotonicMs);
     s.stat.bound = q.bound;
     s.stat.rate = rate;
-    s.stat.lastRecordMs = nowMs;
+    s.stat.lastRecordMs = monotonicMs;
     this.requestsTotal++;
     if (rate <= q.bound) {
       s.stat.lastThrottleTimeMs = 0;
       return 0;
     }
-    const throttleMs = Math.min(Math.round(((rate - q.bound) / q.bound) * s.rate.windowSizeMs(nowMs)), this.throttleTimeMsMax);
+    const throttleMs = Math.min(Math.round(((rate - q.bound) / q.bound) * s.rate.windowSizeMs(monotonicMs)), this.throttleTimeMsMax);
     s.stat.lastThrottleTimeMs = throttleMs;
     if (throttleMs > 0) {
       s.stat.throttledTotal++;
@@ -122,13 +122,13 @@ export class ClientQuotaManager {
   }
 
   /** Takes back a recorded value (a throttled fetch answers no data, so its bytes are not counted). */
-  unrecord(user: string, clientId: string, value: number, nowMs: number): void {
+  unrecord(user: string, clientId: string, value: number, monotonicMs: number): void {
     const q = this.store.resolve(this.type, user, clientId);
     if (q === null) return;
     const s = this.sensors.get(`${q.user}\u0000${q.clientId}`);
     if (s === undefined) return;
-    s.rate.record(-value, nowMs);
-    s.stat.rate = s.rate.rate(nowMs);
+    s.rate.record(-value, monotonicMs);
+    s.stat.rate = s.rate.rate(monotonicMs);
   }
 
   /** The entities recorded recently (for the dashboard and /metrics). */
@@ -136,10 +136,10 @@ export class ClientQuotaManager {
     return [...this.sensors.values()].map((s) => ({ ...s.stat }));
   }
 
-  private sweep(nowMs: number): void {
-    if (nowMs - this.lastSweepMs < 60_000 && this.sensors.size < quotaSensorsMax) return;
-    this.lastSweepMs = nowMs;
-    for (const [k, s] of this.sensors) if (nowMs - s.stat.lastRecordMs >= sensorIdleMs) this.sensors.delete(k);
+  private sweep(monotonicMs: number): void {
+    if (monotonicMs - this.lastSweepMs < 60_000 && this.sensors.size < quotaSensorsMax) return;
+    this.lastSweepMs = monotonicMs;
+    for (const [k, s] of this.sensors) if (monotonicMs - s.stat.lastRecordMs >= sensorIdleMs) this.sensors.delete(k);
     if (this.sensors.size < quotaSensorsMax) return;
     // A tenth at once, so a flood of new client ids pays for the sort once per 10% of the cap.
     const idlest = [...this.sensors].sort((a, b) => a[1].stat.lastRecordMs - b[1].stat.lastRecordMs);
@@ -155,15 +155,15 @@ export class TokenBucket {
     this.tokens = burst;
   }
 
-  /** The tokens at nowMs for this quota and burst (both may change between calls). */
-  measure(quota: number, burst: number, nowMs: number): number {
-    this.tokens = Math.min(burst, this.tokens + (quota * Math.max(0, nowMs - this.lastMs)) / 1000);
-    this.lastMs = Math.max(this.lastMs, nowMs);
+  /** The tokens at monotonicMs for this quota and burst (both may change between calls). */
+  measure(quota: number, burst: number, monotonicMs: number): number {
+    this.tokens = Math.min(burst, this.tokens + (quota * Math.max(0, monotonicMs - this.lastMs)) / 1000);
+    this.lastMs = Math.max(this.lastMs, monotonicMs);
     return this.tokens;
   }
 
-  record(value: number, quota: number, burst: number, nowMs: number): number {
-    this.measure(quota, burst, nowMs);
+  record(value: number, quota: number, burst: number, monotonicMs: number): number {
+    this.measure(quota, burst, monotonicMs);
     this.tokens = Math.min(burst, this.tokens - value);
     return this.tokens;
   }
@@ -221,15 +221,15 @@ export class ControllerMutationQuotaManager {
         if (!this.active) return true;
         const q = this.store.resolve(this.type, user, clientId);
         if (q === null) return true;
-        const nowMs = this.monotonicMs();
-        const s = this.sensor(q.user, q.clientId, q.bound, nowMs);
+        const monotonicMs = this.monotonicMs();
+        const s = this.sensor(q.user, q.clientId, q.bound, monotonicMs);
         const burst = q.bound * this.samples * this.windowSeconds;
         s.stat.bound = q.bound;
-        s.stat.lastRecordMs = nowMs;
+        s.stat.lastRecordMs = monotonicMs;
         this.requestsTotal++;
-        let tokens = s.bucket.measure(q.bound, burst, nowMs);
+        let tokens = s.bucket.measure(q.bound, burst, monotonicMs);
         const refused = strict && tokens < 0;
-        if (!refused) tokens = s.bucket.record(partitions, q.bound, burst, nowMs);
+        if (!refused) tokens = s.bucket.record(partitions, q.bound, burst, monotonicMs);
         s.stat.tokens = tokens;
         // Kafka's throttleTimeMs for a TokenBucket: the time to refill what is owed. A strict
         // quota throttles only what it refuses (an accepted burst that overdraws is not), a
@@ -241,7 +241,7 @@ export class ControllerMutationQuotaManager {
           s.stat.throttleTimeMsTotal += throttleMs;
           this.throttledTotal++;
           this.throttleTimeMsTotal += throttleMs;
-          ctx.quotaThrottleUntilMs = Math.max(ctx.quotaThrottleUntilMs, nowMs + throttleMs);
+          ctx.quotaThrottleUntilMs = Math.max(ctx.quotaThrottleUntilMs, monotonicMs + throttleMs);
         }
         return !refused;
       },
@@ -252,23 +252,23 @@ export class ControllerMutationQuotaManager {
     return [...this.sensors.values()].map((s) => ({ ...s.stat }));
   }
 
-  private sensor(user: string, clientId: string, bound: number, nowMs: number): MutationSensor {
+  private sensor(user: string, clientId: string, bound: number, monotonicMs: number): MutationSensor {
     const key = `${user}\u0000${clientId}`;
     let s = this.sensors.get(key);
     if (s !== undefined) return s;
-    this.sweep(nowMs);
+    this.sweep(monotonicMs);
     s = {
-      bucket: new TokenBucket(nowMs, bound * this.samples * this.windowSeconds),
-      stat: { type: this.type, user, clientId, bound, rate: 0, throttledTotal: 0, throttleTimeMsTotal: 0, lastThrottleTimeMs: 0, lastRecordMs: nowMs },
+      bucket: new TokenBucket(monotonicMs, bound * this.samples * this.windowSeconds),
+      stat: { type: this.type, user, clientId, bound, rate: 0, throttledTotal: 0, throttleTimeMsTotal: 0, lastThrottleTimeMs: 0, lastRecordMs: monotonicMs },
     };
     this.sensors.set(key, s);
     return s;
   }
 
-  private sweep(nowMs: number): void {
-    if (nowMs - this.lastSweepMs < 60_000 && this.sensors.size < quotaSensorsMax) return;
-    this.lastSweepMs = nowMs;
-    for (const [k, s] of this.sensors) if (nowMs - s.stat.lastRecordMs >= sensorIdleMs) this.sensors.delete(k);
+  private sweep(monotonicMs: number): void {
+    if (monotonicMs - this.lastSweepMs < 60_000 && this.sensors.size < quotaSensorsMax) return;
+    this.lastSweepMs = monotonicMs;
+    for (const [k, s] of this.sensors) if (monotonicMs - s.stat.lastRecordMs >= sensorIdleMs) this.sensors.delete(k);
     if (this.sensors.size < quotaSensorsMax) return;
     const idlest = [...this.sensors].sort((a, b) => a[1].stat.lastRecordMs - b[1].stat.lastRecordMs);
     for (const [k] of idlest.slice(0, this.sensors.size - Math.floor(quotaSensorsMax * 0.9))) this.sensors.delete(k);
@@ -353,16 +353,16 @@ export class ClientQuotas implements RequestThrottler {
     if (!p.active && !f.active && !r.active) return 0;
     const user = userOf(ctx.conn.principal);
     const clientId = ctx.header.clientId ?? "";
-    const nowMs = this.monotonicMs();
+    const monotonicMs = this.monotonicMs();
     let bandwidthMs = 0;
-    if (apiKey === PRODUCE && p.active) bandwidthMs = p.recordAndGetThrottleTimeMs(user, clientId, requestBytes, nowMs);
-    if (apiKey === FETCH && f.active) bandwidthMs = f.recordAndGetThrottleTimeMs(user, clientId, responseBytes, nowMs);
+    if (apiKey === PRODUCE && p.active) bandwidthMs = p.recordAndGetThrottleTimeMs(user, clientId, requestBytes, monotonicMs);
+    if (apiKey === FETCH && f.active) bandwidthMs = f.recordAndGetThrottleTimeMs(user, clientId, responseBytes, monotonicMs);
     // handlerMs leaves out time parked in a purgatory (acks=all, a fetch's long poll).
-    const requestMs = r.active ? r.recordAndGetThrottleTimeMs(user, clientId, (handlerMs * 100) / 1000, nowMs) : 0;
+    const requestMs = r.active ? r.recordAndGetThrottleTimeMs(user, clientId, (handlerMs * 100) / 1000, monotonicMs) : 0;
     const throttleMs = Math.max(bandwidthMs, requestMs);
     if (apiKey === FETCH && throttleMs > 0 && answer !== null) {
       // Kafka answers a throttled fetch without data (getThrottledResponse) and takes its bytes back.
-      if (f.active) f.unrecord(user, clientId, responseBytes, nowMs);
+      if (f.active) f.unrecord(user, clientId, responseBytes, monotonicMs);
       answer.responses = [];
       answer.nodeEndpoints = [];
     }

@@ -55,7 +55,7 @@ export class ControlFence {
     /** The newest controller epoch this broker obeyed (the local channel's). */
     private readonly controllerEpochSeen: () => number,
     /** The platform clock's monotonic ms, for spacing refusal lines. */
-    private readonly nowMs: () => number,
+    private readonly monotonicMs: () => number,
   ) {}
 
   /**
@@ -69,7 +69,7 @@ export class ControlFence {
       reason = await this.brokerEpochRefusal(r.brokerEpoch);
       if (reason !== null) {
         const why = reason;
-        logRefusal(logger, "control-fence", this.nowMs(), String(fields.remote ?? "unknown"), (notSaid) => {
+        logRefusal(logger, "control-fence", this.monotonicMs(), String(fields.remote ?? "unknown"), (notSaid) => {
           logger.warn({ api, ...fields, currentBrokerEpoch: String(this.brokerEpoch()), reason: why, ...notSaid }, `${api} refused: stale broker epoch`);
         });
         return ErrorCode.STALE_BROKER_EPOCH;
@@ -81,7 +81,7 @@ export class ControlFence {
     }
     if (reason !== null) {
       const why = reason;
-      logRefusal(logger, "control-fence", this.nowMs(), String(fields.remote ?? "unknown"), (notSaid) => {
+      logRefusal(logger, "control-fence", this.monotonicMs(), String(fields.remote ?? "unknown"), (notSaid) => {
         logger.warn({ api, ...fields, reason: why, ...notSaid }, `${api} refused: not from the current controller`);
       });
       return ErrorCode.STALE_CONTROLLER_EPOCH;

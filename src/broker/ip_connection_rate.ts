@@ -29,32 +29,32 @@ export class IpConnectionRates {
   }
 
   /** Records a new connection from `ip`; 0 when it is accepted, else the throttle time (ms) of its refusal. */
-  recordAndGetThrottleTimeMs(ip: string, nowMs: number): number {
+  recordAndGetThrottleTimeMs(ip: string, monotonicMs: number): number {
     // Swept first, so the addresses of a quota since removed are forgotten too.
-    if (this.entries.size > 0) this.sweep(nowMs);
+    if (this.entries.size > 0) this.sweep(monotonicMs);
     const bound = this.quotaOf(ip);
     if (bound === undefined) return 0;
     let e = this.entries.get(ip);
     if (e === undefined) {
-      e = { rate: new SampledRate(this.samples, this.windowMs, nowMs), lastMs: nowMs };
+      e = { rate: new SampledRate(this.samples, this.windowMs, monotonicMs), lastMs: monotonicMs };
       this.entries.set(ip, e);
     }
-    e.lastMs = nowMs;
-    e.rate.record(1, nowMs);
-    const rate = e.rate.rate(nowMs);
+    e.lastMs = monotonicMs;
+    e.rate.record(1, monotonicMs);
+    const rate = e.rate.rate(monotonicMs);
     if (rate <= bound) return 0;
     // Kafka un-records the refused connection: only accepted ones count against the quota.
-    e.rate.record(-1, nowMs);
-    const throttleMs = Math.round(((rate - bound) / bound) * e.rate.windowSizeMs(nowMs));
+    e.rate.record(-1, monotonicMs);
+    const throttleMs = Math.round(((rate - bound) / bound) * e.rate.windowSizeMs(monotonicMs));
     return Math.max(1, Math.min(throttleMs, this.windowMs));
   }
 
   /** Drops addresses idle for all the samples (their rate is zero again), and the idlest tenth when full. */
-  private sweep(nowMs: number): void {
-    if (nowMs - this.lastSweepMs < this.windowMs && this.entries.size < ipConnectionRatesMax) return;
-    this.lastSweepMs = nowMs;
+  private sweep(monotonicMs: number): void {
+    if (monotonicMs - this.lastSweepMs < this.windowMs && this.entries.size < ipConnectionRatesMax) return;
+    this.lastSweepMs = monotonicMs;
     const idleMs = this.samples * this.windowMs;
-    for (const [ip, e] of this.entries) if (nowMs - e.lastMs >= idleMs) this.entries.delete(ip);
+    for (const [ip, e] of this.entries) if (monotonicMs - e.lastMs >= idleMs) this.entries.delete(ip);
     if (this.entries.size < ipConnectionRatesMax) return;
     const idlest = [...this.entries].sort((a, b) => a[1].lastMs - b[1].lastMs);
     for (const [ip] of idlest.slice(0, this.entries.size - Math.floor(ipConnectionRatesMax * 0.9))) this.entries.delete(ip);

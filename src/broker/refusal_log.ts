@@ -15,15 +15,15 @@ export interface NotSaid {
 }
 
 /** Calls `say(...)` when this refusal (from `sender`) is to be logged; otherwise only counts it. */
-export function logRefusal(logger: Logger, kind: string, nowMs: number, sender: string, say: (notSaid: NotSaid) => void): void {
+export function logRefusal(logger: Logger, kind: string, monotonicMs: number, sender: string, say: (notSaid: NotSaid) => void): void {
   let kinds = said.get(logger);
   if (kinds === undefined) said.set(logger, kinds = new Map());
   const last = kinds.get(kind);
-  if (last !== undefined && nowMs - last.lastMs < refusalLogIntervalMs) {
+  if (last !== undefined && monotonicMs - last.lastMs < refusalLogIntervalMs) {
     last.notSaid++;
     last.lastFrom = sender;
     return;
   }
-  kinds.set(kind, { lastMs: nowMs, notSaid: 0, lastFrom: null });
+  kinds.set(kind, { lastMs: monotonicMs, notSaid: 0, lastFrom: null });
   say({ notSaidSinceLast: last?.notSaid ?? 0, lastNotSaidFrom: last?.lastFrom ?? null });
 }

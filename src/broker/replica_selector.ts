@@ -53,14 +53,14 @@ export function preferredReadReplicaFor(
   metadata: MetadataCache,
   listener: string,
   clientRack: string,
-  nowMs: number,
+  monotonicMs: number,
 ): ((p: Partition, fetchOffset: number) => number) | undefined {
   if (selectorClass !== rackAwareReplicaSelector) return undefined;
   return (p, fetchOffset) => {
     const leaderNode = metadata.endpointFor(p.localBrokerId, listener);
     const leader: ReplicaView = { brokerId: p.localBrokerId, rack: leaderNode?.rack ?? null, logEndOffset: p.log.logEndOffset, timeSinceLastCaughtUpMs: 0 };
     const replicas = [leader];
-    for (const c of p.readReplicaCandidates(fetchOffset, nowMs)) {
+    for (const c of p.readReplicaCandidates(fetchOffset, monotonicMs)) {
       const node = metadata.endpointFor(c.brokerId, listener);
       if (node !== undefined) replicas.push({ ...c, rack: node.rack });
     }

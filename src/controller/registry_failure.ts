@@ -35,12 +35,12 @@ const said = new WeakMap<Logger, { lastMs: number; notSaid: number }>();
  * with the count of those not said: paths that clients retry in a loop (a producer's metadata
  * auto-creating a topic, 0.8-style offset commits) must not flood the log that has to say so.
  */
-export function logRegistryWriteFailure(logger: Logger, f: RegistryWriteFailure, fields: Record<string, unknown> = {}, nowMs?: number): void {
+export function logRegistryWriteFailure(logger: Logger, f: RegistryWriteFailure, fields: Record<string, unknown> = {}, monotonicMs?: number): void {
   const last = said.get(logger);
-  if (nowMs !== undefined && last !== undefined && nowMs - last.lastMs < storageErrorLogIntervalMs) {
+  if (monotonicMs !== undefined && last !== undefined && monotonicMs - last.lastMs < storageErrorLogIntervalMs) {
     last.notSaid++;
     return;
   }
   logger[f.transient ? "warn" : "error"]({ ...fields, reason: f.errorMessage, notSaidSinceLast: last?.notSaid ?? 0 }, "registry write refused");
-  said.set(logger, { lastMs: nowMs ?? -Infinity, notSaid: 0 });
+  said.set(logger, { lastMs: monotonicMs ?? -Infinity, notSaid: 0 });
 }

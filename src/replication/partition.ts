@@ -86,10 +86,10 @@ export class Partition {
   /** The log end offset when this broker became leader in its current epoch (-1 as follower). */
   private leaderEpochStartOffset = -1;
 
-  constructor(readonly localBrokerId: number, state: PartitionState, readonly log: Log, nowMs: number) {
+  constructor(readonly localBrokerId: number, state: PartitionState, readonly log: Log, monotonicMs: number) {
     this.state = state;
     if (this.isLeader) {
-      this.becomeLeader(nowMs);
+      this.becomeLeader(monotonicMs);
       this.maybeIncrementHighWatermark();
     }
   }
@@ -135,7 +135,7 @@ export class Partition {
    * Takes a LeaderAndIsr state. Returns whether this broker's role or the leader epoch changed
    * (the caller then moves fetchers). Throws STALE_CONTROLLER_EPOCH for an older state.
    */
-  applyState(next: PartitionState, nowMs: number): boolean {
+  applyState(next: PartitionState, monotonicMs: number): boolean {
     if (!this.isNewer(next)) {
       throw new KafkaError(
         ErrorCode.STALE_CONTROLLER_EPOCH,
@@ -147,32 +147,32 @@ export class Partition {
     const wasLeader = this.isLeader;
     this.state = next;
     this.pendingIsr = null;
-    if (this.isLeader && (changed || !wasLeader)) this.becomeLeader(nowMs);
+    if (this.isLeader && (changed || !wasLeader)) this.becomeLeader(monotonicMs);
     else if (!this.isLeader) {
       this.followers.clear();
       this.leaderEpochStartOffset = -1;
     }
-    else this.syncFollowers(nowMs);
-    if (this.isLeader) this.maybeIncrementHighWatermark(nowMs);
+    else this.syncFollowers(monotonicMs);
+    if (this.isLeader) this.maybeIncrementHighWatermark(monotonicMs);
     return changed;
   }
 
   /** Kafka's makeLeader: fresh follower states, and the epoch's start offset recorded. */
-  private becomeLeader(nowMs: number): void {
+  private becomeLeader(monotonicMs: number): void {
     this.followers.clear();
-    this.syncFollowers(nowMs);
+    this.syncFollowers(monotonicMs);
     this.leaderEpochStartOffset = this.log.logEndOffset;
     this.log.maybeAssignEpochStartOffset(this.state.leaderEpoch, this.leaderEpochStartOffset);
   }
 
   /** One follower state per replica other than this broker; ISR members count as caught up now. */
-  private syncFollowers(nowMs: number): void {
+  private syncFollowers(monotonicMs: number): void {
     const replicas = new Set([...this.state.replicas, ...(this.state.addingReplicas ?? [])]);
     for (const id of [...this.followers.keys()]) if (!replicas.has(id)) this.followers.delete(id);
     for (const id of replicas) {
       if (id === this.localBrokerId || this.followers.has(id)) continue;
       const inIsr = this.state.isr.includes(id);
-      this.followers.set(id, { logEndOffset: -1, lastCaughtUpTimeMs: inIsr ? nowMs : 0, lastFetchLeaderLogEndOffset: -1, lastFetchTimeMs: 0 });
+      this.followers.set(id, { logEndOffset: -1, lastCaughtUpTimeMs: inIsr ? monotonicMs : 0, lastFetchLeaderLogEndOffset: -1, lastFetchTimeMs: 0 });
     }
   }
 
@@ -186,11 +186,11 @@ export class Partition {
    * findPreferredReadReplica): in the ISR and holding the offset, as this leader last saw them.
    * (Kafka also checks the follower's log start offset, which strand's leader does not track.)
    */
-  readReplicaCandidates(fetchOffset: number, nowMs: number): { brokerId: number; logEndOffset: number; timeSinceLastCaughtUpMs: number }[] {
+  readReplicaCandidates(fetchOffset: number, monotonicMs: number): { brokerId: number; logEndOffset: number; timeSinceLastCaughtUpMs: number }[] {
     const out = [];
     for (const [brokerId, f] of this.followers) {
       if (!this.state.isr.includes(brokerId) || f.logEndOffset < fetchOffset) continue;
-      out.push({ brokerId, logEndOffset: f.logEndOffset, timeSinceLastCaughtUpMs: nowMs - f.lastCaughtUpTimeMs });
+      out.push({ brokerId, logEndOffset: f.logEndOffset, timeSinceLastCaughtUpMs: monotonicMs - f.lastCaughtUpTimeMs });
     }
     return out;
   }
@@ -206,7 +206,7 @@ export class Partition {
     return currentLeaderEpoch < this.state.leaderEpoch ? ErrorCode.FENCED_LEADER_EPOCH : ErrorCode.UNKNOWN_LEADER_EPOCH;
   }
 
-  appendRecordsToLeader(records: Uint8Array, summary: BatchSetSummary, requiredAcks: number, nowMs: number) {
+  appendRecordsToLeader(records: Uint8Array, summary: BatchSetSummary, requiredAcks: number, monotonicMs: number) {
     if (!this.isLeader) {
       throw new KafkaError(ErrorCode.NOT_LEADER_OR_FOLLOWER, `broker ${this.localBrokerId} is not the leader of ${this.topic}-${this.partition}`);
     }
@@ -218,7 +218,7 @@ export class Partition {
       );
     }
     const info = this.log.appendAsLeader(records, summary.offsetCount, this.state.leaderEpoch);
-    this.maybeIncrementHighWatermark(nowMs);
+    this.maybeIncrementHighWatermark(monotonicMs);
     return info;
   }
 
@@ -226,7 +226,7 @@ export class Partition {
    * Writes a transaction marker as the leader (Kafka's appendRecordsToLeader, origin COORDINATOR,
    * acks=all: NOT_ENOUGH_REPLICAS below min.insync.replicas). Throws KafkaError.
    */
-  appendTxnMarkerToLeader(producerId: bigint, producerEpoch: number, marker: EndTxnMarker, nowMs: number) {
+  appendTxnMarkerToLeader(producerId: bigint, producerEpoch: number, marker: EndTxnMarker, monotonicMs: number) {
     if (!this.isLeader) {
       throw new KafkaError(ErrorCode.NOT_LEADER_OR_FOLLOWER, `broker ${this.localBrokerId} is not the leader of ${this.topic}-${this.partition}`);
     }
@@ -234,7 +234,7 @@ export class Partition {
       throw new KafkaError(ErrorCode.NOT_ENOUGH_REPLICAS, `${this.topic}-${this.partition} has ${this.state.isr.length} in-sync replicas, min.insync.replicas is ${this.minInsyncReplicas}`);
     }
     const info = this.log.appendTxnMarkerAsLeader(producerId, producerEpoch, marker, this.state.leaderEpoch);
-    this.maybeIncrementHighWatermark(nowMs);
+    this.maybeIncrementHighWatermark(monotonicMs);
     return info;
   }
 
@@ -255,15 +255,15 @@ export class Partition {
    * this fetch if it asked for everything the leader had, or at its previous fetch if it has now
    * reached what the leader had then. Returns whether the high watermark moved.
    */
-  updateFollowerFetchState(replicaId: number, fetchOffset: number, leaderEndOffset: number, nowMs: number): boolean {
+  updateFollowerFetchState(replicaId: number, fetchOffset: number, leaderEndOffset: number, monotonicMs: number): boolean {
     const f = this.followers.get(replicaId);
     if (f === undefined) return false;
-    if (fetchOffset >= leaderEndOffset) f.lastCaughtUpTimeMs = Math.max(f.lastCaughtUpTimeMs, nowMs);
+    if (fetchOffset >= leaderEndOffset) f.lastCaughtUpTimeMs = Math.max(f.lastCaughtUpTimeMs, monotonicMs);
     else if (fetchOffset >= f.lastFetchLeaderLogEndOffset) f.lastCaughtUpTimeMs = Math.max(f.lastCaughtUpTimeMs, f.lastFetchTimeMs);
     f.logEndOffset = fetchOffset;
     f.lastFetchLeaderLogEndOffset = leaderEndOffset;
-    f.lastFetchTimeMs = nowMs;
-    return this.maybeIncrementHighWatermark(nowMs);
+    f.lastFetchTimeMs = monotonicMs;
+    return this.maybeIncrementHighWatermark(monotonicMs);
   }
 
   /**
@@ -287,9 +287,9 @@ export class Partition {
    * The ISR with a follower added, when it has caught up to the high watermark and into this
    * leader's epoch (Kafka's maybeExpandIsr); null when nothing changes or a change is in flight.
    */
-  isrToExpand(replicaId: number, nowMs = Infinity): number[] | null {
+  isrToExpand(replicaId: number, monotonicMs = Infinity): number[] | null {
     if (!this.isLeader || this.pendingIsr !== null || this.state.isr.includes(replicaId)) return null;
-    if (nowMs < this.isrRetryAtMs) return null;
+    if (monotonicMs < this.isrRetryAtMs) return null;
     if (!this.state.replicas.includes(replicaId) && !(this.state.addingReplicas ?? []).includes(replicaId)) return null;
     const leo = this.followerLogEndOffset(replicaId);
     if (leo < this.highWatermark || leo < this.leaderEpochStartOffset) return null;
@@ -300,12 +300,12 @@ export class Partition {
    * The ISR without followers that have not caught up for `lagMaxMs` (Kafka's maybeShrinkIsr);
    * null when nothing changes or a change is in flight. The leader always stays.
    */
-  isrToShrink(nowMs: number, lagMaxMs: number): number[] | null {
-    if (!this.isLeader || this.pendingIsr !== null || nowMs < this.isrRetryAtMs) return null;
+  isrToShrink(monotonicMs: number, lagMaxMs: number): number[] | null {
+    if (!this.isLeader || this.pendingIsr !== null || monotonicMs < this.isrRetryAtMs) return null;
     const out = this.state.isr.filter((id) => {
       if (id === this.localBrokerId) return false;
       const f = this.followers.get(id);
-      return f === undefined || nowMs - f.lastCaughtUpTimeMs > lagMaxMs;
+      return f === undefined || monotonicMs - f.lastCaughtUpTimeMs > lagMaxMs;
     });
     if (out.length === 0) return null;
     return this.state.isr.filter((id) => !out.includes(id));
@@ -315,7 +315,7 @@ export class Partition {
    * Writes an ISR change (one at a time) and takes it once written; a lost race leaves the ISR as
    * it was until the controller's next LeaderAndIsr. Returns whether the ISR changed.
    */
-  async changeIsr(newIsr: number[], write: IsrWriter, nowMs: () => number): Promise<boolean> {
+  async changeIsr(newIsr: number[], write: IsrWriter, monotonicMs: () => number): Promise<boolean> {
     if (this.pendingIsr !== null) return false;
     const basis = this.state;
     this.pendingIsr = newIsr;
@@ -327,12 +327,12 @@ export class Partition {
       if (this.state === basis) this.pendingIsr = null;
     }
     if (partitionEpoch === "retry") {
-      this.isrRetryAtMs = nowMs() + isrChangeRetryBackoffMs;
+      this.isrRetryAtMs = monotonicMs() + isrChangeRetryBackoffMs;
       return false;
     }
     if (partitionEpoch === null || this.state !== basis) return false;
     this.state = { ...basis, isr: newIsr, partitionEpoch };
-    this.maybeIncrementHighWatermark(nowMs());
+    this.maybeIncrementHighWatermark(monotonicMs());
     return true;
   }
 
