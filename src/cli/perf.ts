@@ -84,6 +84,8 @@ function payload(size: number): Uint8Array {
  * timer, which Deno clamps to 4 ms when nested.
  */
 const onDeno = (globalThis as { Deno?: unknown }).Deno !== undefined;
+/** On Deno, how long the uncapped send loop runs between yields (each costs a timer's 1-4 ms). */
+const denoSendSliceMs = 8;
 function yieldToEventLoop(): Promise<void> {
   return new Promise((resolve) => (onDeno ? setTimeout(resolve, 0) : setImmediate(resolve)));
 }
@@ -187,8 +189,17 @@ async function produce(values: Values): Promise<void> {
         }
         if (producer.bufferedBytes >= producer.opts.bufferMemoryBytes) await producer.waitForSpace();
         // Let answers in every ~200 KB sent, so acknowledgements (and latencies) are not held back
-        // by this loop.
-        else if ((i & 0x7ff) === 0x7ff) await yieldToEventLoop();
+        // by this loop. On Deno differently: its yield is a timer (1-4 ms each), and at one every
+        // 2,048 records the loop slept most of the time (660,000 records/s against Bun's 2.1
+        // million). There it waits for an answer when the requests in flight are at their limit
+        // (an answer read resumes it at once), and yields on a timer only after a slice of sending.
+        else if (onDeno) {
+          if ((i & 0xff) !== 0xff) continue;
+          if (producer.sendBlocked) await producer.waitForProgress();
+          else if (sentAt - yieldedAt >= denoSendSliceMs) await yieldToEventLoop();
+          else continue;
+          yieldedAt = clock.monotonicMs();
+        } else if ((i & 0x7ff) === 0x7ff) await yieldToEventLoop();
       }
       await producer.flush();
     } finally {

@@ -113,6 +113,7 @@ export class Producer {
   private buffered = 0;
   private pendingRecords = 0;
   private spaceWaiters: (() => void)[] = [];
+  private progressWaiters: (() => void)[] = [];
   private idleWaiters: (() => void)[] = [];
   private refreshing = false;
   private refreshFailures = 0;
@@ -145,6 +146,30 @@ export class Producer {
   waitForSpace(): Promise<void> {
     if (this.buffered < this.opts.bufferMemoryBytes) return Promise.resolve();
     return new Promise((resolve) => this.spaceWaiters.push(resolve));
+  }
+
+  /**
+   * True when closed batches wait because a leader has maxInFlightPerBroker requests in flight:
+   * nothing more is sent until an answer is read, which needs the event loop. A loop sending
+   * records without awaiting anything should then waitForProgress().
+   */
+  get sendBlocked(): boolean {
+    for (const q of this.readyQueues) {
+      if (q.ready.length === 0) continue;
+      const s = this.senders.get(this.leaderOf(q));
+      if (s !== undefined && s.inFlight >= this.opts.maxInFlightPerBroker) return true;
+    }
+    return false;
+  }
+
+  /**
+   * Resolves when the next batch is done (acknowledged or failed), at once when nothing is
+   * buffered: resumes a sending loop as soon as an answer was read, without a timer (Deno's
+   * cost 1-4 ms each).
+   */
+  waitForProgress(): Promise<void> {
+    if (this.buffered === 0) return Promise.resolve();
+    return new Promise((resolve) => this.progressWaiters.push(resolve));
   }
 
   /**
@@ -584,6 +609,7 @@ export class Producer {
     }
     this.pendingRecords -= b.count;
     this.adjust(-(b.built?.length ?? b.sizeBytes));
+    if (this.progressWaiters.length > 0) for (const w of this.progressWaiters.splice(0)) w();
     if (this.pendingRecords === 0) {
       for (const w of this.idleWaiters.splice(0)) w();
     }
